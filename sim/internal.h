@@ -1,0 +1,204 @@
+/* Private structures of the simulator, shared by the files of sim/ only. */
+#ifndef SIMFUZZ_SIM_INTERNAL_H
+#define SIMFUZZ_SIM_INTERNAL_H
+
+#include "sim.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+/* Purposes of internal decision streams (user streams use >= 0x80). */
+enum {
+  P_LAT = 1, P_LOSS, P_DUP, P_DUPLAT, P_CORRUPT, P_CORRUPTBIT, P_REORDER, P_REORDERLAT,
+  P_SCHED, P_DISK, P_DISKEIO, P_FP_EN, P_FP, P_SEGLOSS, P_SEGLAT, P_CONNLAT
+};
+
+/* Scheduler event kinds. */
+enum { EVK_BOOT = 1, EVK_MSG, EVK_SEG, EVK_TIMER, EVK_SYN, EVK_CONNTO, EVK_NOTIFY, EVK_CALL,
+       EVK_LIVE, EVK_DEAD };
+
+typedef struct {
+  uint64_t time, key; /* key = (priority << 40) | sequence */
+  uint32_t ev;
+} heap_ent;
+
+typedef struct {
+  uint32_t pos;  /* heap index; NONE when not in the heap */
+  uint32_t gen;  /* bumped on free: stale handles are detected */
+  uint8_t kind;  /* EVK_*; 0 when free */
+  uint8_t sub;   /* NOTIFY: sim_conn_event */
+  int16_t node;  /* target node, -1 for world events */
+  uint32_t inc;  /* target node incarnation when scheduled */
+  uint32_t next; /* free list / deferred list */
+  union {
+    uint32_t idx; /* MSG, SEG: message; SYN, CONNTO: connection slot */
+    uint64_t tag; /* TIMER: user tag; NOTIFY: connection handle */
+    struct {
+      sim_call_fn fn;
+      void *arg;
+    } call;
+  } u;
+} ev_t;
+
+enum { MF_HELD = 1, MF_FORCED = 2, MF_FIN = 4, MF_SYNACK = 8, MF_DUP = 16 };
+
+typedef struct {
+  uint8_t *data;
+  uint32_t len, cap;
+  uint32_t ev;         /* pending delivery event, NONE if held/queued */
+  uint32_t prev, next; /* link in-flight list, held list or connection queue */
+  uint32_t kind;       /* classifier result */
+  uint32_t conn;       /* connection slot for segments, NONE for datagrams */
+  uint64_t id;         /* message id, for traces */
+  uint64_t at;         /* segments: intended arrival */
+  int16_t from, to;
+  uint8_t flags;
+  uint8_t dir; /* segments: 0 = a->b, 1 = b->a */
+} msg_t;
+
+typedef struct {
+  uint32_t head, tail, n;
+} mlist;
+
+typedef struct {
+  sim_link_params p;
+  uint8_t blocked, held;
+  uint64_t seq;        /* datagrams sent on the link (decision index) */
+  uint64_t busy_until; /* bandwidth: link busy transmitting until */
+  mlist fly;           /* in flight, in send order */
+  mlist hold;          /* held */
+} link_t;
+
+typedef struct {
+  uint8_t *cache, *durable;
+  uint64_t size, dsize, cap;
+  uint32_t *dirty;   /* dirty sector indices */
+  uint8_t *isdirty;  /* per sector flag */
+  uint32_t ndirty, dirtycap;
+  uint32_t fail_nth[3];
+  uint64_t ops[3];
+  uint32_t decided; /* crash/EIO decisions so far (decision index base) */
+  sim_disk_params p;
+} disk_t;
+
+typedef struct {
+  void *data;
+  uint8_t up, paused;
+  uint32_t inc;     /* incarnation: bumped on crash */
+  uint64_t evseq;   /* node's own scheduling counter (tie-break identity) */
+  uint64_t rnd;     /* sim_node_random counter */
+  uint32_t timers;  /* pending timers */
+  uint32_t dhead, dtail, ndeferred;
+  int64_t clk_off;  /* local = true + clk_off + drift since anchor */
+  int32_t drift;    /* ppm */
+  uint64_t anchor;
+  disk_t disk;
+} node_t;
+
+enum { CS_FREE = 0, CS_CONNECTING, CS_OPEN };
+
+typedef struct {
+  mlist q;
+  uint64_t last_at, stall_since, seq;
+} cdir_t;
+
+typedef struct {
+  uint32_t gen;
+  uint8_t state;
+  uint8_t open[2]; /* end a (0) / b (1) still holds a live handle */
+  uint8_t up[2];   /* end is established (may send) */
+  int16_t end[2];  /* node of end a (initiator) and b */
+  uint32_t inc[2];
+  uint32_t timeout_ev;
+  uint32_t next; /* free list */
+  cdir_t d[2];   /* d[0]: a->b, d[1]: b->a */
+} conn_t;
+
+typedef struct {
+  uint32_t key; /* site, or node<<24 ^ site for counters */
+  uint32_t used;
+  int64_t val;
+} fp_ent;
+
+#define FP_SLOTS 256
+
+struct sim_world {
+  sim_config cfg;
+  int n;
+  uint64_t now;
+  uint64_t seq;   /* scheduling sequence */
+  uint64_t wseq;  /* world events' scheduling counter */
+  uint64_t msg_id;
+  uint8_t tape[SIM_TAPE_MAX];
+  uint32_t tape_len;
+
+  heap_ent *heap;
+  uint32_t heap_n, heap_cap;
+  ev_t *ev;
+  uint32_t ev_cap, ev_free;
+
+  msg_t *msg;
+  uint32_t msg_cap, msg_free, inflight;
+
+  conn_t *conn;
+  uint32_t conn_cap, conn_free, conns_open;
+
+  node_t *node;
+  link_t *link; /* n*n, index from*n+to */
+
+  fp_ent *fp_force, *fp_count; /* lazily allocated */
+
+  /* trace */
+  uint64_t trace_n, trace_hash;
+  sim_trace_rec *ring;
+  uint32_t ring_cap; /* power of two */
+
+  sim_stats stats;
+  const char *budget_reason;
+  uint8_t stopped; /* failure or budget */
+  uint8_t finished;
+  uint8_t live_armed;
+  uint32_t live_ev;
+  sim_failure fail;
+  uint8_t failed;
+};
+
+/* world.c */
+uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node);
+void sim__unsched(sim_world *w, uint32_t e);
+void sim__ev_free(sim_world *w, uint32_t e);
+void sim__ev_cancel(sim_world *w, uint32_t e);
+void sim__budget_stop(sim_world *w, const char *why);
+uint64_t sim__mix(uint64_t x);
+uint64_t sim__sid(unsigned purpose, uint32_t a, uint32_t b);
+uint64_t sim__local_to_true(const node_t *nd, uint64_t d);
+
+/* trace.c */
+void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
+                uint64_t a, uint64_t b, uint32_t msg_kind, const void *payload, size_t len);
+
+/* net.c */
+uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len);
+void sim__msg_free(sim_world *w, uint32_t m);
+void sim__ml_push(sim_world *w, mlist *l, uint32_t m);
+void sim__ml_remove(sim_world *w, mlist *l, uint32_t m);
+void sim__deliver_msg(sim_world *w, uint32_t e);
+void sim__net_purge_node(sim_world *w, int node);
+void sim__net_free(sim_world *w);
+
+/* stream.c */
+void sim__seg_event(sim_world *w, uint32_t e);
+void sim__syn_event(sim_world *w, uint32_t e);
+void sim__connto_event(sim_world *w, uint32_t e);
+void sim__notify_event(sim_world *w, uint32_t e);
+void sim__conn_purge_node(sim_world *w, int node);
+void sim__conn_free_all(sim_world *w);
+
+/* disk.c */
+void sim__disk_crash(sim_world *w, int node);
+void sim__disk_free(disk_t *d);
+
+#endif

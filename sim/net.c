@@ -1,0 +1,472 @@
+/* Datagram network: per-link faults, partitions, hold/release. */
+#include "internal.h"
+
+#define MSG_KEEP_CAP 4096 /* free-list entries keep buffers up to this size */
+
+/* ---- Message pool ---------------------------------------------------- */
+
+uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
+  if (w->inflight >= w->cfg.budgets.max_inflight) {
+    sim__budget_stop(w, "in-flight messages budget");
+    return NONE;
+  }
+  if (w->msg_free == NONE) {
+    uint32_t cap = w->msg_cap ? w->msg_cap * 2 : 32;
+    if (cap > w->cfg.budgets.max_inflight + 32u)
+      cap = w->cfg.budgets.max_inflight + 32u;
+    msg_t *m = realloc(w->msg, (size_t)cap * sizeof *m);
+    if (!m) {
+      sim__budget_stop(w, "out of memory");
+      return NONE;
+    }
+    for (uint32_t i = w->msg_cap; i < cap; i++) {
+      m[i].data = NULL;
+      m[i].cap = 0;
+      m[i].next = i + 1 < cap ? i + 1 : NONE;
+    }
+    w->msg = m;
+    w->msg_free = w->msg_cap;
+    w->msg_cap = cap;
+  }
+  uint32_t i = w->msg_free;
+  msg_t *m = &w->msg[i];
+  if (m->cap < len) {
+    uint32_t c = m->cap ? m->cap : 64;
+    while (c < len)
+      c *= 2;
+    uint8_t *d = realloc(m->data, c);
+    if (!d) {
+      sim__budget_stop(w, "out of memory");
+      return NONE;
+    }
+    m->data = d;
+    m->cap = c;
+  }
+  w->msg_free = m->next;
+  if (len)
+    memcpy(m->data, data, len);
+  m->len = (uint32_t)len;
+  m->ev = NONE;
+  m->prev = m->next = NONE;
+  m->flags = 0;
+  m->conn = NONE;
+  m->kind = 0;
+  m->at = 0;
+  m->dir = 0;
+  w->inflight++;
+  return i;
+}
+
+void sim__msg_free(sim_world *w, uint32_t i) {
+  msg_t *m = &w->msg[i];
+  if (m->cap > MSG_KEEP_CAP) {
+    free(m->data);
+    m->data = NULL;
+    m->cap = 0;
+  }
+  m->next = w->msg_free;
+  w->msg_free = i;
+  w->inflight--;
+}
+
+void sim__net_free(sim_world *w) {
+  for (uint32_t i = 0; i < w->msg_cap; i++)
+    free(w->msg[i].data);
+  free(w->msg);
+}
+
+void sim__ml_push(sim_world *w, mlist *l, uint32_t i) {
+  msg_t *m = &w->msg[i];
+  m->next = NONE;
+  m->prev = l->tail;
+  if (l->tail == NONE)
+    l->head = i;
+  else
+    w->msg[l->tail].next = i;
+  l->tail = i;
+  l->n++;
+}
+
+void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
+  msg_t *m = &w->msg[i];
+  if (m->prev == NONE)
+    l->head = m->next;
+  else
+    w->msg[m->prev].next = m->next;
+  if (m->next == NONE)
+    l->tail = m->prev;
+  else
+    w->msg[m->next].prev = m->prev;
+  m->prev = m->next = NONE;
+  l->n--;
+}
+
+static link_t *L(sim_world *w, int from, int to) { return &w->link[from * w->n + to]; }
+
+static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
+                      const msg_t *m, uint64_t b) {
+  sim__trace(w, kind, reason, node, peer, m->id, b, m->kind, m->data, m->len);
+}
+
+static void drop(sim_world *w, uint32_t i, unsigned reason) {
+  msg_t *m = &w->msg[i];
+  switch (reason) {
+  case SIM_DROP_LOSS: w->stats.lost++; break;
+  case SIM_DROP_PARTITION: w->stats.dropped_partition++; break;
+  case SIM_DROP_QUEUE: w->stats.dropped_queue++; break;
+  case SIM_DROP_DOWN: w->stats.dropped_down++; break;
+  case SIM_DROP_SENDER_CRASH: w->stats.dropped_sender_crash++; break;
+  default: break;
+  }
+  trace_msg(w, SIM_EV_DROP, reason, m->from, m->to, m, 0);
+  sim__msg_free(w, i);
+}
+
+/* ---- Sending -------------------------------------------------------- */
+
+/* One-way delay drawn for decision n of link from->to. */
+static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose, int from,
+                        int to, uint64_t n) {
+  uint64_t lo = p->latency_min_ns, hi = p->latency_max_ns;
+  if (hi <= lo)
+    return lo;
+  uint64_t sid = sim__sid(purpose, (uint32_t)from, (uint32_t)to);
+  if (p->dist == SIM_LAT_EXPONENTIAL) {
+    /* Integer exponential: -ln(u) ~= ln2 * (leading zeros + linear mantissa);
+     * mean (hi-lo)/4, capped at hi. u's top byte follows the tape. */
+    uint64_t u = sim_draw(w, sid, n) | 1;
+    unsigned lz = 0;
+    while (!(u & (1ull << 63))) {
+      u <<= 1;
+      lz++;
+    }
+    uint64_t frac = (u >> 47) & 0xffff; /* mantissa after the leading one */
+    /* -log2(u) ~= lz + (1 - frac/65536) for u in [2^-lz-1, 2^-lz) */
+    uint64_t log2x65536 = (uint64_t)lz * 65536 + (65536 - frac);
+    uint64_t mean = (hi - lo) / 4;
+    uint64_t d = (mean / 65536) * log2x65536 * 45426 / 65536 +
+                 ((mean % 65536) * log2x65536 / 65536) * 45426 / 65536; /* * ln2 */
+    return d > hi - lo ? hi : lo + d;
+  }
+  return sim_range(w, sid, n, lo, hi);
+}
+
+static int schedule_delivery(sim_world *w, uint32_t i, uint64_t t) {
+  msg_t *m = &w->msg[i];
+  uint32_t e = sim__sched(w, t, EVK_MSG, m->to);
+  if (e == NONE)
+    return -1;
+  w->ev[e].u.idx = i;
+  m->ev = e;
+  return 0;
+}
+
+/* Put a copy in flight with its own delay (decision index n of `purpose`). */
+static void launch(sim_world *w, link_t *l, uint32_t i, uint64_t n, unsigned lat_purpose) {
+  msg_t *m = &w->msg[i];
+  const sim_link_params *p = &l->p;
+  uint64_t d = latency(w, p, lat_purpose, m->from, m->to, n);
+  if (p->bandwidth_bps) {
+    uint64_t start = l->busy_until > w->now ? l->busy_until : w->now;
+    uint64_t ser = ((uint64_t)m->len * SIM_NS_PER_S + p->bandwidth_bps - 1) / p->bandwidth_bps;
+    l->busy_until = start + ser;
+    d += l->busy_until - w->now;
+  }
+  if (sim_chance(w, sim__sid(P_REORDER, (uint32_t)m->from, (uint32_t)m->to),
+                 n * 2 + (lat_purpose == P_DUPLAT), p->reorder_ppm)) {
+    uint64_t extra = sim_range(w, sim__sid(P_REORDERLAT, (uint32_t)m->from, (uint32_t)m->to),
+                               n * 2 + (lat_purpose == P_DUPLAT), 1, p->reorder_delay_ns);
+    d += extra;
+    w->stats.reordered++;
+    trace_msg(w, SIM_EV_REORDER, 0, m->from, m->to, m, extra);
+  }
+  sim__ml_push(w, &l->fly, i);
+  if (schedule_delivery(w, i, w->now + d) < 0) {
+    sim__ml_remove(w, &l->fly, i);
+    sim__msg_free(w, i);
+  }
+}
+
+int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
+  if (from < 0 || from >= w->n || to < 0 || to >= w->n || (!msg && len))
+    return -EINVAL;
+  if (len > w->cfg.budgets.max_msg_size)
+    return -EMSGSIZE;
+  if (!w->node[from].up)
+    return -EHOSTDOWN;
+  if (w->stopped)
+    return 0;
+  link_t *l = L(w, from, to);
+  uint64_t n = l->seq++;
+  uint32_t i = sim__msg_alloc(w, msg, len);
+  if (i == NONE)
+    return 0;
+  msg_t *m = &w->msg[i];
+  m->from = (int16_t)from;
+  m->to = (int16_t)to;
+  m->id = ++w->msg_id;
+  m->kind = w->cfg.classify ? w->cfg.classify(w->cfg.ctx, msg, len) : 0;
+  w->stats.sent++;
+  trace_msg(w, SIM_EV_SEND, 0, from, to, m, 0);
+  const sim_link_params *p = &l->p;
+  if (l->blocked) {
+    drop(w, i, SIM_DROP_PARTITION);
+    return 0;
+  }
+  if (sim_chance(w, sim__sid(P_LOSS, (uint32_t)from, (uint32_t)to), n, p->loss_ppm)) {
+    drop(w, i, SIM_DROP_LOSS);
+    return 0;
+  }
+  if (p->queue_limit && l->fly.n + l->hold.n >= p->queue_limit) {
+    drop(w, i, SIM_DROP_QUEUE);
+    return 0;
+  }
+  uint64_t csid = sim__sid(P_CORRUPT, (uint32_t)from, (uint32_t)to);
+  if (len && sim_chance(w, csid, n, p->corrupt_ppm)) {
+    uint64_t bit = sim_range(w, sim__sid(P_CORRUPTBIT, (uint32_t)from, (uint32_t)to), n, 0,
+                             (uint64_t)len * 8 - 1);
+    m->data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    w->stats.corrupted++;
+    trace_msg(w, SIM_EV_CORRUPT, 0, from, to, m, bit);
+  }
+  int dup = sim_chance(w, sim__sid(P_DUP, (uint32_t)from, (uint32_t)to), n, p->dup_ppm);
+  launch(w, l, i, n, P_LAT);
+  if (dup && !w->stopped) {
+    uint32_t j = sim__msg_alloc(w, w->msg[i].data, len);
+    if (j != NONE) {
+      msg_t *c = &w->msg[j];
+      c->from = (int16_t)from;
+      c->to = (int16_t)to;
+      c->id = ++w->msg_id;
+      c->kind = w->msg[i].kind;
+      c->flags = MF_DUP;
+      w->stats.duplicated++;
+      sim__trace(w, SIM_EV_DUP, 0, from, to, c->id, w->msg[i].id, c->kind, c->data, len);
+      launch(w, l, j, n, P_DUPLAT);
+    }
+  }
+  return 0;
+}
+
+/* ---- Delivery ------------------------------------------------------- */
+
+void sim__deliver_msg(sim_world *w, uint32_t e) {
+  uint32_t i = w->ev[e].u.idx;
+  sim__ev_free(w, e);
+  msg_t *m = &w->msg[i];
+  m->ev = NONE;
+  link_t *l = L(w, m->from, m->to);
+  sim__ml_remove(w, &l->fly, i);
+  if (!w->node[m->to].up) {
+    drop(w, i, SIM_DROP_DOWN);
+    return;
+  }
+  if (l->blocked) {
+    drop(w, i, SIM_DROP_PARTITION);
+    return;
+  }
+  if (l->held && !(m->flags & MF_FORCED)) {
+    m->flags |= MF_HELD;
+    sim__ml_push(w, &l->hold, i);
+    w->stats.held++;
+    trace_msg(w, SIM_EV_HOLD, 0, m->from, m->to, m, 0);
+    return;
+  }
+  int from = m->from, to = m->to;
+  w->stats.delivered++;
+  trace_msg(w, SIM_EV_DELIVER, 0, to, from, m, 0);
+  /* The entry is off every list and not free, so its buffer stays valid
+   * while recv runs even if the callback sends (the pool may move). */
+  uint8_t *data = m->data;
+  uint32_t len = m->len;
+  if (w->cfg.ops->recv)
+    w->cfg.ops->recv(w->cfg.ctx, w, to, from, data, len);
+  sim__msg_free(w, i);
+}
+
+/* Drop every datagram to or from `node` (crash). */
+void sim__net_purge_node(sim_world *w, int node) {
+  for (int o = 0; o < w->n; o++) {
+    link_t *ls[2] = {L(w, node, o), L(w, o, node)};
+    for (int k = 0; k < 2; k++) {
+      if (k == 1 && o == node)
+        continue;
+      link_t *l = ls[k];
+      mlist *lists[2] = {&l->fly, &l->hold};
+      for (int j = 0; j < 2; j++) {
+        while (lists[j]->head != NONE) {
+          uint32_t i = lists[j]->head;
+          msg_t *m = &w->msg[i];
+          sim__ml_remove(w, lists[j], i);
+          if (m->ev != NONE) {
+            sim__ev_cancel(w, m->ev);
+            m->ev = NONE;
+          }
+          drop(w, i, m->from == node ? SIM_DROP_SENDER_CRASH : SIM_DROP_DOWN);
+        }
+      }
+    }
+  }
+}
+
+/* ---- Link control ---------------------------------------------------- */
+
+#define CHECK_LINK(w, f, t)                                                                 \
+  do {                                                                                      \
+    if ((f) < 0 || (f) >= (w)->n || (t) < 0 || (t) >= (w)->n)                              \
+      return -EINVAL;                                                                       \
+  } while (0)
+
+int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
+  CHECK_LINK(w, from, to);
+  if (!p)
+    return -EINVAL;
+  L(w, from, to)->p = *p;
+  sim__trace(w, SIM_EV_LINK, 0, from, to, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
+  return 0;
+}
+
+int sim_link_get(const sim_world *w, int from, int to, sim_link_params *p) {
+  CHECK_LINK(w, from, to);
+  *p = w->link[from * w->n + to].p;
+  return 0;
+}
+
+void sim_net_set_all(sim_world *w, const sim_link_params *p) {
+  for (int i = 0; i < w->n * w->n; i++)
+    w->link[i].p = *p;
+  sim__trace(w, SIM_EV_LINK, 1, -1, -1, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
+}
+
+int sim_link_block(sim_world *w, int from, int to, int blocked) {
+  CHECK_LINK(w, from, to);
+  link_t *l = L(w, from, to);
+  if (from == to || !l->blocked == !blocked)
+    return 0;
+  l->blocked = blocked ? 1 : 0;
+  if (blocked)
+    w->stats.partitions++;
+  else
+    w->stats.heals++;
+  sim__trace(w, blocked ? SIM_EV_PARTITION : SIM_EV_HEAL, 0, from, to, 0, 0, 0, NULL, 0);
+  return 0;
+}
+
+int sim_link_blocked(const sim_world *w, int from, int to) {
+  if (from < 0 || from >= w->n || to < 0 || to >= w->n)
+    return 0;
+  return w->link[from * w->n + to].blocked;
+}
+
+int sim_partition(sim_world *w, uint64_t a, uint64_t b, int oneway) {
+  for (int i = 0; i < w->n; i++)
+    for (int j = 0; j < w->n; j++) {
+      if ((a >> i & 1) && (b >> j & 1))
+        sim_link_block(w, i, j, 1);
+      if (!oneway && (b >> i & 1) && (a >> j & 1))
+        sim_link_block(w, i, j, 1);
+    }
+  return 0;
+}
+
+int sim_isolate(sim_world *w, int node) {
+  if (node < 0 || node >= w->n)
+    return -EINVAL;
+  uint64_t all = w->n == 64 ? ~0ull : ((1ull << w->n) - 1);
+  return sim_partition(w, 1ull << node, all & ~(1ull << node), 0);
+}
+
+int sim_split(sim_world *w, const uint8_t *group) {
+  if (!group)
+    return -EINVAL;
+  for (int i = 0; i < w->n; i++)
+    for (int j = 0; j < w->n; j++)
+      if (i != j)
+        sim_link_block(w, i, j, group[i] != group[j]);
+  return 0;
+}
+
+void sim_heal(sim_world *w) {
+  int any = 0;
+  for (int i = 0; i < w->n; i++)
+    for (int j = 0; j < w->n; j++) {
+      link_t *l = L(w, i, j);
+      if (l->blocked) {
+        l->blocked = 0;
+        w->stats.heals++;
+        any = 1;
+      }
+      if (l->held)
+        sim_link_release(w, i, j);
+    }
+  sim__trace(w, SIM_EV_HEAL, (unsigned)any, -1, -1, 0, 0, 0, NULL, 0);
+}
+
+int sim_link_hold(sim_world *w, int from, int to) {
+  CHECK_LINK(w, from, to);
+  L(w, from, to)->held = 1;
+  return 0;
+}
+
+/* Schedule a held or in-flight message for forced delivery at time t. */
+static int force(sim_world *w, link_t *l, uint32_t i, uint64_t t) {
+  msg_t *m = &w->msg[i];
+  if (m->flags & MF_HELD) {
+    sim__ml_remove(w, &l->hold, i);
+    m->flags &= (uint8_t)~MF_HELD;
+  } else {
+    sim__ml_remove(w, &l->fly, i);
+    if (m->ev != NONE) {
+      sim__ev_cancel(w, m->ev);
+      m->ev = NONE;
+    }
+  }
+  m->flags |= MF_FORCED;
+  w->stats.released++;
+  sim__ml_push(w, &l->fly, i);
+  if (schedule_delivery(w, i, t) < 0) {
+    sim__ml_remove(w, &l->fly, i);
+    sim__msg_free(w, i);
+    return -ENOSPC;
+  }
+  return 0;
+}
+
+int sim_link_release(sim_world *w, int from, int to) {
+  CHECK_LINK(w, from, to);
+  link_t *l = L(w, from, to);
+  l->held = 0;
+  uint64_t t = w->now;
+  while (l->hold.head != NONE) {
+    uint32_t i = l->hold.head;
+    trace_msg(w, SIM_EV_RELEASE, 0, from, to, &w->msg[i], 0);
+    if (force(w, l, i, t++) < 0)
+      return -ENOSPC;
+  }
+  return 0;
+}
+
+int sim_link_deliver_kth(sim_world *w, int from, int to, uint32_t k) {
+  CHECK_LINK(w, from, to);
+  link_t *l = L(w, from, to);
+  uint32_t i;
+  if (k < l->hold.n) {
+    i = l->hold.head;
+  } else if (k - l->hold.n < l->fly.n) {
+    k -= l->hold.n;
+    i = l->fly.head;
+  } else {
+    return -ENOENT;
+  }
+  while (k--)
+    i = w->msg[i].next;
+  trace_msg(w, SIM_EV_RELEASE, 0, from, to, &w->msg[i], 1);
+  return force(w, l, i, w->now);
+}
+
+uint32_t sim_link_pending(const sim_world *w, int from, int to) {
+  if (from < 0 || from >= w->n || to < 0 || to >= w->n)
+    return 0;
+  const link_t *l = &w->link[from * w->n + to];
+  return l->hold.n + l->fly.n;
+}

@@ -1,0 +1,628 @@
+/*
+ * simfuzz simulator core: a deterministic, single-threaded, in-process
+ * simulation of a cluster of nodes running a user's protocol code.
+ *
+ * A world owns N nodes (at most SIM_MAX_NODES), a virtual clock in
+ * nanoseconds, an event scheduler, a faulty datagram network, TCP-shaped
+ * stream connections, a disk per node, a clock per node and code-level fault
+ * points. Every decision that a real system leaves to chance (latency, loss,
+ * duplication, corruption, reordering, which unsynced disk sectors survive a
+ * crash, the order of simultaneous events, whether a fault point fires) is
+ * drawn from the world's choice source: a caller-supplied byte tape over a
+ * seeded PRNG. A run is a pure function of the configuration, the tape, the
+ * calls made on the world and the user's callbacks.
+ *
+ * Conventions
+ *   - Functions that can fail return 0 or a positive value on success and a
+ *     negative errno value (-EINVAL, -ENOSPC, ...) on failure.
+ *   - Node ids are ints in [0, nodes). Times are uint64_t nanoseconds of
+ *     virtual "true" time unless a name says "local".
+ *   - Rates are parts per million (ppm): 0 = never, 1000000 = always.
+ *   - No function here reads the wall clock, calls rand() or starts a thread.
+ *     There is no global mutable state: worlds are fully independent.
+ *
+ * Scheduler tie-break rule
+ *   Events are ordered by (time, priority, sequence). `sequence` is the order
+ *   in which events were scheduled. `priority` is 0 for every event under
+ *   SIM_TIEBREAK_FIFO (so simultaneous events run in scheduling order, like
+ *   libuv timers); under SIM_TIEBREAK_CHOICE (the default) it is a 24-bit
+ *   draw from the choice source keyed by the event's identity (its node and
+ *   that node's own scheduling counter), so the order of simultaneous events
+ *   is a scenario decision and changing one node's behaviour does not reorder
+ *   another node's simultaneous events. Stream data and FIN segments of one
+ *   connection direction are always delivered in order.
+ *
+ * Choice source
+ *   Decision n of stream s (a 64-bit stream id built from a purpose and the
+ *   nodes/links concerned) is x = mix(seed, s, n). If the tape is non-empty,
+ *   x selects a slot in [0, SIM_TAPE_MAX); when that slot is below the tape's
+ *   length, the decision's top byte is replaced by the tape byte at that slot
+ *   (0x00 makes a Bernoulli decision fire and a range draw take its minimum;
+ *   0xff the opposite). Decisions whose slot lies beyond the tape fall back
+ *   to the PRNG. Because each decision depends only on its own (s, n), one
+ *   changed choice does not reshuffle unrelated later decisions.
+ */
+#ifndef SIMFUZZ_SIM_H
+#define SIMFUZZ_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIM_MAX_NODES 64         /**< Hard upper bound on nodes per world. */
+#define SIM_TAPE_MAX 4096        /**< Bytes of the choice tape that are used. */
+#define SIM_PPM 1000000u         /**< "Always", for rates in ppm. */
+#define SIM_TRACE_PREFIX 24      /**< Payload bytes kept in a trace record. */
+#define SIM_NS_PER_MS 1000000ull /**< Nanoseconds per millisecond. */
+#define SIM_NS_PER_S 1000000000ull /**< Nanoseconds per second. */
+
+typedef struct sim_world sim_world;
+
+/** Tie-break rule for simultaneous events (see the file comment). */
+typedef enum { SIM_TIEBREAK_CHOICE = 0, SIM_TIEBREAK_FIFO = 1 } sim_tiebreak;
+
+/** Latency distribution of a link. */
+typedef enum {
+  SIM_LAT_UNIFORM = 0,     /**< uniform in [min, max] */
+  SIM_LAT_EXPONENTIAL = 1, /**< min + exponential with mean (max-min)/4, capped at max */
+} sim_latency_dist;
+
+/** Fault parameters of one directed datagram link (also used by streams). */
+typedef struct sim_link_params {
+  uint64_t latency_min_ns;  /**< minimum one-way delay */
+  uint64_t latency_max_ns;  /**< maximum one-way delay (before reordering) */
+  sim_latency_dist dist;    /**< how delays are drawn between min and max */
+  uint32_t loss_ppm;        /**< datagram dropped; stream segment retransmitted */
+  uint32_t dup_ppm;         /**< datagram delivered twice (independent delays) */
+  uint32_t reorder_ppm;     /**< datagram delayed by up to reorder_delay_ns more */
+  uint64_t reorder_delay_ns; /**< extra delay bound for reordered datagrams */
+  uint32_t corrupt_ppm;     /**< one bit of the datagram flipped */
+  uint64_t bandwidth_bps;   /**< bytes per second; 0 = unlimited */
+  uint32_t queue_limit;     /**< max datagrams in flight on the link; 0 = unbounded
+                                 (the world budget still applies) */
+} sim_link_params;
+
+/** Stream (TCP-shaped) connection parameters. */
+typedef struct sim_stream_params {
+  uint64_t connect_timeout_ns; /**< connect fails with SIM_CONN_TIMEOUT after this */
+  uint64_t retransmit_ns;      /**< delay added per lost segment / stalled retry */
+  uint64_t stall_timeout_ns;   /**< a segment stalled this long breaks the connection */
+} sim_stream_params;
+
+/** Disk fault parameters (per world; may be changed per node). */
+typedef struct sim_disk_params {
+  uint32_t sector_size;          /**< crash granularity, bytes (default 512) */
+  uint32_t unsynced_keep_ppm;    /**< each dirty sector survives a crash with this rate */
+  uint32_t unsynced_corrupt_ppm; /**< ... or is left corrupted with this rate */
+  uint32_t read_eio_ppm;         /**< a read fails with -EIO */
+  uint32_t write_eio_ppm;        /**< a write fails with -EIO */
+  uint32_t sync_eio_ppm;         /**< a sync fails with -EIO (dirty sectors are then
+                                      decided as at a crash, but stay readable) */
+} sim_disk_params;
+
+/** Code-level fault point (BUGGIFY-style) parameters. */
+typedef struct sim_faultpoint_params {
+  uint32_t enable_ppm; /**< each site is enabled for the whole run with this rate */
+  uint32_t fire_ppm;   /**< an enabled site fires on each hit with this rate */
+} sim_faultpoint_params;
+
+/** Resource budgets. Exceeding a run budget ends the run cleanly. */
+typedef struct sim_budgets {
+  uint64_t max_events;     /**< events processed per world (run budget) */
+  uint64_t max_time_ns;    /**< virtual time (run budget) */
+  uint32_t max_msg_size;   /**< larger sends fail with -EMSGSIZE */
+  uint32_t max_inflight;   /**< pending messages+segments in the world (run budget) */
+  uint32_t max_pending;    /**< pending events in the scheduler (run budget) */
+  uint32_t max_conns;      /**< open connections; connect fails with -EMFILE */
+  uint32_t max_disk_bytes; /**< per node; writes past it fail with -ENOSPC */
+  uint32_t max_timers;     /**< pending timers per node; start fails with -ENOSPC */
+} sim_budgets;
+
+/** Why a node's volatile state is being torn down. */
+typedef enum { SIM_TEARDOWN_CRASH = 0, SIM_TEARDOWN_DESTROY = 1 } sim_teardown_why;
+
+/** Connection events delivered to a node's conn callback. */
+typedef enum {
+  SIM_CONN_ACCEPTED = 1,  /**< a peer connected to this node */
+  SIM_CONN_CONNECTED = 2, /**< this node's connect completed */
+  SIM_CONN_DATA = 3,      /**< bytes arrived, in order */
+  SIM_CONN_CLOSED = 4,    /**< the peer closed gracefully, after all its data */
+  SIM_CONN_RESET = 5,     /**< reset: in-flight bytes lost; the handle is dead */
+  SIM_CONN_REFUSED = 6,   /**< connect refused: the peer is down */
+  SIM_CONN_TIMEOUT = 7,   /**< connect or stalled stream timed out; handle dead */
+} sim_conn_event;
+
+/** Connection handle. 0 is never a valid handle. */
+typedef uint64_t sim_conn;
+/** Timer handle. 0 is never a valid handle. */
+typedef uint64_t sim_timer;
+
+/**
+ * Callbacks of the system under test. Every callback runs "as" one node,
+ * inside sim_run()/sim_step(); it may call any function of this header.
+ * Pointers to payloads are valid only during the callback.
+ */
+typedef struct sim_node_ops {
+  /** Node starts: first boot (restart == 0) or restart after a crash. Its
+   *  disk holds what survived. Allocate volatile state here. */
+  void (*boot)(void *ctx, sim_world *w, int node, int restart);
+  /** A datagram from `from` arrived. */
+  void (*recv)(void *ctx, sim_world *w, int node, int from, const void *msg, size_t len);
+  /** A timer started with sim_timer_start() fired. */
+  void (*timer)(void *ctx, sim_world *w, int node, uint64_t tag);
+  /** A connection event (see sim_conn_event). data/len only for DATA. */
+  void (*conn)(void *ctx, sim_world *w, int node, sim_conn c, sim_conn_event ev,
+               const void *data, size_t len);
+  /** Free volatile state: on crash and, for live nodes, at world destroy. */
+  void (*teardown)(void *ctx, sim_world *w, int node, sim_teardown_why why);
+} sim_node_ops;
+
+/** Trace record kinds. */
+typedef enum {
+  SIM_EV_BOOT = 1,       /**< node booted; a = restart flag */
+  SIM_EV_SEND,           /**< datagram sent; a = message id */
+  SIM_EV_DELIVER,        /**< datagram delivered; a = message id */
+  SIM_EV_DROP,           /**< datagram or segment dropped; reason = sim_drop_reason */
+  SIM_EV_DUP,            /**< datagram duplicated; a = copy id, b = original id */
+  SIM_EV_CORRUPT,        /**< a bit flipped; a = message id, b = bit index */
+  SIM_EV_REORDER,        /**< datagram delayed for reordering; b = extra ns */
+  SIM_EV_HOLD,           /**< datagram held on a held link */
+  SIM_EV_RELEASE,        /**< held datagram released; b = 1 for deliver-k-th */
+  SIM_EV_TIMER,          /**< timer fired; a = tag */
+  SIM_EV_CRASH,          /**< node crashed */
+  SIM_EV_RESTART,        /**< node restart requested */
+  SIM_EV_PAUSE,          /**< node paused */
+  SIM_EV_RESUME,         /**< node resumed; a = deferred events */
+  SIM_EV_PARTITION,      /**< link node->peer blocked */
+  SIM_EV_HEAL,           /**< link node->peer unblocked (peer -1: all links) */
+  SIM_EV_LINK,           /**< link parameters changed */
+  SIM_EV_CONN_OPEN,      /**< connect issued; a = conn */
+  SIM_EV_CONN_ACCEPT,    /**< peer accepted; a = conn */
+  SIM_EV_CONN_UP,        /**< connect completed; a = conn */
+  SIM_EV_CONN_DATA,      /**< stream bytes delivered; a = conn */
+  SIM_EV_CONN_CLOSE,     /**< graceful close delivered; a = conn */
+  SIM_EV_CONN_RESET,     /**< reset delivered to node; a = conn, reason = cause */
+  SIM_EV_CONN_REFUSED,   /**< connect refused; a = conn */
+  SIM_EV_CONN_TIMEOUT,   /**< connect or stall timeout; a = conn */
+  SIM_EV_CONN_STALL,     /**< segment stalled by a partition; a = conn */
+  SIM_EV_DISK_WRITE,     /**< a = offset, b = length */
+  SIM_EV_DISK_SYNC,      /**< b = dirty sectors made durable */
+  SIM_EV_DISK_TRUNCATE,  /**< a = new size */
+  SIM_EV_DISK_EIO,       /**< injected I/O error; reason = sim_disk_op */
+  SIM_EV_DISK_LOST,      /**< at crash/EIO: a = sectors lost, b = sectors corrupted */
+  SIM_EV_CLOCK,          /**< clock changed; a = offset (int64), b = drift ppm (int64) */
+  SIM_EV_FAULTPOINT,     /**< code fault point fired; a = site */
+  SIM_EV_NOTE,           /**< user note (sim_note); a, b user values */
+  SIM_EV_FAIL,           /**< invariant or liveness failure */
+  SIM_EV__COUNT
+} sim_ev_kind;
+
+/** Why a datagram or segment was dropped. */
+typedef enum {
+  SIM_DROP_LOSS = 1,      /**< random loss */
+  SIM_DROP_PARTITION,     /**< link blocked at send or delivery */
+  SIM_DROP_QUEUE,         /**< link queue full */
+  SIM_DROP_DOWN,          /**< destination crashed or not running */
+  SIM_DROP_SENDER_CRASH,  /**< sender crashed while it was in flight */
+  SIM_DROP_RESET,         /**< connection reset/broken */
+  SIM_DROP_BUDGET,        /**< world in-flight budget */
+} sim_drop_reason;
+
+/** Disk operations, for fault injection. */
+typedef enum { SIM_DISK_READ = 0, SIM_DISK_WRITE = 1, SIM_DISK_SYNC = 2 } sim_disk_op;
+
+/** One trace record. `node`/`peer` are -1 when not applicable. */
+typedef struct sim_trace_rec {
+  uint64_t index;     /**< record number in this run, from 0 */
+  uint64_t time;      /**< true virtual time, ns */
+  uint16_t kind;      /**< sim_ev_kind */
+  uint16_t reason;    /**< kind-specific (drop reason, disk op, ...) */
+  int16_t node;       /**< acting/receiving node */
+  int16_t peer;       /**< other node (sender, destination, ...) */
+  uint32_t msg_kind;  /**< classifier result for messages, else 0 */
+  uint32_t len;       /**< payload length for messages/data */
+  uint64_t a, b;      /**< kind-specific values (see sim_ev_kind) */
+  uint8_t prefix_len; /**< bytes of payload kept in prefix */
+  uint8_t prefix[SIM_TRACE_PREFIX];
+} sim_trace_rec;
+
+/** Trace hook: called for every record; payload (full) valid during the call. */
+typedef void (*sim_trace_fn)(void *ctx, const sim_trace_rec *r, const void *payload,
+                             size_t len);
+/** Message classifier: a small protocol-level kind for a payload (>= 0). */
+typedef uint32_t (*sim_classify_fn)(void *ctx, const void *msg, size_t len);
+/** Message describer: writes a one-line description of a payload prefix
+ *  (`have` bytes of a `len`-byte message) into buf; returns chars written. */
+typedef int (*sim_describe_fn)(void *ctx, const void *msg, size_t have, size_t len,
+                               char *buf, size_t cap);
+/** Check hook: after every event / at the end of a run. */
+typedef void (*sim_check_fn)(void *ctx, sim_world *w);
+/** Liveness predicate: nonzero once the system has made the required progress. */
+typedef int (*sim_live_fn)(void *ctx, sim_world *w);
+/** World-level callback scheduled with sim_at(). */
+typedef void (*sim_call_fn)(sim_world *w, void *arg);
+
+/** What happens when an invariant fails. */
+typedef enum {
+  SIM_FAIL_RECORD = 0, /**< record it, stop the run; sim_run returns SIM_STOP_FAILURE */
+  SIM_FAIL_ABORT = 1,  /**< record it, call on_failure, abort() at the invariant's site */
+} sim_fail_mode;
+
+/** World configuration. Initialise with sim_config_default(). */
+typedef struct sim_config {
+  int nodes;                  /**< 1..SIM_MAX_NODES */
+  uint64_t seed;              /**< PRNG seed of the choice source */
+  const uint8_t *tape;        /**< choice tape (copied; first SIM_TAPE_MAX bytes) */
+  size_t tape_len;            /**< length of tape */
+  sim_tiebreak tiebreak;      /**< simultaneous-event order */
+  sim_link_params net;        /**< initial parameters of every link */
+  sim_stream_params stream;   /**< stream connection parameters */
+  sim_disk_params disk;       /**< disk fault parameters */
+  sim_faultpoint_params faultpoints; /**< code fault point parameters */
+  sim_budgets budgets;        /**< resource budgets */
+  const sim_node_ops *ops;    /**< callbacks of the system under test */
+  void *ctx;                  /**< passed to every callback below and in ops */
+  sim_classify_fn classify;   /**< optional: message kind for trace records */
+  sim_describe_fn describe;   /**< optional: message text for timelines */
+  sim_check_fn after_event;   /**< optional: invariant checks after every event */
+  sim_check_fn at_end;        /**< optional: checks when sim_finish() is called */
+  sim_live_fn live;           /**< optional: liveness predicate */
+  sim_trace_fn trace;         /**< optional: every trace record */
+  void *trace_ctx;            /**< passed to trace */
+  uint32_t trace_ring;        /**< last records kept for reports (0 = default 64) */
+  sim_fail_mode fail_mode;    /**< see sim_fail_mode */
+  void (*on_failure)(void *ctx, sim_world *w); /**< SIM_FAIL_ABORT: report hook */
+} sim_config;
+
+/** Why sim_run() returned. */
+typedef enum {
+  SIM_STOP_QUIESCENT = 0, /**< no events left */
+  SIM_STOP_TIME,          /**< reached the requested time */
+  SIM_STOP_STEPS,         /**< processed the requested number of events */
+  SIM_STOP_FAILURE,       /**< an invariant or liveness check failed */
+  SIM_STOP_BUDGET,        /**< a run budget was exceeded; see sim_budget_reason() */
+} sim_stop;
+
+/** Fault counters: how often each fault actually fired in this run. */
+typedef struct sim_stats {
+  uint64_t events;          /**< scheduler events processed */
+  uint64_t sent, delivered; /**< datagrams */
+  uint64_t lost, duplicated, corrupted, reordered;
+  uint64_t dropped_partition, dropped_queue, dropped_down, dropped_sender_crash;
+  uint64_t held, released;
+  uint64_t partitions, heals; /**< link block/unblock operations */
+  uint64_t crashes, restarts, pauses, resumes;
+  uint64_t conns_opened, conns_reset, conns_refused, conns_timeout, seg_retransmits;
+  uint64_t stream_bytes;
+  uint64_t disk_writes, disk_syncs, disk_eio, sectors_lost, sectors_corrupted;
+  uint64_t clock_changes, faultpoints_fired, timers_fired;
+} sim_stats;
+
+/** Failure details (valid when sim_failed() is nonzero). */
+typedef struct sim_failure {
+  int is_liveness;      /**< 1 for a liveness failure */
+  const char *name;     /**< invariant name (static string) */
+  char message[256];    /**< formatted message */
+  int node;             /**< node the invariant concerns, or -1 */
+  uint64_t time;        /**< virtual time of the failure */
+  uint64_t event;       /**< events processed before the failure */
+  const char *file;     /**< call site (static string) */
+  int line;             /**< call site line */
+} sim_failure;
+
+/* ---- Configuration and lifetime ------------------------------------- */
+
+/** Fill `c` with defaults: 3 nodes, seed 0, 1-10 ms uniform latency, no
+ *  faults, default budgets. ops must still be set. */
+void sim_config_default(sim_config *c);
+
+/** Create a world (nodes boot at time 0 when the run starts). Returns NULL on
+ *  invalid config (bad node count, NULL ops) or out of memory. */
+sim_world *sim_world_create(const sim_config *c);
+
+/** Tear down live nodes (teardown with SIM_TEARDOWN_DESTROY) and free all
+ *  memory of the world. NULL is accepted. */
+void sim_world_destroy(sim_world *w);
+
+/* ---- Running -------------------------------------------------------- */
+
+/** Run events until the queue is empty, virtual time would pass `until_ns`,
+ *  `max_steps` events were processed (0 = no limit), a failure, or a budget.
+ *  Time advances to until_ns when the queue empties first or the next event
+ *  is later (unless until_ns is UINT64_MAX). */
+sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps);
+
+/** Process exactly one event. Returns 1 if one ran, 0 if none was pending or
+ *  the world had stopped (failure or budget). */
+int sim_step(sim_world *w);
+
+/** Run the end-of-run checks (config at_end) once; returns sim_failed(w). */
+int sim_finish(sim_world *w);
+
+/** Current virtual (true) time in ns. */
+uint64_t sim_now(const sim_world *w);
+
+/** Number of nodes of the world. */
+int sim_nodes(const sim_world *w);
+
+/** The ctx pointer of the world's configuration. */
+void *sim_ctx(const sim_world *w);
+
+/** Schedule fn(w, arg) at absolute virtual time t (>= now), as a world
+ *  event (never deferred by pause). Returns 0 or -ENOSPC (budget). */
+int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg);
+
+/** Reason text for the last SIM_STOP_BUDGET, or NULL. */
+const char *sim_budget_reason(const sim_world *w);
+
+/** Counters of faults and events so far. */
+const sim_stats *sim_get_stats(const sim_world *w);
+
+/* ---- Choice source -------------------------------------------------- */
+
+/** Draw decision n of stream `stream` (pure: same args, same value). User
+ *  code may use streams with purpose byte >= 0x80 (see sim_stream_id). */
+uint64_t sim_draw(const sim_world *w, uint64_t stream, uint64_t n);
+
+/** Build a stream id from a purpose byte and two 16-bit subjects. */
+uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b);
+
+/** Bernoulli decision with rate ppm drawn from (stream, n). */
+int sim_chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm);
+
+/** Uniform value in [lo, hi] drawn from (stream, n). */
+uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
+                   uint64_t hi);
+
+/** A decision stream private to `node` (purpose 0x80 + user purpose &0x7f):
+ *  draws from it with an increasing per-node counter. For the SUT's own
+ *  randomness (e.g. election timeouts). */
+uint64_t sim_node_random(sim_world *w, int node);
+
+/* ---- Nodes ---------------------------------------------------------- */
+
+/** Attach user data to a node (volatile: owned by the user, freed in teardown). */
+void sim_node_set_data(sim_world *w, int node, void *data);
+
+/** The node's user data, or NULL. */
+void *sim_node_data(const sim_world *w, int node);
+
+/** 1 if the node is running (booted, not crashed; a paused node is up). */
+int sim_node_up(const sim_world *w, int node);
+
+/** 1 if the node is paused. */
+int sim_node_paused(const sim_world *w, int node);
+
+/** How many times the node has (re)booted. */
+uint32_t sim_node_incarnation(const sim_world *w, int node);
+
+/** Crash a node now: teardown(CRASH), pending timers and in-flight traffic to
+ *  and from it dropped, its connections reset at the peers, unsynced disk
+ *  sectors decided per disk params. No-op if already down. */
+int sim_node_crash(sim_world *w, int node);
+
+/** Restart a crashed node: boot(restart=1) runs as an event at now. */
+int sim_node_restart(sim_world *w, int node);
+
+/** Pause a node: its events (deliveries, timers, connection events) are
+ *  deferred until it resumes. */
+int sim_node_pause(sim_world *w, int node);
+
+/** Resume a paused node: deferred events run at now, in their original order. */
+int sim_node_resume(sim_world *w, int node);
+
+/* ---- Timers --------------------------------------------------------- */
+
+/** Start a one-shot timer on `node` firing after `delay_ns` of the node's
+ *  local clock (drift applies). Returns a handle, or 0 if the node is down or
+ *  over its timer budget. */
+sim_timer sim_timer_start(sim_world *w, int node, uint64_t delay_ns, uint64_t tag);
+
+/** Cancel a pending timer. Returns 0, or -ENOENT if it already fired, was
+ *  cancelled or was dropped by a crash. */
+int sim_timer_cancel(sim_world *w, sim_timer t);
+
+/* ---- Datagram network ---------------------------------------------- */
+
+/** Send a datagram from `from` to `to` (copied). Faults of the link apply.
+ *  Returns 0 (even if the network then drops it), -EINVAL for bad nodes,
+ *  -EMSGSIZE over the size budget, -EHOSTDOWN if `from` is down. */
+int sim_send(sim_world *w, int from, int to, const void *msg, size_t len);
+
+/** Set the parameters of the directed link from->to. */
+int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p);
+
+/** Get the parameters of the directed link from->to. */
+int sim_link_get(const sim_world *w, int from, int to, sim_link_params *p);
+
+/** Set the parameters of every link. */
+void sim_net_set_all(sim_world *w, const sim_link_params *p);
+
+/** Block (blocked=1) or unblock the single directed link from->to. */
+int sim_link_block(sim_world *w, int from, int to, int blocked);
+
+/** Partition: block links from every node in `a` to every node in `b`, and
+ *  (unless oneway) from `b` to `a`. Masks are bit sets of node ids. */
+int sim_partition(sim_world *w, uint64_t a, uint64_t b, int oneway);
+
+/** Isolate one node from every other node, both ways. */
+int sim_isolate(sim_world *w, int node);
+
+/** Split into groups: group[i] is node i's group; links between different
+ *  groups are blocked, links inside a group are unblocked. */
+int sim_split(sim_world *w, const uint8_t *group);
+
+/** Unblock every link and release every held link. */
+void sim_heal(sim_world *w);
+
+/** 1 if the link from->to is blocked. */
+int sim_link_blocked(const sim_world *w, int from, int to);
+
+/** Hold the link from->to: datagrams that would be delivered are queued. */
+int sim_link_hold(sim_world *w, int from, int to);
+
+/** Release a held link: its queued datagrams are delivered now, in order. */
+int sim_link_release(sim_world *w, int from, int to);
+
+/** Deliver the k-th (0-based) pending datagram of link from->to now: held
+ *  ones first, then those in flight in send order. -ENOENT if none. */
+int sim_link_deliver_kth(sim_world *w, int from, int to, uint32_t k);
+
+/** Pending datagrams (held + in flight) on link from->to. */
+uint32_t sim_link_pending(const sim_world *w, int from, int to);
+
+/* ---- Stream connections -------------------------------------------- */
+
+/** Open a connection from `node` to `to`. The result arrives later as
+ *  CONNECTED, REFUSED or TIMEOUT. Returns the handle, or a negative errno
+ *  cast to int64 (-EHOSTDOWN, -EMFILE, -EINVAL). */
+int64_t sim_connect(sim_world *w, int node, int to);
+
+/** Send bytes on an open connection from `node`'s end (copied; delivered in
+ *  order as one DATA event). Returns 0, -ENOTCONN, -ECONNRESET, -EMSGSIZE. */
+int sim_conn_send(sim_world *w, int node, sim_conn c, const void *data, size_t len);
+
+/** Close `node`'s end gracefully; the peer gets CLOSED after pending data.
+ *  `node` gets no further events for c. */
+int sim_conn_close(sim_world *w, int node, sim_conn c);
+
+/** The node at the other end of c from `node`, or -1. */
+int sim_conn_peer(const sim_world *w, sim_conn c, int node);
+
+/** Reset a connection (fault): both live ends get RESET now; in-flight
+ *  bytes are dropped. */
+int sim_conn_reset(sim_world *w, sim_conn c);
+
+/** Reset every connection between a and b (b = -1: every connection of a).
+ *  Returns how many were reset. */
+int sim_reset_conns(sim_world *w, int a, int b);
+
+/** Number of open (not closed/broken) connections in the world. */
+uint32_t sim_conns_open(const sim_world *w);
+
+/* ---- Disk ----------------------------------------------------------- */
+
+/** Write len bytes at off (visible to reads at once; durable after sync).
+ *  Returns bytes written, -ENOSPC past the disk budget, -EIO if injected. */
+int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, size_t len);
+
+/** Read up to len bytes at off. Returns bytes read (0 at/after end), -EIO if
+ *  injected. */
+int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t len);
+
+/** Make all writes durable. Returns 0 or -EIO if injected (see sync_eio_ppm). */
+int sim_disk_sync(sim_world *w, int node);
+
+/** Current (cached) size of the node's disk. */
+uint64_t sim_disk_size(const sim_world *w, int node);
+
+/** Set the size; growth reads as zeros. Durable after sync. */
+int sim_disk_truncate(sim_world *w, int node, uint64_t size);
+
+/** Replace the disk fault parameters of one node. */
+int sim_disk_set_params(sim_world *w, int node, const sim_disk_params *p);
+
+/** Countdown fault: the nth (1-based) next `op` on the node fails with -EIO. */
+int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth);
+
+/* ---- Clocks --------------------------------------------------------- */
+
+/** The node's local clock (true time + offset + drift), ns, may be negative. */
+int64_t sim_clock(const sim_world *w, int node);
+
+/** Set the node clock's offset from true time (ns), keeping its drift. */
+int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns);
+
+/** Set the drift rate (ppm; +1000 = runs 0.1% fast); takes effect from now. */
+int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm);
+
+/** Jump the node's clock by delta ns (forwards or backwards). */
+int sim_clock_jump(sim_world *w, int node, int64_t delta_ns);
+
+/* ---- Code-level fault points ---------------------------------------- */
+
+/** A spot in the SUT where a fault could be injected. Returns 1 if it fires.
+ *  site: a small stable number chosen by the SUT. A site is enabled for the
+ *  run per enable_ppm (or by sim_faultpoint_force), then fires per fire_ppm. */
+int sim_faultpoint(sim_world *w, int node, uint32_t site);
+
+/** Force a site: ppm >= 0 sets its fire rate and enables it; -1 disables it. */
+int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm);
+
+/* ---- Trace and reports ---------------------------------------------- */
+
+/** Running 64-bit hash over every trace record so far: the run's fingerprint. */
+uint64_t sim_trace_hash(const sim_world *w);
+
+/** Records so far in this run. */
+uint64_t sim_trace_count(const sim_world *w);
+
+/** Add a user note to the trace (a, b: user values, text: static or NULL). */
+void sim_note(sim_world *w, int node, uint64_t a, uint64_t b);
+
+/** Copy the last up to `max` records (oldest first) into out; returns count. */
+size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max);
+
+/** Name of a trace kind ("send", "drop", ...). */
+const char *sim_ev_name(unsigned kind);
+
+/** Name of a drop reason ("loss", "partition", ...). */
+const char *sim_drop_name(unsigned reason);
+
+/** Format one record as a timeline line (no newline) using the configured
+ *  describer. Returns the length that was (or would be) written. */
+int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size_t cap);
+
+/** Print the last `n` records as a timeline to f. */
+void sim_trace_dump(const sim_world *w, FILE *f, size_t n);
+
+/** Print a one-line summary of the fault counters to f. */
+void sim_stats_print(const sim_world *w, FILE *f);
+
+/* ---- Oracles -------------------------------------------------------- */
+
+/** 1 if an invariant or liveness failure was recorded. */
+int sim_failed(const sim_world *w);
+
+/** The recorded failure, or NULL. */
+const sim_failure *sim_get_failure(const sim_world *w);
+
+/** Record an invariant failure (use SIM_INVARIANT instead). Returns 1 if the
+ *  caller must abort() (SIM_FAIL_ABORT), else 0. Only the first is kept. */
+int sim__invariant_failed(sim_world *w, int node, const char *name, const char *file,
+                          int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+
+/**
+ * Check an invariant. On failure the world records name, message, node and
+ * virtual time and stops; under SIM_FAIL_ABORT the abort() happens here, at
+ * the caller's site, so fuzzers' crash deduplication tells invariants apart
+ * (keep each invariant in its own function for distinct stack signatures).
+ */
+#define SIM_INVARIANT(w, node, cond, name, ...)                                         \
+  do {                                                                                  \
+    if (!(cond) && sim__invariant_failed((w), (node), (name), __FILE__, __LINE__,       \
+                                         __VA_ARGS__))                                  \
+      abort();                                                                          \
+  } while (0)
+
+/** After all faults are healed: the liveness predicate must hold within
+ *  deadline_ns of now, else a liveness failure is recorded. The predicate
+ *  is checked after every event until it holds. */
+int sim_require_liveness(sim_world *w, uint64_t deadline_ns);
+
+/** 1 if a liveness window is open and not yet satisfied. */
+int sim_liveness_pending(const sim_world *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,245 @@
+/* Trace records, the run's fingerprint hash, the report ring and the
+ * timeline formatter. */
+#include "internal.h"
+
+#include <inttypes.h>
+
+static uint64_t hash_word(uint64_t h, uint64_t x) {
+  h ^= x;
+  h *= 0x100000001b3ull ^ 0x9e3779b97f4a7c00ull;
+  return h ^ (h >> 29);
+}
+
+void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
+                uint64_t a, uint64_t b, uint32_t msg_kind, const void *payload,
+                size_t len) {
+  sim_trace_rec *r = &w->ring[w->trace_n & (w->ring_cap - 1)];
+  r->index = w->trace_n++;
+  r->time = w->now;
+  r->kind = (uint16_t)kind;
+  r->reason = (uint16_t)reason;
+  r->node = (int16_t)node;
+  r->peer = (int16_t)peer;
+  r->msg_kind = msg_kind;
+  r->len = (uint32_t)len;
+  r->a = a;
+  r->b = b;
+  size_t pl = len < SIM_TRACE_PREFIX ? len : SIM_TRACE_PREFIX;
+  r->prefix_len = (uint8_t)(payload ? pl : 0);
+  uint64_t pw[3] = {0, 0, 0};
+  if (payload && pl) {
+    memcpy(r->prefix, payload, pl);
+    memcpy(pw, payload, pl);
+  }
+  uint64_t h = w->trace_hash;
+  h = hash_word(h, r->time);
+  h = hash_word(h, (uint64_t)kind | (uint64_t)reason << 16 | (uint64_t)(uint16_t)node << 32 |
+                       (uint64_t)(uint16_t)peer << 48);
+  h = hash_word(h, (uint64_t)msg_kind | (uint64_t)len << 32);
+  h = hash_word(h, a);
+  h = hash_word(h, b);
+  if (payload && pl) {
+    h = hash_word(h, pw[0]);
+    h = hash_word(h, pw[1]);
+    h = hash_word(h, pw[2]);
+  }
+  w->trace_hash = h;
+  if (w->cfg.trace)
+    w->cfg.trace(w->cfg.trace_ctx, r, payload, len);
+}
+
+uint64_t sim_trace_hash(const sim_world *w) { return w->trace_hash; }
+uint64_t sim_trace_count(const sim_world *w) { return w->trace_n; }
+
+void sim_note(sim_world *w, int node, uint64_t a, uint64_t b) {
+  sim__trace(w, SIM_EV_NOTE, 0, node, -1, a, b, 0, NULL, 0);
+}
+
+size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max) {
+  uint64_t have = w->trace_n < w->ring_cap ? w->trace_n : w->ring_cap;
+  if (max > have)
+    max = (size_t)have;
+  uint64_t first = w->trace_n - max;
+  for (size_t i = 0; i < max; i++)
+    out[i] = w->ring[(first + i) & (w->ring_cap - 1)];
+  return max;
+}
+
+static const char *const ev_names[SIM_EV__COUNT] = {
+    [SIM_EV_BOOT] = "boot",           [SIM_EV_SEND] = "send",
+    [SIM_EV_DELIVER] = "deliver",     [SIM_EV_DROP] = "drop",
+    [SIM_EV_DUP] = "duplicate",       [SIM_EV_CORRUPT] = "corrupt",
+    [SIM_EV_REORDER] = "reorder",     [SIM_EV_HOLD] = "hold",
+    [SIM_EV_RELEASE] = "release",     [SIM_EV_TIMER] = "timer",
+    [SIM_EV_CRASH] = "crash",         [SIM_EV_RESTART] = "restart",
+    [SIM_EV_PAUSE] = "pause",         [SIM_EV_RESUME] = "resume",
+    [SIM_EV_PARTITION] = "partition", [SIM_EV_HEAL] = "heal",
+    [SIM_EV_LINK] = "link",           [SIM_EV_CONN_OPEN] = "conn-open",
+    [SIM_EV_CONN_ACCEPT] = "conn-accept", [SIM_EV_CONN_UP] = "conn-up",
+    [SIM_EV_CONN_DATA] = "conn-data", [SIM_EV_CONN_CLOSE] = "conn-close",
+    [SIM_EV_CONN_RESET] = "conn-reset", [SIM_EV_CONN_REFUSED] = "conn-refused",
+    [SIM_EV_CONN_TIMEOUT] = "conn-timeout", [SIM_EV_CONN_STALL] = "conn-stall",
+    [SIM_EV_DISK_WRITE] = "disk-write", [SIM_EV_DISK_SYNC] = "disk-sync",
+    [SIM_EV_DISK_TRUNCATE] = "disk-truncate", [SIM_EV_DISK_EIO] = "disk-eio",
+    [SIM_EV_DISK_LOST] = "disk-lost", [SIM_EV_CLOCK] = "clock",
+    [SIM_EV_FAULTPOINT] = "faultpoint", [SIM_EV_NOTE] = "note",
+    [SIM_EV_FAIL] = "FAIL",
+};
+
+const char *sim_ev_name(unsigned kind) {
+  return kind < SIM_EV__COUNT && ev_names[kind] ? ev_names[kind] : "?";
+}
+
+const char *sim_drop_name(unsigned reason) {
+  static const char *const names[] = {"?",    "loss",   "partition", "queue-full",
+                                      "down", "sender-crashed", "reset", "budget"};
+  return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
+}
+
+static const char *disk_op_name(unsigned op) {
+  return op == SIM_DISK_READ ? "read" : op == SIM_DISK_WRITE ? "write" : "sync";
+}
+
+#define APPEND(...)                                                                       \
+  do {                                                                                    \
+    int k_ = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__);     \
+    if (k_ > 0)                                                                           \
+      n += (size_t)k_;                                                                    \
+  } while (0)
+
+int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size_t cap) {
+  size_t n = 0;
+  if (cap)
+    buf[0] = 0;
+  uint64_t s = r->time / SIM_NS_PER_S, us = (r->time % SIM_NS_PER_S) / 1000;
+  APPEND("%4" PRIu64 ".%06" PRIu64 "s ", s, us);
+  if (r->node >= 0)
+    APPEND("n%-2d ", r->node);
+  else
+    APPEND("--  ");
+  APPEND("%-12s", sim_ev_name(r->kind));
+  switch (r->kind) {
+  case SIM_EV_SEND:
+  case SIM_EV_DELIVER:
+  case SIM_EV_HOLD:
+  case SIM_EV_RELEASE:
+  case SIM_EV_REORDER:
+  case SIM_EV_CORRUPT:
+  case SIM_EV_DUP:
+  case SIM_EV_DROP:
+    if (r->kind == SIM_EV_DELIVER)
+      APPEND(" <- n%d", r->peer);
+    else
+      APPEND(" -> n%d", r->peer);
+    if (r->kind == SIM_EV_DROP)
+      APPEND(" [%s]", sim_drop_name(r->reason));
+    if (r->kind == SIM_EV_CORRUPT)
+      APPEND(" [bit %" PRIu64 "]", r->b);
+    if (r->kind == SIM_EV_REORDER)
+      APPEND(" [+%" PRIu64 "us]", r->b / 1000);
+    APPEND(" #%" PRIu64, r->a);
+    if (r->len || r->prefix_len) {
+      char d[160];
+      int k = -1;
+      if (w && w->cfg.describe)
+        k = w->cfg.describe(w->cfg.ctx, r->prefix, r->prefix_len, r->len, d, sizeof d);
+      if (k > 0)
+        APPEND(" %s", d);
+      else
+        APPEND(" (%" PRIu32 " bytes)", r->len);
+    }
+    break;
+  case SIM_EV_BOOT:
+    APPEND(" %s (incarnation %" PRIu64 ")", r->a ? "restart" : "first boot", r->b);
+    break;
+  case SIM_EV_TIMER:
+    APPEND(" tag=%" PRIu64, r->a);
+    break;
+  case SIM_EV_PARTITION:
+    APPEND(" n%d -/-> n%d", r->node, r->peer);
+    break;
+  case SIM_EV_HEAL:
+    if (r->peer < 0)
+      APPEND(" all links");
+    else
+      APPEND(" n%d ---> n%d", r->node, r->peer);
+    break;
+  case SIM_EV_RESUME:
+    APPEND(" (%" PRIu64 " deferred events)", r->a);
+    break;
+  case SIM_EV_CONN_OPEN:
+  case SIM_EV_CONN_ACCEPT:
+  case SIM_EV_CONN_UP:
+  case SIM_EV_CONN_DATA:
+  case SIM_EV_CONN_CLOSE:
+  case SIM_EV_CONN_RESET:
+  case SIM_EV_CONN_REFUSED:
+  case SIM_EV_CONN_TIMEOUT:
+  case SIM_EV_CONN_STALL:
+    APPEND(" c%" PRIx64 " peer n%d", r->a, r->peer);
+    if (r->kind == SIM_EV_CONN_DATA)
+      APPEND(" (%" PRIu32 " bytes)", r->len);
+    break;
+  case SIM_EV_DISK_WRITE:
+    APPEND(" off=%" PRIu64 " len=%" PRIu64, r->a, r->b);
+    break;
+  case SIM_EV_DISK_SYNC:
+    APPEND(" %" PRIu64 " sectors", r->b);
+    break;
+  case SIM_EV_DISK_TRUNCATE:
+    APPEND(" size=%" PRIu64, r->a);
+    break;
+  case SIM_EV_DISK_EIO:
+    APPEND(" %s", disk_op_name(r->reason));
+    break;
+  case SIM_EV_DISK_LOST:
+    APPEND(" %" PRIu64 " unsynced sectors lost, %" PRIu64 " corrupted", r->a, r->b);
+    break;
+  case SIM_EV_CLOCK:
+    APPEND(" offset=%" PRId64 "us drift=%" PRId64 "ppm", (int64_t)r->a / 1000, (int64_t)r->b);
+    break;
+  case SIM_EV_FAULTPOINT:
+    APPEND(" site=%" PRIu64 " hit=%" PRIu64, r->a, r->b);
+    break;
+  case SIM_EV_NOTE:
+    APPEND(" %" PRIu64 " %" PRIu64, r->a, r->b);
+    break;
+  case SIM_EV_FAIL:
+    if (w && w->failed)
+      APPEND(" %s: %s", w->fail.name, w->fail.message);
+    break;
+  default:
+    break;
+  }
+  return (int)n;
+}
+
+void sim_trace_dump(const sim_world *w, FILE *f, size_t n) {
+  sim_trace_rec *recs = malloc(sizeof *recs * (n ? n : 1));
+  if (!recs)
+    return;
+  size_t k = sim_trace_last(w, recs, n);
+  char line[512];
+  for (size_t i = 0; i < k; i++) {
+    sim_trace_format(w, &recs[i], line, sizeof line);
+    fprintf(f, "%s\n", line);
+  }
+  free(recs);
+}
+
+void sim_stats_print(const sim_world *w, FILE *f) {
+  const sim_stats *s = &w->stats;
+  fprintf(f,
+          "events=%" PRIu64 " sent=%" PRIu64 " delivered=%" PRIu64 " lost=%" PRIu64
+          " dup=%" PRIu64 " corrupt=%" PRIu64 " reorder=%" PRIu64 " drop_partition=%" PRIu64
+          " drop_queue=%" PRIu64 " drop_down=%" PRIu64 " held=%" PRIu64 " crashes=%" PRIu64
+          " restarts=%" PRIu64 " pauses=%" PRIu64 " conn_resets=%" PRIu64
+          " conn_refused=%" PRIu64 " conn_timeouts=%" PRIu64 " retransmits=%" PRIu64
+          " disk_eio=%" PRIu64 " sectors_lost=%" PRIu64 " sectors_corrupt=%" PRIu64
+          " clock_changes=%" PRIu64 " faultpoints=%" PRIu64 "\n",
+          s->events, s->sent, s->delivered, s->lost, s->duplicated, s->corrupted, s->reordered,
+          s->dropped_partition, s->dropped_queue, s->dropped_down, s->held, s->crashes,
+          s->restarts, s->pauses, s->conns_reset, s->conns_refused, s->conns_timeout,
+          s->seg_retransmits, s->disk_eio, s->sectors_lost, s->sectors_corrupted,
+          s->clock_changes, s->faultpoints_fired);
+}

@@ -1,0 +1,829 @@
+/* World lifetime, scheduler, choice source, nodes, timers, clocks, fault
+ * points and oracles. */
+#include "internal.h"
+
+#include <stdarg.h>
+
+/* ---- Choice source ------------------------------------------------------ */
+
+uint64_t sim__mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+uint64_t sim__sid(unsigned purpose, uint32_t a, uint32_t b) {
+  return ((uint64_t)(purpose & 0xff) << 56) ^ ((uint64_t)(a & 0xffffff) << 32) ^ b;
+}
+
+uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b) {
+  return sim__sid(purpose, a, b);
+}
+
+uint64_t sim_draw(const sim_world *w, uint64_t stream, uint64_t n) {
+  uint64_t x = sim__mix(w->cfg.seed ^ sim__mix(stream * 0x9e3779b97f4a7c15ull ^
+                                                 sim__mix(n + 0x632be59bd9b4e019ull)));
+  uint64_t v = sim__mix(x ^ 0xd6e8feb86659fd93ull);
+  if (w->tape_len) {
+    uint32_t slot = (uint32_t)(x >> 52); /* 12 bits: SIM_TAPE_MAX slots */
+    if (slot < w->tape_len)
+      v = (v & 0x00ffffffffffffffull) | ((uint64_t)w->tape[slot] << 56);
+  }
+  return v;
+}
+
+int sim_chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm) {
+  if (ppm == 0)
+    return 0;
+  if (ppm >= SIM_PPM)
+    return 1;
+  uint64_t u = ((sim_draw(w, stream, n) >> 32) * SIM_PPM) >> 32;
+  return u < ppm;
+}
+
+uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
+                   uint64_t hi) {
+  if (hi <= lo)
+    return lo;
+  uint64_t span = hi - lo;
+  uint64_t v = sim_draw(w, stream, n);
+  if (span == UINT64_MAX)
+    return v;
+  /* Multiply-high keeps the top (tape-controlled) bits significant. */
+  uint64_t s1 = span + 1, hi32 = v >> 32, lo32 = v & 0xffffffffu;
+  uint64_t r = hi32 * (s1 >> 32) + ((hi32 * (s1 & 0xffffffffu)) >> 32) +
+               ((lo32 * (s1 >> 32)) >> 32);
+  return lo + (r > span ? span : r);
+}
+
+uint64_t sim_node_random(sim_world *w, int node) {
+  if (node < 0 || node >= w->n)
+    return 0;
+  node_t *nd = &w->node[node];
+  return sim_draw(w, sim__sid(0x80, (uint32_t)node, nd->inc), nd->rnd++);
+}
+
+/* ---- Configuration and lifetime ------------------------------------- */
+
+void sim_config_default(sim_config *c) {
+  memset(c, 0, sizeof *c);
+  c->nodes = 3;
+  c->net.latency_min_ns = 1 * SIM_NS_PER_MS;
+  c->net.latency_max_ns = 10 * SIM_NS_PER_MS;
+  c->net.reorder_delay_ns = 50 * SIM_NS_PER_MS;
+  c->stream.connect_timeout_ns = 1 * SIM_NS_PER_S;
+  c->stream.retransmit_ns = 200 * SIM_NS_PER_MS;
+  c->stream.stall_timeout_ns = 5 * SIM_NS_PER_S;
+  c->disk.sector_size = 512;
+  c->disk.unsynced_keep_ppm = SIM_PPM / 2;
+  c->faultpoints.enable_ppm = 0;
+  c->faultpoints.fire_ppm = SIM_PPM / 4;
+  c->budgets.max_events = 10000000;
+  c->budgets.max_time_ns = 3600 * SIM_NS_PER_S;
+  c->budgets.max_msg_size = 64 * 1024;
+  c->budgets.max_inflight = 65536;
+  c->budgets.max_pending = 1u << 20;
+  c->budgets.max_conns = 4096;
+  c->budgets.max_disk_bytes = 16u << 20;
+  c->budgets.max_timers = 4096;
+  c->trace_ring = 64;
+}
+
+sim_world *sim_world_create(const sim_config *c) {
+  if (!c || !c->ops || c->nodes < 1 || c->nodes > SIM_MAX_NODES)
+    return NULL;
+  int n = c->nodes;
+  uint32_t ring = 16;
+  uint32_t want = c->trace_ring ? c->trace_ring : 64;
+  if (want > (1u << 20))
+    want = 1u << 20;
+  while (ring < want)
+    ring <<= 1;
+  sim_world *w = calloc(1, sizeof *w);
+  if (!w)
+    return NULL;
+  w->cfg = *c;
+  w->cfg.tape = NULL;
+  w->cfg.trace_ring = ring;
+  w->n = n;
+  w->tape_len = c->tape ? (uint32_t)(c->tape_len < SIM_TAPE_MAX ? c->tape_len : SIM_TAPE_MAX) : 0;
+  if (w->tape_len)
+    memcpy(w->tape, c->tape, w->tape_len);
+  if (w->cfg.disk.sector_size == 0 || w->cfg.disk.sector_size > 65536)
+    w->cfg.disk.sector_size = 512;
+  w->node = calloc((size_t)n, sizeof *w->node);
+  w->link = calloc((size_t)n * (size_t)n, sizeof *w->link);
+  w->ring = malloc((size_t)ring * sizeof *w->ring);
+  w->ring_cap = ring;
+  w->ev_free = w->msg_free = w->conn_free = NONE;
+  w->live_ev = NONE;
+  if (!w->node || !w->link || !w->ring) {
+    sim_world_destroy(w);
+    return NULL;
+  }
+  for (int i = 0; i < n * n; i++) {
+    link_t *l = &w->link[i];
+    l->p = c->net;
+    l->fly.head = l->fly.tail = l->hold.head = l->hold.tail = NONE;
+  }
+  for (int i = 0; i < n; i++) {
+    node_t *nd = &w->node[i];
+    nd->dhead = nd->dtail = NONE;
+    nd->disk.p = w->cfg.disk;
+  }
+  for (int i = 0; i < n; i++) {
+    if (sim__sched(w, 0, EVK_BOOT, i) == NONE) {
+      sim_world_destroy(w);
+      return NULL;
+    }
+  }
+  return w;
+}
+
+void sim_world_destroy(sim_world *w) {
+  if (!w)
+    return;
+  if (w->node) {
+    for (int i = 0; i < w->n; i++) {
+      node_t *nd = &w->node[i];
+      if (nd->up && w->cfg.ops->teardown)
+        w->cfg.ops->teardown(w->cfg.ctx, w, i, SIM_TEARDOWN_DESTROY);
+      sim__disk_free(&nd->disk);
+    }
+  }
+  sim__net_free(w);
+  sim__conn_free_all(w);
+  free(w->heap);
+  free(w->ev);
+  free(w->node);
+  free(w->link);
+  free(w->ring);
+  free(w->fp_force);
+  free(w->fp_count);
+  free(w);
+}
+
+uint64_t sim_now(const sim_world *w) { return w->now; }
+int sim_nodes(const sim_world *w) { return w->n; }
+void *sim_ctx(const sim_world *w) { return w->cfg.ctx; }
+const char *sim_budget_reason(const sim_world *w) { return w->budget_reason; }
+const sim_stats *sim_get_stats(const sim_world *w) { return &w->stats; }
+
+void sim__budget_stop(sim_world *w, const char *why) {
+  if (!w->stopped) {
+    w->stopped = 1;
+    w->budget_reason = why;
+  }
+}
+
+/* ---- Event pool and heap -------------------------------------------- */
+
+static int heap_less(const heap_ent *a, const heap_ent *b) {
+  return a->time < b->time || (a->time == b->time && a->key < b->key);
+}
+
+static void heap_set(sim_world *w, uint32_t i, heap_ent h) {
+  w->heap[i] = h;
+  w->ev[h.ev].pos = i;
+}
+
+static void sift_up(sim_world *w, uint32_t i) {
+  heap_ent h = w->heap[i];
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!heap_less(&h, &w->heap[p]))
+      break;
+    heap_set(w, i, w->heap[p]);
+    i = p;
+  }
+  heap_set(w, i, h);
+}
+
+static void sift_down(sim_world *w, uint32_t i) {
+  heap_ent h = w->heap[i];
+  uint32_t n = w->heap_n;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && heap_less(&w->heap[c + 1], &w->heap[c]))
+      c++;
+    if (!heap_less(&w->heap[c], &h))
+      break;
+    heap_set(w, i, w->heap[c]);
+    i = c;
+  }
+  heap_set(w, i, h);
+}
+
+static uint32_t ev_alloc(sim_world *w) {
+  if (w->ev_free == NONE) {
+    uint32_t cap = w->ev_cap ? w->ev_cap * 2 : 64;
+    if (cap > w->cfg.budgets.max_pending + 64u)
+      cap = w->cfg.budgets.max_pending + 64u;
+    if (cap <= w->ev_cap)
+      return NONE;
+    ev_t *ev = realloc(w->ev, (size_t)cap * sizeof *ev);
+    if (!ev)
+      return NONE;
+    for (uint32_t i = w->ev_cap; i < cap; i++) {
+      ev[i].kind = 0;
+      ev[i].gen = 0;
+      ev[i].pos = NONE;
+      ev[i].next = i + 1 < cap ? i + 1 : NONE;
+    }
+    w->ev = ev;
+    w->ev_free = w->ev_cap;
+    w->ev_cap = cap;
+  }
+  uint32_t e = w->ev_free;
+  w->ev_free = w->ev[e].next;
+  return e;
+}
+
+void sim__ev_free(sim_world *w, uint32_t e) {
+  ev_t *x = &w->ev[e];
+  x->kind = 0;
+  x->gen++;
+  x->pos = NONE;
+  x->next = w->ev_free;
+  w->ev_free = e;
+}
+
+static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
+  ev_t *x = &w->ev[e];
+  uint64_t prio = 0;
+  if (w->cfg.tiebreak == SIM_TIEBREAK_CHOICE) {
+    uint64_t sid = x->node >= 0 ? sim__sid(P_SCHED, (uint32_t)x->node, 0)
+                                : sim__sid(P_SCHED, 0xffffff, 0);
+    uint64_t k = x->node >= 0 ? w->node[x->node].evseq++ : w->wseq++;
+    prio = sim_draw(w, sid, k) >> 40;
+  }
+  heap_ent h = {t, (prio << 40) | (w->seq++ & 0xffffffffffull), e};
+  uint32_t i = w->heap_n++;
+  w->heap[i] = h;
+  x->pos = i;
+  sift_up(w, i);
+}
+
+/* Schedule an event of `kind` for `node` at time t; returns its index or NONE
+ * when the pending-event budget is exhausted (the run then stops). */
+uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
+  if (w->heap_n >= w->cfg.budgets.max_pending) {
+    sim__budget_stop(w, "pending events budget");
+    return NONE;
+  }
+  if (w->heap_n == w->heap_cap) {
+    uint32_t cap = w->heap_cap ? w->heap_cap * 2 : 64;
+    heap_ent *h = realloc(w->heap, (size_t)cap * sizeof *h);
+    if (!h) {
+      sim__budget_stop(w, "out of memory");
+      return NONE;
+    }
+    w->heap = h;
+    w->heap_cap = cap;
+  }
+  uint32_t e = ev_alloc(w);
+  if (e == NONE) {
+    sim__budget_stop(w, "pending events budget");
+    return NONE;
+  }
+  ev_t *x = &w->ev[e];
+  x->kind = kind;
+  x->sub = 0;
+  x->node = (int16_t)node;
+  x->inc = node >= 0 ? w->node[node].inc : 0;
+  x->next = NONE;
+  heap_insert(w, e, t < w->now ? w->now : t);
+  return e;
+}
+
+/* Remove a scheduled event from the heap (it stays allocated). */
+void sim__unsched(sim_world *w, uint32_t e) {
+  uint32_t i = w->ev[e].pos;
+  if (i == NONE)
+    return;
+  w->ev[e].pos = NONE;
+  uint32_t last = --w->heap_n;
+  if (i != last) {
+    heap_ent moved = w->heap[last];
+    heap_set(w, i, moved);
+    if (i > 0 && heap_less(&moved, &w->heap[(i - 1) / 2]))
+      sift_up(w, i);
+    else
+      sift_down(w, i);
+  }
+}
+
+/* Cancel a pending event: removed from the heap, or, when a pause deferred
+ * it, left in the node's deferred list as a tombstone freed later. */
+void sim__ev_cancel(sim_world *w, uint32_t e) {
+  if (w->ev[e].pos != NONE) {
+    sim__unsched(w, e);
+    sim__ev_free(w, e);
+  } else {
+    w->ev[e].kind = EVK_DEAD;
+  }
+}
+
+static uint32_t heap_pop(sim_world *w) {
+  uint32_t e = w->heap[0].ev;
+  w->ev[e].pos = NONE;
+  if (--w->heap_n > 0) {
+    w->heap[0] = w->heap[w->heap_n];
+    sift_down(w, 0);
+  }
+  return e;
+}
+
+int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
+  if (!fn)
+    return -EINVAL;
+  uint32_t e = sim__sched(w, t, EVK_CALL, -1);
+  if (e == NONE)
+    return -ENOSPC;
+  w->ev[e].u.call.fn = fn;
+  w->ev[e].u.call.arg = arg;
+  return 0;
+}
+
+/* ---- Liveness and failures ------------------------------------------ */
+
+static void record_failure(sim_world *w, int live, int node, const char *name,
+                           const char *file, int line) {
+  w->failed = 1;
+  w->stopped = 1;
+  w->fail.is_liveness = live;
+  w->fail.name = name;
+  w->fail.node = node;
+  w->fail.time = w->now;
+  w->fail.event = w->stats.events;
+  w->fail.file = file;
+  w->fail.line = line;
+  sim__trace(w, SIM_EV_FAIL, (unsigned)live, node, -1, 0, 0, 0, NULL, 0);
+}
+
+int sim__invariant_failed(sim_world *w, int node, const char *name, const char *file,
+                          int line, const char *fmt, ...) {
+  if (w->failed)
+    return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->fail.message, sizeof w->fail.message, fmt, ap);
+  va_end(ap);
+  record_failure(w, 0, node, name, file, line);
+  if (w->cfg.fail_mode == SIM_FAIL_ABORT) {
+    if (w->cfg.on_failure)
+      w->cfg.on_failure(w->cfg.ctx, w);
+    return 1;
+  }
+  return 0;
+}
+
+static void liveness_failed(sim_world *w) {
+  if (w->failed)
+    return;
+  snprintf(w->fail.message, sizeof w->fail.message,
+           "liveness predicate did not hold within the deadline after heal");
+  record_failure(w, 1, -1, "liveness", __FILE__, __LINE__);
+  if (w->cfg.fail_mode == SIM_FAIL_ABORT) {
+    if (w->cfg.on_failure)
+      w->cfg.on_failure(w->cfg.ctx, w);
+    abort();
+  }
+}
+
+int sim_require_liveness(sim_world *w, uint64_t deadline_ns) {
+  if (!w->cfg.live)
+    return -EINVAL;
+  if (w->live_ev != NONE) {
+    sim__ev_cancel(w, w->live_ev);
+    w->live_ev = NONE;
+  }
+  w->live_armed = 1;
+  if (w->cfg.live(w->cfg.ctx, w)) {
+    w->live_armed = 0;
+    return 0;
+  }
+  uint64_t t = deadline_ns > UINT64_MAX - w->now ? UINT64_MAX : w->now + deadline_ns;
+  w->live_ev = sim__sched(w, t, EVK_LIVE, -1);
+  return w->live_ev == NONE ? -ENOSPC : 0;
+}
+
+int sim_liveness_pending(const sim_world *w) { return w->live_armed; }
+int sim_failed(const sim_world *w) { return w->failed; }
+const sim_failure *sim_get_failure(const sim_world *w) { return w->failed ? &w->fail : NULL; }
+
+int sim_finish(sim_world *w) {
+  if (!w->finished && !w->failed) {
+    w->finished = 1;
+    if (w->cfg.at_end)
+      w->cfg.at_end(w->cfg.ctx, w);
+  }
+  return w->failed;
+}
+
+/* ---- Running -------------------------------------------------------- */
+
+static void boot_node(sim_world *w, int i) {
+  node_t *nd = &w->node[i];
+  int restart = nd->inc > 0;
+  nd->up = 1;
+  nd->paused = 0;
+  sim__trace(w, SIM_EV_BOOT, 0, i, -1, (uint64_t)restart, nd->inc, 0, NULL, 0);
+  if (w->cfg.ops->boot)
+    w->cfg.ops->boot(w->cfg.ctx, w, i, restart);
+}
+
+static void defer(sim_world *w, node_t *nd, uint32_t e) {
+  w->ev[e].next = NONE;
+  if (nd->dtail == NONE)
+    nd->dhead = e;
+  else
+    w->ev[nd->dtail].next = e;
+  nd->dtail = e;
+  nd->ndeferred++;
+}
+
+static void dispatch(sim_world *w, uint32_t e) {
+  ev_t *x = &w->ev[e];
+  if (x->node >= 0 && x->kind != EVK_BOOT) {
+    node_t *nd = &w->node[x->node];
+    if (nd->paused && nd->up && x->inc == nd->inc) {
+      defer(w, nd, e);
+      return;
+    }
+  }
+  switch (x->kind) {
+  case EVK_BOOT: {
+    int i = x->node;
+    int ok = !w->node[i].up && x->inc == w->node[i].inc;
+    sim__ev_free(w, e);
+    if (ok)
+      boot_node(w, i);
+    break;
+  }
+  case EVK_MSG:
+    sim__deliver_msg(w, e);
+    break;
+  case EVK_SEG:
+    sim__seg_event(w, e);
+    break;
+  case EVK_SYN:
+    sim__syn_event(w, e);
+    break;
+  case EVK_CONNTO:
+    sim__connto_event(w, e);
+    break;
+  case EVK_NOTIFY:
+    sim__notify_event(w, e);
+    break;
+  case EVK_TIMER: {
+    int i = x->node;
+    uint64_t tag = x->u.tag;
+    node_t *nd = &w->node[i];
+    int live = nd->up && x->inc == nd->inc;
+    sim__ev_free(w, e);
+    if (live) {
+      nd->timers--;
+      w->stats.timers_fired++;
+      sim__trace(w, SIM_EV_TIMER, 0, i, -1, tag, 0, 0, NULL, 0);
+      if (w->cfg.ops->timer)
+        w->cfg.ops->timer(w->cfg.ctx, w, i, tag);
+    }
+    break;
+  }
+  case EVK_CALL: {
+    sim_call_fn fn = x->u.call.fn;
+    void *arg = x->u.call.arg;
+    sim__ev_free(w, e);
+    fn(w, arg);
+    break;
+  }
+  case EVK_LIVE:
+    sim__ev_free(w, e);
+    w->live_ev = NONE;
+    if (w->live_armed)
+      liveness_failed(w);
+    break;
+  default:
+    sim__ev_free(w, e);
+    break;
+  }
+}
+
+int sim_step(sim_world *w) {
+  if (w->stopped || w->heap_n == 0)
+    return 0;
+  if (w->stats.events >= w->cfg.budgets.max_events) {
+    sim__budget_stop(w, "event budget");
+    return 0;
+  }
+  if (w->heap[0].time > w->cfg.budgets.max_time_ns) {
+    sim__budget_stop(w, "virtual time budget");
+    return 0;
+  }
+  uint64_t t = w->heap[0].time;
+  uint32_t e = heap_pop(w);
+  w->now = t;
+  w->stats.events++;
+  dispatch(w, e);
+  if (!w->stopped) {
+    if (w->live_armed && w->cfg.live(w->cfg.ctx, w)) {
+      w->live_armed = 0;
+      if (w->live_ev != NONE) {
+        sim__ev_cancel(w, w->live_ev);
+        w->live_ev = NONE;
+      }
+    }
+    if (w->cfg.after_event && !w->stopped)
+      w->cfg.after_event(w->cfg.ctx, w);
+  }
+  return 1;
+}
+
+sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps) {
+  uint64_t steps = 0;
+  for (;;) {
+    if (w->failed)
+      return SIM_STOP_FAILURE;
+    if (w->stopped)
+      return SIM_STOP_BUDGET;
+    if (max_steps && steps >= max_steps)
+      return SIM_STOP_STEPS;
+    if (w->heap_n == 0)
+      return SIM_STOP_QUIESCENT;
+    if (w->heap[0].time > until_ns) {
+      if (until_ns > w->now)
+        w->now = until_ns;
+      return SIM_STOP_TIME;
+    }
+    if (sim_step(w))
+      steps++;
+  }
+}
+
+/* ---- Nodes ---------------------------------------------------------- */
+
+#define CHECK_NODE(w, i)                                                                 \
+  do {                                                                                   \
+    if ((i) < 0 || (i) >= (w)->n)                                                        \
+      return -EINVAL;                                                                    \
+  } while (0)
+
+void sim_node_set_data(sim_world *w, int node, void *data) {
+  if (node >= 0 && node < w->n)
+    w->node[node].data = data;
+}
+
+void *sim_node_data(const sim_world *w, int node) {
+  return node >= 0 && node < w->n ? w->node[node].data : NULL;
+}
+
+int sim_node_up(const sim_world *w, int node) {
+  return node >= 0 && node < w->n && w->node[node].up;
+}
+
+int sim_node_paused(const sim_world *w, int node) {
+  return node >= 0 && node < w->n && w->node[node].paused;
+}
+
+uint32_t sim_node_incarnation(const sim_world *w, int node) {
+  return node >= 0 && node < w->n ? w->node[node].inc : 0;
+}
+
+static void drop_deferred(sim_world *w, node_t *nd) {
+  uint32_t e = nd->dhead;
+  while (e != NONE) {
+    uint32_t next = w->ev[e].next;
+    /* messages and segments were purged by the crash; only events remain */
+    sim__ev_free(w, e);
+    e = next;
+  }
+  nd->dhead = nd->dtail = NONE;
+  nd->ndeferred = 0;
+}
+
+int sim_node_crash(sim_world *w, int node) {
+  CHECK_NODE(w, node);
+  node_t *nd = &w->node[node];
+  if (!nd->up)
+    return 0;
+  w->stats.crashes++;
+  sim__trace(w, SIM_EV_CRASH, 0, node, -1, nd->inc, 0, 0, NULL, 0);
+  if (w->cfg.ops->teardown)
+    w->cfg.ops->teardown(w->cfg.ctx, w, node, SIM_TEARDOWN_CRASH);
+  nd->data = NULL;
+  nd->up = 0;
+  nd->paused = 0;
+  nd->inc++; /* every pending event of the old incarnation is now stale */
+  nd->timers = 0;
+  sim__net_purge_node(w, node);
+  sim__conn_purge_node(w, node);
+  drop_deferred(w, nd);
+  sim__disk_crash(w, node);
+  return 0;
+}
+
+int sim_node_restart(sim_world *w, int node) {
+  CHECK_NODE(w, node);
+  node_t *nd = &w->node[node];
+  if (nd->up)
+    return -EALREADY;
+  w->stats.restarts++;
+  sim__trace(w, SIM_EV_RESTART, 0, node, -1, nd->inc, 0, 0, NULL, 0);
+  return sim__sched(w, w->now, EVK_BOOT, node) == NONE ? -ENOSPC : 0;
+}
+
+int sim_node_pause(sim_world *w, int node) {
+  CHECK_NODE(w, node);
+  node_t *nd = &w->node[node];
+  if (!nd->up || nd->paused)
+    return -EALREADY;
+  nd->paused = 1;
+  w->stats.pauses++;
+  sim__trace(w, SIM_EV_PAUSE, 0, node, -1, 0, 0, 0, NULL, 0);
+  return 0;
+}
+
+int sim_node_resume(sim_world *w, int node) {
+  CHECK_NODE(w, node);
+  node_t *nd = &w->node[node];
+  if (!nd->paused)
+    return -EALREADY;
+  nd->paused = 0;
+  w->stats.resumes++;
+  sim__trace(w, SIM_EV_RESUME, 0, node, -1, nd->ndeferred, 0, 0, NULL, 0);
+  /* Re-queue deferred events at now, 1 ns apart, so they keep their order
+   * whatever the tie-break rule. */
+  uint32_t e = nd->dhead;
+  uint64_t t = w->now;
+  nd->dhead = nd->dtail = NONE;
+  nd->ndeferred = 0;
+  while (e != NONE) {
+    uint32_t next = w->ev[e].next;
+    if (w->heap_n >= w->heap_cap || w->heap_n >= w->cfg.budgets.max_pending) {
+      /* cannot happen: deferred events came out of the heap, which has
+       * kept its capacity; stop cleanly rather than lose events */
+      sim__budget_stop(w, "pending events budget");
+      sim__ev_free(w, e);
+    } else {
+      heap_insert(w, e, t++);
+    }
+    e = next;
+  }
+  return 0;
+}
+
+/* ---- Timers and clocks ---------------------------------------------- */
+
+/* Convert a delay on a node's (drifting) clock into true time. */
+uint64_t sim__local_to_true(const node_t *nd, uint64_t d) {
+  if (nd->drift == 0)
+    return d;
+  uint64_t den = (uint64_t)((int64_t)SIM_PPM + nd->drift);
+  return (d / den) * SIM_PPM + ((d % den) * SIM_PPM) / den;
+}
+
+sim_timer sim_timer_start(sim_world *w, int node, uint64_t delay_ns, uint64_t tag) {
+  if (node < 0 || node >= w->n)
+    return 0;
+  node_t *nd = &w->node[node];
+  if (!nd->up || nd->timers >= w->cfg.budgets.max_timers)
+    return 0;
+  uint64_t d = sim__local_to_true(nd, delay_ns);
+  uint64_t t = d > UINT64_MAX - w->now ? UINT64_MAX : w->now + d;
+  uint32_t e = sim__sched(w, t, EVK_TIMER, node);
+  if (e == NONE)
+    return 0;
+  w->ev[e].u.tag = tag;
+  nd->timers++;
+  return ((uint64_t)(w->ev[e].gen + 1) << 32) | e;
+}
+
+int sim_timer_cancel(sim_world *w, sim_timer t) {
+  uint32_t e = (uint32_t)t;
+  uint32_t gen = (uint32_t)(t >> 32);
+  if (t == 0 || e >= w->ev_cap || gen == 0)
+    return -ENOENT;
+  ev_t *x = &w->ev[e];
+  if (x->kind != EVK_TIMER || x->gen + 1 != gen)
+    return -ENOENT;
+  node_t *nd = &w->node[x->node];
+  int live = nd->up && x->inc == nd->inc;
+  sim__ev_cancel(w, e);
+  if (!live)
+    return -ENOENT;
+  nd->timers--;
+  return 0;
+}
+
+/* drift contribution of `dt` ns at `drift` ppm, without overflow */
+static int64_t drift_of(uint64_t dt, int32_t drift) {
+  int64_t q = (int64_t)(dt / SIM_PPM), r = (int64_t)(dt % SIM_PPM);
+  return q * drift + (r * drift) / (int64_t)SIM_PPM;
+}
+
+int64_t sim_clock(const sim_world *w, int node) {
+  if (node < 0 || node >= w->n)
+    return 0;
+  const node_t *nd = &w->node[node];
+  return (int64_t)w->now + nd->clk_off + drift_of(w->now - nd->anchor, nd->drift);
+}
+
+static void clock_changed(sim_world *w, int node) {
+  node_t *nd = &w->node[node];
+  w->stats.clock_changes++;
+  sim__trace(w, SIM_EV_CLOCK, 0, node, -1, (uint64_t)nd->clk_off, (uint64_t)(int64_t)nd->drift,
+             0, NULL, 0);
+}
+
+int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns) {
+  CHECK_NODE(w, node);
+  node_t *nd = &w->node[node];
+  nd->clk_off = offset_ns - drift_of(w->now - nd->anchor, nd->drift);
+  clock_changed(w, node);
+  return 0;
+}
+
+int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
+  CHECK_NODE(w, node);
+  if (drift_ppm < -500000 || drift_ppm > 500000)
+    return -EINVAL;
+  node_t *nd = &w->node[node];
+  nd->clk_off += drift_of(w->now - nd->anchor, nd->drift);
+  nd->anchor = w->now;
+  nd->drift = drift_ppm;
+  clock_changed(w, node);
+  return 0;
+}
+
+int sim_clock_jump(sim_world *w, int node, int64_t delta_ns) {
+  CHECK_NODE(w, node);
+  w->node[node].clk_off += delta_ns;
+  clock_changed(w, node);
+  return 0;
+}
+
+/* ---- Code-level fault points ---------------------------------------- */
+
+/* Find or insert key in a fixed open-addressing table; NULL when full. */
+static fp_ent *fp_slot(fp_ent **tab, uint32_t key, int insert) {
+  if (!*tab) {
+    if (!insert)
+      return NULL;
+    *tab = calloc(FP_SLOTS, sizeof **tab);
+    if (!*tab)
+      return NULL;
+  }
+  uint32_t h = (uint32_t)sim__mix(key) & (FP_SLOTS - 1);
+  for (uint32_t i = 0; i < FP_SLOTS; i++) {
+    fp_ent *s = &(*tab)[(h + i) & (FP_SLOTS - 1)];
+    if (s->used && s->key == key)
+      return s;
+    if (!s->used) {
+      if (!insert)
+        return NULL;
+      s->used = 1;
+      s->key = key;
+      s->val = 0;
+      return s;
+    }
+  }
+  return NULL;
+}
+
+int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm) {
+  fp_ent *s = fp_slot(&w->fp_force, site, 1);
+  if (!s)
+    return -ENOSPC;
+  s->val = ppm < 0 ? -1 : (ppm > SIM_PPM ? SIM_PPM : ppm);
+  return 0;
+}
+
+int sim_faultpoint(sim_world *w, int node, uint32_t site) {
+  if (node < 0 || node >= w->n)
+    return 0;
+  uint32_t rate;
+  fp_ent *f = fp_slot(&w->fp_force, site, 0);
+  if (f) {
+    rate = f->val < 0 ? 0 : (uint32_t)f->val;
+  } else {
+    const sim_faultpoint_params *p = &w->cfg.faultpoints;
+    if (!p->enable_ppm || !p->fire_ppm)
+      return 0;
+    rate = sim_chance(w, sim__sid(P_FP_EN, 0, site), 0, p->enable_ppm) ? p->fire_ppm : 0;
+  }
+  if (!rate)
+    return 0;
+  fp_ent *c = fp_slot(&w->fp_count, ((uint32_t)node << 24) ^ site, 1);
+  uint64_t n = c ? (uint64_t)c->val++ : w->stats.faultpoints_fired;
+  if (!sim_chance(w, sim__sid(P_FP, (uint32_t)node, site), n, rate))
+    return 0;
+  w->stats.faultpoints_fired++;
+  sim__trace(w, SIM_EV_FAULTPOINT, 0, node, -1, site, n, 0, NULL, 0);
+  return 1;
+}
