@@ -3,7 +3,7 @@
  * `sector_size` bytes; sync copies dirty sectors to the durable image. On a
  * crash every dirty sector independently survives (unsynced_keep_ppm), is
  * corrupted (unsynced_corrupt_ppm) or is lost, so multi-sector writes can be
- * torn; a size change survives with unsynced_keep_ppm. */
+ * torn; a size change survives with unsynced_keep_ppm + unsynced_corrupt_ppm. */
 #include "internal.h"
 
 void sim__disk_free(disk_t *d) {
@@ -154,8 +154,11 @@ static void decide_dirty(sim_world *w, int node, int reload) {
     }
     d->isdirty[s] = 0;
   }
+  /* the size change was written if the data was (kept or corrupted) */
+  uint64_t written = (uint64_t)d->p.unsynced_keep_ppm + d->p.unsynced_corrupt_ppm;
   if (d->size != d->dsize &&
-      sim_chance(w, sim__sid(P_DISK, (uint32_t)node, 1), d->decided, d->p.unsynced_keep_ppm))
+      sim_chance(w, sim__sid(P_DISK, (uint32_t)node, 1), d->decided,
+                 (uint32_t)(written > SIM_PPM ? SIM_PPM : written)))
     d->dsize = d->size;
   d->ndirty = 0;
   if (reload) {

@@ -331,10 +331,11 @@ void sim_world_destroy(sim_world *w);
 
 /* ---- Running -------------------------------------------------------- */
 
-/** Run events until the queue is empty, virtual time would pass `until_ns`,
+/** Process events in order until none is left at or before `until_ns`,
  *  `max_steps` events were processed (0 = no limit), a failure, or a budget.
- *  Time advances to until_ns when the queue empties first or the next event
- *  is later (unless until_ns is UINT64_MAX). */
+ *  Unless stopped early, virtual time then advances to until_ns (when it is
+ *  not UINT64_MAX). Returns SIM_STOP_QUIESCENT if no event is pending,
+ *  SIM_STOP_TIME if later events remain. */
 sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps);
 
 /** Process exactly one event. Returns 1 if one ran, 0 if none was pending or

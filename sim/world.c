@@ -554,12 +554,10 @@ sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps) {
       return SIM_STOP_BUDGET;
     if (max_steps && steps >= max_steps)
       return SIM_STOP_STEPS;
-    if (w->heap_n == 0)
-      return SIM_STOP_QUIESCENT;
-    if (w->heap[0].time > until_ns) {
-      if (until_ns > w->now)
+    if (w->heap_n == 0 || w->heap[0].time > until_ns) {
+      if (until_ns != UINT64_MAX && until_ns > w->now)
         w->now = until_ns;
-      return SIM_STOP_TIME;
+      return w->heap_n == 0 ? SIM_STOP_QUIESCENT : SIM_STOP_TIME;
     }
     if (sim_step(w))
       steps++;

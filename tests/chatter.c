@@ -120,7 +120,7 @@ static void recv_msg(void *ctx, sim_world *w, int node, int from, const void *ms
   chatter *c = ctx;
   const uint8_t *b = msg;
   COUNT(c, node, recv);
-  if (len == 16 && b[1] > 0) {
+  if (len == 16 && b[1] > 0 && b[1] <= c->hops) { /* reject corrupted hop counts */
     uint8_t out[16];
     memcpy(out, b, 16);
     out[0] = MSG_PONG;
@@ -283,4 +283,26 @@ void chatter_schedule_faults(sim_world *w, uint64_t seed, int count) {
     sim_at(w, 701 * SIM_NS_PER_MS, apply_fault, (void *)(uintptr_t)(F_RESTART | i << 8));
     sim_at(w, 701 * SIM_NS_PER_MS, apply_fault, (void *)(uintptr_t)(F_RESUME | i << 8));
   }
+}
+
+uint64_t chatter_swarm_hash(uint64_t seed, sim_stats *stats) {
+  chatter c;
+  chatter_init(&c);
+  sim_config cfg = chatter_random_config(&c, seed);
+  uint8_t tape[256];
+  size_t tl = (size_t)pick(seed, 19, sizeof tape + 1);
+  for (size_t i = 0; i < tl; i++)
+    tape[i] = (uint8_t)pick(seed, 1000 + i, 256);
+  cfg.tape = tape;
+  cfg.tape_len = tl;
+  sim_world *w = sim_world_create(&cfg);
+  if (!w)
+    abort();
+  chatter_schedule_faults(w, seed, (int)pick(seed, 20, 12));
+  sim_run(w, UINT64_MAX, 0);
+  uint64_t h = sim_trace_hash(w);
+  if (stats)
+    *stats = *sim_get_stats(w);
+  sim_world_destroy(w);
+  return h;
 }

@@ -49,3 +49,8 @@ sim_config chatter_random_config(chatter *c, uint64_t seed);
 void chatter_schedule_faults(sim_world *w, uint64_t seed, int count);
 
 #endif
+
+/** Hash of the swarm scenario for `seed`: a random configuration, random
+ *  tape and random timed faults, run to quiescence. Used by the determinism
+ *  tests, the fingerprint program and the benchmarks. `stats` may be NULL. */
+uint64_t chatter_swarm_hash(uint64_t seed, sim_stats *stats);
