@@ -26,7 +26,6 @@ typedef struct {
 } heap_ent;
 
 typedef struct {
-  uint32_t pos;  /* heap index; NONE when not in the heap */
   uint32_t gen;  /* bumped on free: stale handles are detected */
   uint8_t kind;  /* EVK_*; 0 when free */
   uint8_t sub;   /* NOTIFY: sim_conn_event */
@@ -66,6 +65,7 @@ typedef struct {
 typedef struct {
   sim_link_params p;
   uint8_t blocked, held;
+  uint8_t faulty; /* any random fault or bandwidth/queue limit configured */
   uint64_t seq;        /* datagrams sent on the link (decision index) */
   uint64_t busy_until; /* bandwidth: link busy transmitting until */
   mlist fly;           /* in flight, in send order */
@@ -152,7 +152,7 @@ struct sim_world {
   fp_ent *fp_force, *fp_count; /* lazily allocated */
 
   /* trace */
-  uint64_t trace_n, trace_hash;
+  uint64_t trace_n, trace_hash, trace_hash2; /* two fingerprint lanes */
   sim_trace_rec *ring;
   uint32_t ring_cap; /* power of two */
 
@@ -166,14 +166,26 @@ struct sim_world {
   uint8_t failed;
 };
 
+/* splitmix64 finaliser */
+static inline uint64_t sim__mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+/* stream id: purpose (8 bits), a (24 bits), b (32 bits) */
+static inline uint64_t sim__sid(unsigned purpose, uint32_t a, uint32_t b) {
+  return ((uint64_t)(purpose & 0xff) << 56) ^ ((uint64_t)(a & 0xffffff) << 32) ^ b;
+}
+
 /* world.c */
 uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node);
-void sim__unsched(sim_world *w, uint32_t e);
 void sim__ev_free(sim_world *w, uint32_t e);
 void sim__ev_cancel(sim_world *w, uint32_t e);
 void sim__budget_stop(sim_world *w, const char *why);
-uint64_t sim__mix(uint64_t x);
-uint64_t sim__sid(unsigned purpose, uint32_t a, uint32_t b);
 uint64_t sim__local_to_true(const node_t *nd, uint64_t d);
 
 /* trace.c */

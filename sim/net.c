@@ -103,6 +103,12 @@ void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
 
 static link_t *L(sim_world *w, int from, int to) { return &w->link[from * w->n + to]; }
 
+static void link_params(link_t *l, const sim_link_params *p) {
+  l->p = *p;
+  l->faulty = p->loss_ppm || p->dup_ppm || p->reorder_ppm || p->corrupt_ppm ||
+              p->bandwidth_bps || p->queue_limit;
+}
+
 static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
                       const msg_t *m, uint64_t b) {
   sim__trace(w, kind, reason, node, peer, m->id, b, m->kind, m->data, m->len);
@@ -166,6 +172,8 @@ static void launch(sim_world *w, link_t *l, uint32_t i, uint64_t n, unsigned lat
   msg_t *m = &w->msg[i];
   const sim_link_params *p = &l->p;
   uint64_t d = latency(w, p, lat_purpose, m->from, m->to, n);
+  if (!l->faulty)
+    goto go;
   if (p->bandwidth_bps) {
     uint64_t start = l->busy_until > w->now ? l->busy_until : w->now;
     uint64_t ser = ((uint64_t)m->len * SIM_NS_PER_S + p->bandwidth_bps - 1) / p->bandwidth_bps;
@@ -180,6 +188,7 @@ static void launch(sim_world *w, link_t *l, uint32_t i, uint64_t n, unsigned lat
     w->stats.reordered++;
     trace_msg(w, SIM_EV_REORDER, 0, m->from, m->to, m, extra);
   }
+go:
   sim__ml_push(w, &l->fly, i);
   if (schedule_delivery(w, i, w->now + d) < 0) {
     sim__ml_remove(w, &l->fly, i);
@@ -211,6 +220,10 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
   const sim_link_params *p = &l->p;
   if (l->blocked) {
     drop(w, i, SIM_DROP_PARTITION);
+    return 0;
+  }
+  if (!l->faulty) { /* fast path: latency only */
+    launch(w, l, i, n, P_LAT);
     return 0;
   }
   if (sim_chance(w, sim__sid(P_LOSS, (uint32_t)from, (uint32_t)to), n, p->loss_ppm)) {
@@ -321,7 +334,7 @@ int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
   CHECK_LINK(w, from, to);
   if (!p)
     return -EINVAL;
-  L(w, from, to)->p = *p;
+  link_params(L(w, from, to), p);
   sim__trace(w, SIM_EV_LINK, 0, from, to, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
   return 0;
 }
@@ -334,7 +347,7 @@ int sim_link_get(const sim_world *w, int from, int to, sim_link_params *p) {
 
 void sim_net_set_all(sim_world *w, const sim_link_params *p) {
   for (int i = 0; i < w->n * w->n; i++)
-    w->link[i].p = *p;
+    link_params(&w->link[i], p);
   sim__trace(w, SIM_EV_LINK, 1, -1, -1, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
 }
 

@@ -4,10 +4,11 @@
 
 #include <inttypes.h>
 
+/* Fingerprint step: multiply-rotate per word (bijective in h, so any single
+ * differing word changes the result); sim_trace_hash() finalises. */
 static uint64_t hash_word(uint64_t h, uint64_t x) {
-  h ^= x;
-  h *= 0x100000001b3ull ^ 0x9e3779b97f4a7c00ull;
-  return h ^ (h >> 29);
+  h = (h ^ x) * 0x9fb21c651e98df25ull;
+  return (h << 29) | (h >> 35);
 }
 
 void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
@@ -26,29 +27,36 @@ void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer
   r->b = b;
   size_t pl = len < SIM_TRACE_PREFIX ? len : SIM_TRACE_PREFIX;
   r->prefix_len = (uint8_t)(payload ? pl : 0);
-  uint64_t pw[3] = {0, 0, 0};
-  if (payload && pl) {
+  if (payload && pl)
     memcpy(r->prefix, payload, pl);
-    memcpy(pw, payload, pl);
+  /* two independent lanes halve the multiply chain per record */
+  uint64_t h1 = w->trace_hash, h2 = w->trace_hash2;
+  h1 = hash_word(h1, r->time);
+  h2 = hash_word(h2, (uint64_t)kind | (uint64_t)reason << 16 | (uint64_t)(uint16_t)node << 32 |
+                         (uint64_t)(uint16_t)peer << 48);
+  h1 = hash_word(h1, a);
+  h2 = hash_word(h2, b ^ ((uint64_t)msg_kind << 32 | (uint64_t)(uint32_t)len) * 0x9e3779b97f4a7c15ull);
+  if (payload && pl && (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
+    /* payload bytes enter the fingerprint where they are produced */
+    const uint8_t *pb = r->prefix;
+    uint64_t pw = 0;
+    for (size_t i = 0; i < pl; i++) { /* fixed byte order on every host */
+      pw = pw << 8 | pb[i];
+      if ((i & 7) == 7 || i + 1 == pl) {
+        h1 = hash_word(h1, pw);
+        pw = 0;
+      }
+    }
   }
-  uint64_t h = w->trace_hash;
-  h = hash_word(h, r->time);
-  h = hash_word(h, (uint64_t)kind | (uint64_t)reason << 16 | (uint64_t)(uint16_t)node << 32 |
-                       (uint64_t)(uint16_t)peer << 48);
-  h = hash_word(h, (uint64_t)msg_kind | (uint64_t)len << 32);
-  h = hash_word(h, a);
-  h = hash_word(h, b);
-  if (payload && pl) {
-    h = hash_word(h, pw[0]);
-    h = hash_word(h, pw[1]);
-    h = hash_word(h, pw[2]);
-  }
-  w->trace_hash = h;
+  w->trace_hash = h1;
+  w->trace_hash2 = h2;
   if (w->cfg.trace)
     w->cfg.trace(w->cfg.trace_ctx, r, payload, len);
 }
 
-uint64_t sim_trace_hash(const sim_world *w) { return w->trace_hash; }
+uint64_t sim_trace_hash(const sim_world *w) {
+  return sim__mix(w->trace_hash ^ sim__mix(w->trace_hash2 ^ w->trace_n));
+}
 uint64_t sim_trace_count(const sim_world *w) { return w->trace_n; }
 
 void sim_note(sim_world *w, int node, uint64_t a, uint64_t b) {

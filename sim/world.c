@@ -6,27 +6,15 @@
 
 /* ---- Choice source ------------------------------------------------------ */
 
-uint64_t sim__mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
-uint64_t sim__sid(unsigned purpose, uint32_t a, uint32_t b) {
-  return ((uint64_t)(purpose & 0xff) << 56) ^ ((uint64_t)(a & 0xffffff) << 32) ^ b;
-}
-
 uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b) {
   return sim__sid(purpose, a, b);
 }
 
 uint64_t sim_draw(const sim_world *w, uint64_t stream, uint64_t n) {
-  uint64_t x = sim__mix(w->cfg.seed ^ sim__mix(stream * 0x9e3779b97f4a7c15ull ^
-                                                 sim__mix(n + 0x632be59bd9b4e019ull)));
-  uint64_t v = sim__mix(x ^ 0xd6e8feb86659fd93ull);
+  /* x identifies the decision (and its tape slot); v is its value */
+  uint64_t x = sim__mix((stream * 0x9e3779b97f4a7c15ull + w->cfg.seed) ^
+                        (n * 0xd6e8feb86659fd93ull + 0x632be59bd9b4e019ull));
+  uint64_t v = sim__mix(x + 0x8cb92ba72f3d8dd7ull);
   if (w->tape_len) {
     uint32_t slot = (uint32_t)(x >> 52); /* 12 bits: SIM_TAPE_MAX slots */
     if (slot < w->tape_len)
@@ -127,6 +115,8 @@ sim_world *sim_world_create(const sim_config *c) {
   for (int i = 0; i < n * n; i++) {
     link_t *l = &w->link[i];
     l->p = c->net;
+    l->faulty = c->net.loss_ppm || c->net.dup_ppm || c->net.reorder_ppm ||
+                c->net.corrupt_ppm || c->net.bandwidth_bps || c->net.queue_limit;
     l->fly.head = l->fly.tail = l->hold.head = l->hold.tail = NONE;
   }
   for (int i = 0; i < n; i++) {
@@ -185,21 +175,16 @@ static int heap_less(const heap_ent *a, const heap_ent *b) {
   return a->time < b->time || (a->time == b->time && a->key < b->key);
 }
 
-static void heap_set(sim_world *w, uint32_t i, heap_ent h) {
-  w->heap[i] = h;
-  w->ev[h.ev].pos = i;
-}
-
 static void sift_up(sim_world *w, uint32_t i) {
   heap_ent h = w->heap[i];
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
     if (!heap_less(&h, &w->heap[p]))
       break;
-    heap_set(w, i, w->heap[p]);
+    w->heap[i] = w->heap[p];
     i = p;
   }
-  heap_set(w, i, h);
+  w->heap[i] = h;
 }
 
 static void sift_down(sim_world *w, uint32_t i) {
@@ -213,10 +198,10 @@ static void sift_down(sim_world *w, uint32_t i) {
       c++;
     if (!heap_less(&w->heap[c], &h))
       break;
-    heap_set(w, i, w->heap[c]);
+    w->heap[i] = w->heap[c];
     i = c;
   }
-  heap_set(w, i, h);
+  w->heap[i] = h;
 }
 
 static uint32_t ev_alloc(sim_world *w) {
@@ -232,7 +217,6 @@ static uint32_t ev_alloc(sim_world *w) {
     for (uint32_t i = w->ev_cap; i < cap; i++) {
       ev[i].kind = 0;
       ev[i].gen = 0;
-      ev[i].pos = NONE;
       ev[i].next = i + 1 < cap ? i + 1 : NONE;
     }
     w->ev = ev;
@@ -248,7 +232,6 @@ void sim__ev_free(sim_world *w, uint32_t e) {
   ev_t *x = &w->ev[e];
   x->kind = 0;
   x->gen++;
-  x->pos = NONE;
   x->next = w->ev_free;
   w->ev_free = e;
 }
@@ -265,7 +248,6 @@ static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
   heap_ent h = {t, (prio << 40) | (w->seq++ & 0xffffffffffull), e};
   uint32_t i = w->heap_n++;
   w->heap[i] = h;
-  x->pos = i;
   sift_up(w, i);
 }
 
@@ -301,37 +283,13 @@ uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
   return e;
 }
 
-/* Remove a scheduled event from the heap (it stays allocated). */
-void sim__unsched(sim_world *w, uint32_t e) {
-  uint32_t i = w->ev[e].pos;
-  if (i == NONE)
-    return;
-  w->ev[e].pos = NONE;
-  uint32_t last = --w->heap_n;
-  if (i != last) {
-    heap_ent moved = w->heap[last];
-    heap_set(w, i, moved);
-    if (i > 0 && heap_less(&moved, &w->heap[(i - 1) / 2]))
-      sift_up(w, i);
-    else
-      sift_down(w, i);
-  }
-}
-
-/* Cancel a pending event: removed from the heap, or, when a pause deferred
- * it, left in the node's deferred list as a tombstone freed later. */
-void sim__ev_cancel(sim_world *w, uint32_t e) {
-  if (w->ev[e].pos != NONE) {
-    sim__unsched(w, e);
-    sim__ev_free(w, e);
-  } else {
-    w->ev[e].kind = EVK_DEAD;
-  }
-}
+/* Cancel a pending event. Cancelled events stay in the heap (or in a paused
+ * node's deferred list) as tombstones and are freed when they come up, so
+ * the heap never tracks positions. */
+void sim__ev_cancel(sim_world *w, uint32_t e) { w->ev[e].kind = EVK_DEAD; }
 
 static uint32_t heap_pop(sim_world *w) {
   uint32_t e = w->heap[0].ev;
-  w->ev[e].pos = NONE;
   if (--w->heap_n > 0) {
     w->heap[0] = w->heap[w->heap_n];
     sift_down(w, 0);

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Install the Debian packages simfuzz needs, when missing. Idempotent; runs
+# apt-get only if something is absent. Used by both README commands and CI.
+set -eu
+PKGS="clang llvm libclang-rt-14-dev cmake ninja-build make gcc python3 afl++ \
+protobuf-c-compiler libprotobuf-c-dev protobuf-compiler zip"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "bootstrap: installing:$missing"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
