@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
   int sizes[] = {3, 16, 64};
   uint64_t sink = 0;
   printf("simfuzz bench_sim: %d repetitions, %" PRIu64 " events each, medians\n", reps, events);
-  printf("%-6s %16s %16s %8s %18s\n", "nodes", "sim events/s", "bare events/s", "ratio",
+  printf("%-6s %16s %16s %8s %16s\n", "nodes", "sim events/s", "bare events/s", "ratio",
          "trace hash");
   for (int s = 0; s < 3; s++) {
     double sr[99], br[99], ratio[99];
@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
       br[r] = bare_rate(sizes[s], events, &sink);
       ratio[r] = sr[r] / br[r];
     }
-    printf("%-6d %16.0f %16.0f %7.1f%% %018" PRIx64 "\n", sizes[s], median(sr, reps),
+    printf("%-6d %16.0f %16.0f %7.1f%% %016" PRIx64 "\n", sizes[s], median(sr, reps),
            median(br, reps), 100 * median(ratio, reps), hash);
   }
   double cd[99], cdb[99];

@@ -83,10 +83,10 @@ static int inject(sim_world *w, int node, sim_disk_op op) {
   return fail;
 }
 
-#define CHECK_DISK_NODE(w, node)                                                          \
-  do {                                                                                    \
-    if ((node) < 0 || (node) >= (w)->n)                                                   \
-      return -EINVAL;                                                                     \
+#define CHECK_DISK_NODE(w, node)                                                                   \
+  do {                                                                                             \
+    if ((node) < 0 || (node) >= (w)->n)                                                            \
+      return -EINVAL;                                                                              \
   } while (0)
 
 int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, size_t len) {
@@ -156,9 +156,8 @@ static void decide_dirty(sim_world *w, int node, int reload) {
   }
   /* the size change was written if the data was (kept or corrupted) */
   uint64_t written = (uint64_t)d->p.unsynced_keep_ppm + d->p.unsynced_corrupt_ppm;
-  if (d->size != d->dsize &&
-      sim_chance(w, sim__sid(P_DISK, (uint32_t)node, 1), d->decided,
-                 (uint32_t)(written > SIM_PPM ? SIM_PPM : written)))
+  if (d->size != d->dsize && sim_chance(w, sim__sid(P_DISK, (uint32_t)node, 1), d->decided,
+                                        (uint32_t)(written > SIM_PPM ? SIM_PPM : written)))
     d->dsize = d->size;
   d->ndirty = 0;
   if (reload) {
@@ -234,4 +233,6 @@ int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth) {
   return 0;
 }
 
-void sim__disk_crash(sim_world *w, int node) { decide_dirty(w, node, 1); }
+void sim__disk_crash(sim_world *w, int node) {
+  decide_dirty(w, node, 1);
+}

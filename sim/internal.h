@@ -12,13 +12,37 @@
 
 /* Purposes of internal decision streams (user streams use >= 0x80). */
 enum {
-  P_LAT = 1, P_LOSS, P_DUP, P_DUPLAT, P_CORRUPT, P_CORRUPTBIT, P_REORDER, P_REORDERLAT,
-  P_SCHED, P_DISK, P_DISKEIO, P_FP_EN, P_FP, P_SEGLOSS, P_SEGLAT, P_CONNLAT
+  P_LAT = 1,
+  P_LOSS,
+  P_DUP,
+  P_DUPLAT,
+  P_CORRUPT,
+  P_CORRUPTBIT,
+  P_REORDER,
+  P_REORDERLAT,
+  P_SCHED,
+  P_DISK,
+  P_DISKEIO,
+  P_FP_EN,
+  P_FP,
+  P_SEGLOSS,
+  P_SEGLAT,
+  P_CONNLAT
 };
 
 /* Scheduler event kinds. */
-enum { EVK_BOOT = 1, EVK_MSG, EVK_SEG, EVK_TIMER, EVK_SYN, EVK_CONNTO, EVK_NOTIFY, EVK_CALL,
-       EVK_LIVE, EVK_DEAD };
+enum {
+  EVK_BOOT = 1,
+  EVK_MSG,
+  EVK_SEG,
+  EVK_TIMER,
+  EVK_SYN,
+  EVK_CONNTO,
+  EVK_NOTIFY,
+  EVK_CALL,
+  EVK_LIVE,
+  EVK_DEAD
+};
 
 typedef struct {
   uint64_t time, key; /* key = (priority << 40) | sequence */
@@ -65,7 +89,7 @@ typedef struct {
 typedef struct {
   sim_link_params p;
   uint8_t blocked, held;
-  uint8_t faulty; /* any random fault or bandwidth/queue limit configured */
+  uint8_t faulty;      /* any random fault or bandwidth/queue limit configured */
   uint64_t seq;        /* datagrams sent on the link (decision index) */
   uint64_t busy_until; /* bandwidth: link busy transmitting until */
   mlist fly;           /* in flight, in send order */
@@ -75,8 +99,8 @@ typedef struct {
 typedef struct {
   uint8_t *cache, *durable;
   uint64_t size, dsize, cap;
-  uint32_t *dirty;   /* dirty sector indices */
-  uint8_t *isdirty;  /* per sector flag */
+  uint32_t *dirty;  /* dirty sector indices */
+  uint8_t *isdirty; /* per sector flag */
   uint32_t ndirty, dirtycap;
   uint32_t fail_nth[3];
   uint64_t ops[3];
@@ -87,13 +111,13 @@ typedef struct {
 typedef struct {
   void *data;
   uint8_t up, paused;
-  uint32_t inc;     /* incarnation: bumped on crash */
-  uint64_t evseq;   /* node's own scheduling counter (tie-break identity) */
-  uint64_t rnd;     /* sim_node_random counter */
-  uint32_t timers;  /* pending timers */
+  uint32_t inc;    /* incarnation: bumped on crash */
+  uint64_t evseq;  /* node's own scheduling counter (tie-break identity) */
+  uint64_t rnd;    /* sim_node_random counter */
+  uint32_t timers; /* pending timers */
   uint32_t dhead, dtail, ndeferred;
-  int64_t clk_off;  /* local = true + clk_off + drift since anchor */
-  int32_t drift;    /* ppm */
+  int64_t clk_off; /* local = true + clk_off + drift since anchor */
+  int32_t drift;   /* ppm */
   uint64_t anchor;
   disk_t disk;
 } node_t;
@@ -129,8 +153,8 @@ struct sim_world {
   sim_config cfg;
   int n;
   uint64_t now;
-  uint64_t seq;   /* scheduling sequence */
-  uint64_t wseq;  /* world events' scheduling counter */
+  uint64_t seq;  /* scheduling sequence */
+  uint64_t wseq; /* world events' scheduling counter */
   uint64_t msg_id;
   uint8_t tape[SIM_TAPE_MAX];
   uint32_t tape_len;
@@ -189,8 +213,8 @@ void sim__budget_stop(sim_world *w, const char *why);
 uint64_t sim__local_to_true(const node_t *nd, uint64_t d);
 
 /* trace.c */
-void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
-                uint64_t a, uint64_t b, uint32_t msg_kind, const void *payload, size_t len);
+void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
+                uint64_t b, uint32_t msg_kind, const void *payload, size_t len);
 
 /* net.c */
 uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len);

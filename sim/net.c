@@ -101,12 +101,14 @@ void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
   l->n--;
 }
 
-static link_t *L(sim_world *w, int from, int to) { return &w->link[from * w->n + to]; }
+static link_t *L(sim_world *w, int from, int to) {
+  return &w->link[from * w->n + to];
+}
 
 static void link_params(link_t *l, const sim_link_params *p) {
   l->p = *p;
-  l->faulty = p->loss_ppm || p->dup_ppm || p->reorder_ppm || p->corrupt_ppm ||
-              p->bandwidth_bps || p->queue_limit;
+  l->faulty = p->loss_ppm || p->dup_ppm || p->reorder_ppm || p->corrupt_ppm || p->bandwidth_bps ||
+              p->queue_limit;
 }
 
 static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
@@ -131,8 +133,8 @@ static void drop(sim_world *w, uint32_t i, unsigned reason) {
 /* ---- Sending -------------------------------------------------------- */
 
 /* One-way delay drawn for decision n of link from->to. */
-static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose, int from,
-                        int to, uint64_t n) {
+static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose, int from, int to,
+                        uint64_t n) {
   uint64_t lo = p->latency_min_ns, hi = p->latency_max_ns;
   if (hi <= lo)
     return lo;
@@ -324,10 +326,10 @@ void sim__net_purge_node(sim_world *w, int node) {
 
 /* ---- Link control ---------------------------------------------------- */
 
-#define CHECK_LINK(w, f, t)                                                                 \
-  do {                                                                                      \
-    if ((f) < 0 || (f) >= (w)->n || (t) < 0 || (t) >= (w)->n)                              \
-      return -EINVAL;                                                                       \
+#define CHECK_LINK(w, f, t)                                                                        \
+  do {                                                                                             \
+    if ((f) < 0 || (f) >= (w)->n || (t) < 0 || (t) >= (w)->n)                                      \
+      return -EINVAL;                                                                              \
   } while (0)
 
 int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {

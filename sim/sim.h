@@ -54,11 +54,11 @@
 extern "C" {
 #endif
 
-#define SIM_MAX_NODES 64         /**< Hard upper bound on nodes per world. */
-#define SIM_TAPE_MAX 4096        /**< Bytes of the choice tape that are used. */
-#define SIM_PPM 1000000u         /**< "Always", for rates in ppm. */
-#define SIM_TRACE_PREFIX 24      /**< Payload bytes kept in a trace record. */
-#define SIM_NS_PER_MS 1000000ull /**< Nanoseconds per millisecond. */
+#define SIM_MAX_NODES 64           /**< Hard upper bound on nodes per world. */
+#define SIM_TAPE_MAX 4096          /**< Bytes of the choice tape that are used. */
+#define SIM_PPM 1000000u           /**< "Always", for rates in ppm. */
+#define SIM_TRACE_PREFIX 24        /**< Payload bytes kept in a trace record. */
+#define SIM_NS_PER_MS 1000000ull   /**< Nanoseconds per millisecond. */
 #define SIM_NS_PER_S 1000000000ull /**< Nanoseconds per second. */
 
 typedef struct sim_world sim_world;
@@ -74,17 +74,17 @@ typedef enum {
 
 /** Fault parameters of one directed datagram link (also used by streams). */
 typedef struct sim_link_params {
-  uint64_t latency_min_ns;  /**< minimum one-way delay */
-  uint64_t latency_max_ns;  /**< maximum one-way delay (before reordering) */
-  sim_latency_dist dist;    /**< how delays are drawn between min and max */
-  uint32_t loss_ppm;        /**< datagram dropped; stream segment retransmitted */
-  uint32_t dup_ppm;         /**< datagram delivered twice (independent delays) */
-  uint32_t reorder_ppm;     /**< datagram delayed by up to reorder_delay_ns more */
+  uint64_t latency_min_ns;   /**< minimum one-way delay */
+  uint64_t latency_max_ns;   /**< maximum one-way delay (before reordering) */
+  sim_latency_dist dist;     /**< how delays are drawn between min and max */
+  uint32_t loss_ppm;         /**< datagram dropped; stream segment retransmitted */
+  uint32_t dup_ppm;          /**< datagram delivered twice (independent delays) */
+  uint32_t reorder_ppm;      /**< datagram delayed by up to reorder_delay_ns more */
   uint64_t reorder_delay_ns; /**< extra delay bound for reordered datagrams */
-  uint32_t corrupt_ppm;     /**< one bit of the datagram flipped */
-  uint64_t bandwidth_bps;   /**< bytes per second; 0 = unlimited */
-  uint32_t queue_limit;     /**< max datagrams in flight on the link; 0 = unbounded
-                                 (the world budget still applies) */
+  uint32_t corrupt_ppm;      /**< one bit of the datagram flipped */
+  uint64_t bandwidth_bps;    /**< bytes per second; 0 = unlimited */
+  uint32_t queue_limit;      /**< max datagrams in flight on the link; 0 = unbounded
+                                  (the world budget still applies) */
 } sim_link_params;
 
 /** Stream (TCP-shaped) connection parameters. */
@@ -156,61 +156,61 @@ typedef struct sim_node_ops {
   /** A timer started with sim_timer_start() fired. */
   void (*timer)(void *ctx, sim_world *w, int node, uint64_t tag);
   /** A connection event (see sim_conn_event). data/len only for DATA. */
-  void (*conn)(void *ctx, sim_world *w, int node, sim_conn c, sim_conn_event ev,
-               const void *data, size_t len);
+  void (*conn)(void *ctx, sim_world *w, int node, sim_conn c, sim_conn_event ev, const void *data,
+               size_t len);
   /** Free volatile state: on crash and, for live nodes, at world destroy. */
   void (*teardown)(void *ctx, sim_world *w, int node, sim_teardown_why why);
 } sim_node_ops;
 
 /** Trace record kinds. */
 typedef enum {
-  SIM_EV_BOOT = 1,       /**< node booted; a = restart flag */
-  SIM_EV_SEND,           /**< datagram sent; a = message id */
-  SIM_EV_DELIVER,        /**< datagram delivered; a = message id */
-  SIM_EV_DROP,           /**< datagram or segment dropped; reason = sim_drop_reason */
-  SIM_EV_DUP,            /**< datagram duplicated; a = copy id, b = original id */
-  SIM_EV_CORRUPT,        /**< a bit flipped; a = message id, b = bit index */
-  SIM_EV_REORDER,        /**< datagram delayed for reordering; b = extra ns */
-  SIM_EV_HOLD,           /**< datagram held on a held link */
-  SIM_EV_RELEASE,        /**< held datagram released; b = 1 for deliver-k-th */
-  SIM_EV_TIMER,          /**< timer fired; a = tag */
-  SIM_EV_CRASH,          /**< node crashed */
-  SIM_EV_RESTART,        /**< node restart requested */
-  SIM_EV_PAUSE,          /**< node paused */
-  SIM_EV_RESUME,         /**< node resumed; a = deferred events */
-  SIM_EV_PARTITION,      /**< link node->peer blocked */
-  SIM_EV_HEAL,           /**< link node->peer unblocked (peer -1: all links) */
-  SIM_EV_LINK,           /**< link parameters changed */
-  SIM_EV_CONN_OPEN,      /**< connect issued; a = conn */
-  SIM_EV_CONN_ACCEPT,    /**< peer accepted; a = conn */
-  SIM_EV_CONN_UP,        /**< connect completed; a = conn */
-  SIM_EV_CONN_DATA,      /**< stream bytes delivered; a = conn */
-  SIM_EV_CONN_CLOSE,     /**< graceful close delivered; a = conn */
-  SIM_EV_CONN_RESET,     /**< reset delivered to node; a = conn, reason = cause */
-  SIM_EV_CONN_REFUSED,   /**< connect refused; a = conn */
-  SIM_EV_CONN_TIMEOUT,   /**< connect or stall timeout; a = conn */
-  SIM_EV_CONN_STALL,     /**< segment stalled by a partition; a = conn */
-  SIM_EV_DISK_WRITE,     /**< a = offset, b = length */
-  SIM_EV_DISK_SYNC,      /**< b = dirty sectors made durable */
-  SIM_EV_DISK_TRUNCATE,  /**< a = new size */
-  SIM_EV_DISK_EIO,       /**< injected I/O error; reason = sim_disk_op */
-  SIM_EV_DISK_LOST,      /**< at crash/EIO: a = sectors lost, b = sectors corrupted */
-  SIM_EV_CLOCK,          /**< clock changed; a = offset (int64), b = drift ppm (int64) */
-  SIM_EV_FAULTPOINT,     /**< code fault point fired; a = site */
-  SIM_EV_NOTE,           /**< user note (sim_note); a, b user values */
-  SIM_EV_FAIL,           /**< invariant or liveness failure */
+  SIM_EV_BOOT = 1,      /**< node booted; a = restart flag */
+  SIM_EV_SEND,          /**< datagram sent; a = message id */
+  SIM_EV_DELIVER,       /**< datagram delivered; a = message id */
+  SIM_EV_DROP,          /**< datagram or segment dropped; reason = sim_drop_reason */
+  SIM_EV_DUP,           /**< datagram duplicated; a = copy id, b = original id */
+  SIM_EV_CORRUPT,       /**< a bit flipped; a = message id, b = bit index */
+  SIM_EV_REORDER,       /**< datagram delayed for reordering; b = extra ns */
+  SIM_EV_HOLD,          /**< datagram held on a held link */
+  SIM_EV_RELEASE,       /**< held datagram released; b = 1 for deliver-k-th */
+  SIM_EV_TIMER,         /**< timer fired; a = tag */
+  SIM_EV_CRASH,         /**< node crashed */
+  SIM_EV_RESTART,       /**< node restart requested */
+  SIM_EV_PAUSE,         /**< node paused */
+  SIM_EV_RESUME,        /**< node resumed; a = deferred events */
+  SIM_EV_PARTITION,     /**< link node->peer blocked */
+  SIM_EV_HEAL,          /**< link node->peer unblocked (peer -1: all links) */
+  SIM_EV_LINK,          /**< link parameters changed */
+  SIM_EV_CONN_OPEN,     /**< connect issued; a = conn */
+  SIM_EV_CONN_ACCEPT,   /**< peer accepted; a = conn */
+  SIM_EV_CONN_UP,       /**< connect completed; a = conn */
+  SIM_EV_CONN_DATA,     /**< stream bytes delivered; a = conn */
+  SIM_EV_CONN_CLOSE,    /**< graceful close delivered; a = conn */
+  SIM_EV_CONN_RESET,    /**< reset delivered to node; a = conn, reason = cause */
+  SIM_EV_CONN_REFUSED,  /**< connect refused; a = conn */
+  SIM_EV_CONN_TIMEOUT,  /**< connect or stall timeout; a = conn */
+  SIM_EV_CONN_STALL,    /**< segment stalled by a partition; a = conn */
+  SIM_EV_DISK_WRITE,    /**< a = offset, b = length */
+  SIM_EV_DISK_SYNC,     /**< b = dirty sectors made durable */
+  SIM_EV_DISK_TRUNCATE, /**< a = new size */
+  SIM_EV_DISK_EIO,      /**< injected I/O error; reason = sim_disk_op */
+  SIM_EV_DISK_LOST,     /**< at crash/EIO: a = sectors lost, b = sectors corrupted */
+  SIM_EV_CLOCK,         /**< clock changed; a = offset (int64), b = drift ppm (int64) */
+  SIM_EV_FAULTPOINT,    /**< code fault point fired; a = site */
+  SIM_EV_NOTE,          /**< user note (sim_note); a, b user values */
+  SIM_EV_FAIL,          /**< invariant or liveness failure */
   SIM_EV__COUNT
 } sim_ev_kind;
 
 /** Why a datagram or segment was dropped. */
 typedef enum {
-  SIM_DROP_LOSS = 1,      /**< random loss */
-  SIM_DROP_PARTITION,     /**< link blocked at send or delivery */
-  SIM_DROP_QUEUE,         /**< link queue full */
-  SIM_DROP_DOWN,          /**< destination crashed or not running */
-  SIM_DROP_SENDER_CRASH,  /**< sender crashed while it was in flight */
-  SIM_DROP_RESET,         /**< connection reset/broken */
-  SIM_DROP_BUDGET,        /**< world in-flight budget */
+  SIM_DROP_LOSS = 1,     /**< random loss */
+  SIM_DROP_PARTITION,    /**< link blocked at send or delivery */
+  SIM_DROP_QUEUE,        /**< link queue full */
+  SIM_DROP_DOWN,         /**< destination crashed or not running */
+  SIM_DROP_SENDER_CRASH, /**< sender crashed while it was in flight */
+  SIM_DROP_RESET,        /**< connection reset/broken */
+  SIM_DROP_BUDGET,       /**< world in-flight budget */
 } sim_drop_reason;
 
 /** Disk operations, for fault injection. */
@@ -232,14 +232,13 @@ typedef struct sim_trace_rec {
 } sim_trace_rec;
 
 /** Trace hook: called for every record; payload (full) valid during the call. */
-typedef void (*sim_trace_fn)(void *ctx, const sim_trace_rec *r, const void *payload,
-                             size_t len);
+typedef void (*sim_trace_fn)(void *ctx, const sim_trace_rec *r, const void *payload, size_t len);
 /** Message classifier: a small protocol-level kind for a payload (>= 0). */
 typedef uint32_t (*sim_classify_fn)(void *ctx, const void *msg, size_t len);
 /** Message describer: writes a one-line description of a payload prefix
  *  (`have` bytes of a `len`-byte message) into buf; returns chars written. */
-typedef int (*sim_describe_fn)(void *ctx, const void *msg, size_t have, size_t len,
-                               char *buf, size_t cap);
+typedef int (*sim_describe_fn)(void *ctx, const void *msg, size_t have, size_t len, char *buf,
+                               size_t cap);
 /** Check hook: after every event / at the end of a run. */
 typedef void (*sim_check_fn)(void *ctx, sim_world *w);
 /** Liveness predicate: nonzero once the system has made the required progress. */
@@ -255,27 +254,27 @@ typedef enum {
 
 /** World configuration. Initialise with sim_config_default(). */
 typedef struct sim_config {
-  int nodes;                  /**< 1..SIM_MAX_NODES */
-  uint64_t seed;              /**< PRNG seed of the choice source */
-  const uint8_t *tape;        /**< choice tape (copied; first SIM_TAPE_MAX bytes) */
-  size_t tape_len;            /**< length of tape */
-  sim_tiebreak tiebreak;      /**< simultaneous-event order */
-  sim_link_params net;        /**< initial parameters of every link */
-  sim_stream_params stream;   /**< stream connection parameters */
-  sim_disk_params disk;       /**< disk fault parameters */
+  int nodes;                         /**< 1..SIM_MAX_NODES */
+  uint64_t seed;                     /**< PRNG seed of the choice source */
+  const uint8_t *tape;               /**< choice tape (copied; first SIM_TAPE_MAX bytes) */
+  size_t tape_len;                   /**< length of tape */
+  sim_tiebreak tiebreak;             /**< simultaneous-event order */
+  sim_link_params net;               /**< initial parameters of every link */
+  sim_stream_params stream;          /**< stream connection parameters */
+  sim_disk_params disk;              /**< disk fault parameters */
   sim_faultpoint_params faultpoints; /**< code fault point parameters */
-  sim_budgets budgets;        /**< resource budgets */
-  const sim_node_ops *ops;    /**< callbacks of the system under test */
-  void *ctx;                  /**< passed to every callback below and in ops */
-  sim_classify_fn classify;   /**< optional: message kind for trace records */
-  sim_describe_fn describe;   /**< optional: message text for timelines */
-  sim_check_fn after_event;   /**< optional: invariant checks after every event */
-  sim_check_fn at_end;        /**< optional: checks when sim_finish() is called */
-  sim_live_fn live;           /**< optional: liveness predicate */
-  sim_trace_fn trace;         /**< optional: every trace record */
-  void *trace_ctx;            /**< passed to trace */
-  uint32_t trace_ring;        /**< last records kept for reports (0 = default 64) */
-  sim_fail_mode fail_mode;    /**< see sim_fail_mode */
+  sim_budgets budgets;               /**< resource budgets */
+  const sim_node_ops *ops;           /**< callbacks of the system under test */
+  void *ctx;                         /**< passed to every callback below and in ops */
+  sim_classify_fn classify;          /**< optional: message kind for trace records */
+  sim_describe_fn describe;          /**< optional: message text for timelines */
+  sim_check_fn after_event;          /**< optional: invariant checks after every event */
+  sim_check_fn at_end;               /**< optional: checks when sim_finish() is called */
+  sim_live_fn live;                  /**< optional: liveness predicate */
+  sim_trace_fn trace;                /**< optional: every trace record */
+  void *trace_ctx;                   /**< passed to trace */
+  uint32_t trace_ring;               /**< last records kept for reports (0 = default 64) */
+  sim_fail_mode fail_mode;           /**< see sim_fail_mode */
   void (*on_failure)(void *ctx, sim_world *w); /**< SIM_FAIL_ABORT: report hook */
 } sim_config;
 
@@ -305,14 +304,14 @@ typedef struct sim_stats {
 
 /** Failure details (valid when sim_failed() is nonzero). */
 typedef struct sim_failure {
-  int is_liveness;      /**< 1 for a liveness failure */
-  const char *name;     /**< invariant name (static string) */
-  char message[256];    /**< formatted message */
-  int node;             /**< node the invariant concerns, or -1 */
-  uint64_t time;        /**< virtual time of the failure */
-  uint64_t event;       /**< events processed before the failure */
-  const char *file;     /**< call site (static string) */
-  int line;             /**< call site line */
+  int is_liveness;   /**< 1 for a liveness failure */
+  const char *name;  /**< invariant name (static string) */
+  char message[256]; /**< formatted message */
+  int node;          /**< node the invariant concerns, or -1 */
+  uint64_t time;     /**< virtual time of the failure */
+  uint64_t event;    /**< events processed before the failure */
+  const char *file;  /**< call site (static string) */
+  int line;          /**< call site line */
 } sim_failure;
 
 /* ---- Configuration and lifetime ------------------------------------- */
@@ -377,8 +376,7 @@ uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b);
 int sim_chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm);
 
 /** Uniform value in [lo, hi] drawn from (stream, n). */
-uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
-                   uint64_t hi);
+uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo, uint64_t hi);
 
 /** A decision stream private to `node` (purpose 0x80 + user purpose &0x7f):
  *  draws from it with an increasing per-node counter. For the SUT's own
@@ -595,8 +593,8 @@ const sim_failure *sim_get_failure(const sim_world *w);
 
 /** Record an invariant failure (use SIM_INVARIANT instead). Returns 1 if the
  *  caller must abort() (SIM_FAIL_ABORT), else 0. Only the first is kept. */
-int sim__invariant_failed(sim_world *w, int node, const char *name, const char *file,
-                          int line, const char *fmt, ...)
+int sim__invariant_failed(sim_world *w, int node, const char *name, const char *file, int line,
+                          const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 6, 7)))
 #endif
@@ -608,11 +606,10 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
  * the caller's site, so fuzzers' crash deduplication tells invariants apart
  * (keep each invariant in its own function for distinct stack signatures).
  */
-#define SIM_INVARIANT(w, node, cond, name, ...)                                         \
-  do {                                                                                  \
-    if (!(cond) && sim__invariant_failed((w), (node), (name), __FILE__, __LINE__,       \
-                                         __VA_ARGS__))                                  \
-      abort();                                                                          \
+#define SIM_INVARIANT(w, node, cond, name, ...)                                                    \
+  do {                                                                                             \
+    if (!(cond) && sim__invariant_failed((w), (node), (name), __FILE__, __LINE__, __VA_ARGS__))    \
+      abort();                                                                                     \
   } while (0)
 
 /** After all faults are healed: the liveness predicate must hold within

@@ -148,8 +148,7 @@ static int sched_head(sim_world *w, cdir_t *d) {
 }
 
 /* Append a segment from end k. */
-static int enqueue(sim_world *w, uint32_t idx, int k, const void *data, size_t len,
-                   uint8_t flags) {
+static int enqueue(sim_world *w, uint32_t idx, int k, const void *data, size_t len, uint8_t flags) {
   conn_t *c = &w->conn[idx];
   int from = c->end[k], to = c->end[1 - k];
   cdir_t *d = &c->d[k];
@@ -174,8 +173,8 @@ static int enqueue(sim_world *w, uint32_t idx, int k, const void *data, size_t l
   link_t *l = &w->link[from * w->n + to];
   if (l->p.bandwidth_bps && len) {
     uint64_t start = l->busy_until > w->now ? l->busy_until : w->now;
-    l->busy_until = start + ((uint64_t)len * SIM_NS_PER_S + l->p.bandwidth_bps - 1) /
-                                l->p.bandwidth_bps;
+    l->busy_until =
+        start + ((uint64_t)len * SIM_NS_PER_S + l->p.bandwidth_bps - 1) / l->p.bandwidth_bps;
     at += l->busy_until - w->now;
   }
   if (at <= d->last_at)
@@ -422,7 +421,9 @@ int sim_reset_conns(sim_world *w, int a, int b) {
   return count;
 }
 
-uint32_t sim_conns_open(const sim_world *w) { return w->conns_open; }
+uint32_t sim_conns_open(const sim_world *w) {
+  return w->conns_open;
+}
 
 void sim__conn_purge_node(sim_world *w, int node) {
   for (uint32_t i = 0; i < w->conn_cap; i++) {
@@ -435,4 +436,6 @@ void sim__conn_purge_node(sim_world *w, int node) {
   }
 }
 
-void sim__conn_free_all(sim_world *w) { free(w->conn); }
+void sim__conn_free_all(sim_world *w) {
+  free(w->conn);
+}

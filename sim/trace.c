@@ -11,9 +11,8 @@ static uint64_t hash_word(uint64_t h, uint64_t x) {
   return (h << 29) | (h >> 35);
 }
 
-void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
-                uint64_t a, uint64_t b, uint32_t msg_kind, const void *payload,
-                size_t len) {
+void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
+                uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
   sim_trace_rec *r = &w->ring[w->trace_n & (w->ring_cap - 1)];
   r->index = w->trace_n++;
   r->time = w->now;
@@ -35,8 +34,10 @@ void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer
   h2 = hash_word(h2, (uint64_t)kind | (uint64_t)reason << 16 | (uint64_t)(uint16_t)node << 32 |
                          (uint64_t)(uint16_t)peer << 48);
   h1 = hash_word(h1, a);
-  h2 = hash_word(h2, b ^ ((uint64_t)msg_kind << 32 | (uint64_t)(uint32_t)len) * 0x9e3779b97f4a7c15ull);
-  if (payload && pl && (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
+  h2 = hash_word(h2,
+                 b ^ ((uint64_t)msg_kind << 32 | (uint64_t)(uint32_t)len) * 0x9e3779b97f4a7c15ull);
+  if (payload && pl &&
+      (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
     /* payload bytes enter the fingerprint where they are produced */
     const uint8_t *pb = r->prefix;
     uint64_t pw = 0;
@@ -57,7 +58,9 @@ void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer
 uint64_t sim_trace_hash(const sim_world *w) {
   return sim__mix(w->trace_hash ^ sim__mix(w->trace_hash2 ^ w->trace_n));
 }
-uint64_t sim_trace_count(const sim_world *w) { return w->trace_n; }
+uint64_t sim_trace_count(const sim_world *w) {
+  return w->trace_n;
+}
 
 void sim_note(sim_world *w, int node, uint64_t a, uint64_t b) {
   sim__trace(w, SIM_EV_NOTE, 0, node, -1, a, b, 0, NULL, 0);
@@ -74,23 +77,40 @@ size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max) {
 }
 
 static const char *const ev_names[SIM_EV__COUNT] = {
-    [SIM_EV_BOOT] = "boot",           [SIM_EV_SEND] = "send",
-    [SIM_EV_DELIVER] = "deliver",     [SIM_EV_DROP] = "drop",
-    [SIM_EV_DUP] = "duplicate",       [SIM_EV_CORRUPT] = "corrupt",
-    [SIM_EV_REORDER] = "reorder",     [SIM_EV_HOLD] = "hold",
-    [SIM_EV_RELEASE] = "release",     [SIM_EV_TIMER] = "timer",
-    [SIM_EV_CRASH] = "crash",         [SIM_EV_RESTART] = "restart",
-    [SIM_EV_PAUSE] = "pause",         [SIM_EV_RESUME] = "resume",
-    [SIM_EV_PARTITION] = "partition", [SIM_EV_HEAL] = "heal",
-    [SIM_EV_LINK] = "link",           [SIM_EV_CONN_OPEN] = "conn-open",
-    [SIM_EV_CONN_ACCEPT] = "conn-accept", [SIM_EV_CONN_UP] = "conn-up",
-    [SIM_EV_CONN_DATA] = "conn-data", [SIM_EV_CONN_CLOSE] = "conn-close",
-    [SIM_EV_CONN_RESET] = "conn-reset", [SIM_EV_CONN_REFUSED] = "conn-refused",
-    [SIM_EV_CONN_TIMEOUT] = "conn-timeout", [SIM_EV_CONN_STALL] = "conn-stall",
-    [SIM_EV_DISK_WRITE] = "disk-write", [SIM_EV_DISK_SYNC] = "disk-sync",
-    [SIM_EV_DISK_TRUNCATE] = "disk-truncate", [SIM_EV_DISK_EIO] = "disk-eio",
-    [SIM_EV_DISK_LOST] = "disk-lost", [SIM_EV_CLOCK] = "clock",
-    [SIM_EV_FAULTPOINT] = "faultpoint", [SIM_EV_NOTE] = "note",
+    [SIM_EV_BOOT] = "boot",
+    [SIM_EV_SEND] = "send",
+    [SIM_EV_DELIVER] = "deliver",
+    [SIM_EV_DROP] = "drop",
+    [SIM_EV_DUP] = "duplicate",
+    [SIM_EV_CORRUPT] = "corrupt",
+    [SIM_EV_REORDER] = "reorder",
+    [SIM_EV_HOLD] = "hold",
+    [SIM_EV_RELEASE] = "release",
+    [SIM_EV_TIMER] = "timer",
+    [SIM_EV_CRASH] = "crash",
+    [SIM_EV_RESTART] = "restart",
+    [SIM_EV_PAUSE] = "pause",
+    [SIM_EV_RESUME] = "resume",
+    [SIM_EV_PARTITION] = "partition",
+    [SIM_EV_HEAL] = "heal",
+    [SIM_EV_LINK] = "link",
+    [SIM_EV_CONN_OPEN] = "conn-open",
+    [SIM_EV_CONN_ACCEPT] = "conn-accept",
+    [SIM_EV_CONN_UP] = "conn-up",
+    [SIM_EV_CONN_DATA] = "conn-data",
+    [SIM_EV_CONN_CLOSE] = "conn-close",
+    [SIM_EV_CONN_RESET] = "conn-reset",
+    [SIM_EV_CONN_REFUSED] = "conn-refused",
+    [SIM_EV_CONN_TIMEOUT] = "conn-timeout",
+    [SIM_EV_CONN_STALL] = "conn-stall",
+    [SIM_EV_DISK_WRITE] = "disk-write",
+    [SIM_EV_DISK_SYNC] = "disk-sync",
+    [SIM_EV_DISK_TRUNCATE] = "disk-truncate",
+    [SIM_EV_DISK_EIO] = "disk-eio",
+    [SIM_EV_DISK_LOST] = "disk-lost",
+    [SIM_EV_CLOCK] = "clock",
+    [SIM_EV_FAULTPOINT] = "faultpoint",
+    [SIM_EV_NOTE] = "note",
     [SIM_EV_FAIL] = "FAIL",
 };
 
@@ -99,8 +119,8 @@ const char *sim_ev_name(unsigned kind) {
 }
 
 const char *sim_drop_name(unsigned reason) {
-  static const char *const names[] = {"?",    "loss",   "partition", "queue-full",
-                                      "down", "sender-crashed", "reset", "budget"};
+  static const char *const names[] = {"?",    "loss",           "partition", "queue-full",
+                                      "down", "sender-crashed", "reset",     "budget"};
   return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
 }
 
@@ -108,11 +128,11 @@ static const char *disk_op_name(unsigned op) {
   return op == SIM_DISK_READ ? "read" : op == SIM_DISK_WRITE ? "write" : "sync";
 }
 
-#define APPEND(...)                                                                       \
-  do {                                                                                    \
-    int k_ = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__);     \
-    if (k_ > 0)                                                                           \
-      n += (size_t)k_;                                                                    \
+#define APPEND(...)                                                                                \
+  do {                                                                                             \
+    int k_ = snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__);              \
+    if (k_ > 0)                                                                                    \
+      n += (size_t)k_;                                                                             \
   } while (0)
 
 int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size_t cap) {
@@ -160,21 +180,15 @@ int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size
   case SIM_EV_BOOT:
     APPEND(" %s (incarnation %" PRIu64 ")", r->a ? "restart" : "first boot", r->b);
     break;
-  case SIM_EV_TIMER:
-    APPEND(" tag=%" PRIu64, r->a);
-    break;
-  case SIM_EV_PARTITION:
-    APPEND(" n%d -/-> n%d", r->node, r->peer);
-    break;
+  case SIM_EV_TIMER: APPEND(" tag=%" PRIu64, r->a); break;
+  case SIM_EV_PARTITION: APPEND(" n%d -/-> n%d", r->node, r->peer); break;
   case SIM_EV_HEAL:
     if (r->peer < 0)
       APPEND(" all links");
     else
       APPEND(" n%d ---> n%d", r->node, r->peer);
     break;
-  case SIM_EV_RESUME:
-    APPEND(" (%" PRIu64 " deferred events)", r->a);
-    break;
+  case SIM_EV_RESUME: APPEND(" (%" PRIu64 " deferred events)", r->a); break;
   case SIM_EV_CONN_OPEN:
   case SIM_EV_CONN_ACCEPT:
   case SIM_EV_CONN_UP:
@@ -188,36 +202,23 @@ int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size
     if (r->kind == SIM_EV_CONN_DATA)
       APPEND(" (%" PRIu32 " bytes)", r->len);
     break;
-  case SIM_EV_DISK_WRITE:
-    APPEND(" off=%" PRIu64 " len=%" PRIu64, r->a, r->b);
-    break;
-  case SIM_EV_DISK_SYNC:
-    APPEND(" %" PRIu64 " sectors", r->b);
-    break;
-  case SIM_EV_DISK_TRUNCATE:
-    APPEND(" size=%" PRIu64, r->a);
-    break;
-  case SIM_EV_DISK_EIO:
-    APPEND(" %s", disk_op_name(r->reason));
-    break;
+  case SIM_EV_DISK_WRITE: APPEND(" off=%" PRIu64 " len=%" PRIu64, r->a, r->b); break;
+  case SIM_EV_DISK_SYNC: APPEND(" %" PRIu64 " sectors", r->b); break;
+  case SIM_EV_DISK_TRUNCATE: APPEND(" size=%" PRIu64, r->a); break;
+  case SIM_EV_DISK_EIO: APPEND(" %s", disk_op_name(r->reason)); break;
   case SIM_EV_DISK_LOST:
     APPEND(" %" PRIu64 " unsynced sectors lost, %" PRIu64 " corrupted", r->a, r->b);
     break;
   case SIM_EV_CLOCK:
     APPEND(" offset=%" PRId64 "us drift=%" PRId64 "ppm", (int64_t)r->a / 1000, (int64_t)r->b);
     break;
-  case SIM_EV_FAULTPOINT:
-    APPEND(" site=%" PRIu64 " hit=%" PRIu64, r->a, r->b);
-    break;
-  case SIM_EV_NOTE:
-    APPEND(" %" PRIu64 " %" PRIu64, r->a, r->b);
-    break;
+  case SIM_EV_FAULTPOINT: APPEND(" site=%" PRIu64 " hit=%" PRIu64, r->a, r->b); break;
+  case SIM_EV_NOTE: APPEND(" %" PRIu64 " %" PRIu64, r->a, r->b); break;
   case SIM_EV_FAIL:
     if (w && w->failed)
       APPEND(" %s: %s", w->fail.name, w->fail.message);
     break;
-  default:
-    break;
+  default: break;
   }
   return (int)n;
 }
@@ -237,17 +238,16 @@ void sim_trace_dump(const sim_world *w, FILE *f, size_t n) {
 
 void sim_stats_print(const sim_world *w, FILE *f) {
   const sim_stats *s = &w->stats;
-  fprintf(f,
-          "events=%" PRIu64 " sent=%" PRIu64 " delivered=%" PRIu64 " lost=%" PRIu64
-          " dup=%" PRIu64 " corrupt=%" PRIu64 " reorder=%" PRIu64 " drop_partition=%" PRIu64
-          " drop_queue=%" PRIu64 " drop_down=%" PRIu64 " held=%" PRIu64 " crashes=%" PRIu64
-          " restarts=%" PRIu64 " pauses=%" PRIu64 " conn_resets=%" PRIu64
-          " conn_refused=%" PRIu64 " conn_timeouts=%" PRIu64 " retransmits=%" PRIu64
-          " disk_eio=%" PRIu64 " sectors_lost=%" PRIu64 " sectors_corrupt=%" PRIu64
-          " clock_changes=%" PRIu64 " faultpoints=%" PRIu64 "\n",
-          s->events, s->sent, s->delivered, s->lost, s->duplicated, s->corrupted, s->reordered,
-          s->dropped_partition, s->dropped_queue, s->dropped_down, s->held, s->crashes,
-          s->restarts, s->pauses, s->conns_reset, s->conns_refused, s->conns_timeout,
-          s->seg_retransmits, s->disk_eio, s->sectors_lost, s->sectors_corrupted,
-          s->clock_changes, s->faultpoints_fired);
+  fprintf(
+      f,
+      "events=%" PRIu64 " sent=%" PRIu64 " delivered=%" PRIu64 " lost=%" PRIu64 " dup=%" PRIu64
+      " corrupt=%" PRIu64 " reorder=%" PRIu64 " drop_partition=%" PRIu64 " drop_queue=%" PRIu64
+      " drop_down=%" PRIu64 " held=%" PRIu64 " crashes=%" PRIu64 " restarts=%" PRIu64
+      " pauses=%" PRIu64 " conn_resets=%" PRIu64 " conn_refused=%" PRIu64 " conn_timeouts=%" PRIu64
+      " retransmits=%" PRIu64 " disk_eio=%" PRIu64 " sectors_lost=%" PRIu64
+      " sectors_corrupt=%" PRIu64 " clock_changes=%" PRIu64 " faultpoints=%" PRIu64 "\n",
+      s->events, s->sent, s->delivered, s->lost, s->duplicated, s->corrupted, s->reordered,
+      s->dropped_partition, s->dropped_queue, s->dropped_down, s->held, s->crashes, s->restarts,
+      s->pauses, s->conns_reset, s->conns_refused, s->conns_timeout, s->seg_retransmits,
+      s->disk_eio, s->sectors_lost, s->sectors_corrupted, s->clock_changes, s->faultpoints_fired);
 }

@@ -32,8 +32,7 @@ int sim_chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm) {
   return u < ppm;
 }
 
-uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
-                   uint64_t hi) {
+uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo, uint64_t hi) {
   if (hi <= lo)
     return lo;
   uint64_t span = hi - lo;
@@ -42,8 +41,8 @@ uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
     return v;
   /* Multiply-high keeps the top (tape-controlled) bits significant. */
   uint64_t s1 = span + 1, hi32 = v >> 32, lo32 = v & 0xffffffffu;
-  uint64_t r = hi32 * (s1 >> 32) + ((hi32 * (s1 & 0xffffffffu)) >> 32) +
-               ((lo32 * (s1 >> 32)) >> 32);
+  uint64_t r =
+      hi32 * (s1 >> 32) + ((hi32 * (s1 & 0xffffffffu)) >> 32) + ((lo32 * (s1 >> 32)) >> 32);
   return lo + (r > span ? span : r);
 }
 
@@ -115,8 +114,8 @@ sim_world *sim_world_create(const sim_config *c) {
   for (int i = 0; i < n * n; i++) {
     link_t *l = &w->link[i];
     l->p = c->net;
-    l->faulty = c->net.loss_ppm || c->net.dup_ppm || c->net.reorder_ppm ||
-                c->net.corrupt_ppm || c->net.bandwidth_bps || c->net.queue_limit;
+    l->faulty = c->net.loss_ppm || c->net.dup_ppm || c->net.reorder_ppm || c->net.corrupt_ppm ||
+                c->net.bandwidth_bps || c->net.queue_limit;
     l->fly.head = l->fly.tail = l->hold.head = l->hold.tail = NONE;
   }
   for (int i = 0; i < n; i++) {
@@ -156,11 +155,21 @@ void sim_world_destroy(sim_world *w) {
   free(w);
 }
 
-uint64_t sim_now(const sim_world *w) { return w->now; }
-int sim_nodes(const sim_world *w) { return w->n; }
-void *sim_ctx(const sim_world *w) { return w->cfg.ctx; }
-const char *sim_budget_reason(const sim_world *w) { return w->budget_reason; }
-const sim_stats *sim_get_stats(const sim_world *w) { return &w->stats; }
+uint64_t sim_now(const sim_world *w) {
+  return w->now;
+}
+int sim_nodes(const sim_world *w) {
+  return w->n;
+}
+void *sim_ctx(const sim_world *w) {
+  return w->cfg.ctx;
+}
+const char *sim_budget_reason(const sim_world *w) {
+  return w->budget_reason;
+}
+const sim_stats *sim_get_stats(const sim_world *w) {
+  return &w->stats;
+}
 
 void sim__budget_stop(sim_world *w, const char *why) {
   if (!w->stopped) {
@@ -240,8 +249,8 @@ static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
   ev_t *x = &w->ev[e];
   uint64_t prio = 0;
   if (w->cfg.tiebreak == SIM_TIEBREAK_CHOICE) {
-    uint64_t sid = x->node >= 0 ? sim__sid(P_SCHED, (uint32_t)x->node, 0)
-                                : sim__sid(P_SCHED, 0xffffff, 0);
+    uint64_t sid =
+        x->node >= 0 ? sim__sid(P_SCHED, (uint32_t)x->node, 0) : sim__sid(P_SCHED, 0xffffff, 0);
     uint64_t k = x->node >= 0 ? w->node[x->node].evseq++ : w->wseq++;
     prio = sim_draw(w, sid, k) >> 40;
   }
@@ -286,7 +295,9 @@ uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
 /* Cancel a pending event. Cancelled events stay in the heap (or in a paused
  * node's deferred list) as tombstones and are freed when they come up, so
  * the heap never tracks positions. */
-void sim__ev_cancel(sim_world *w, uint32_t e) { w->ev[e].kind = EVK_DEAD; }
+void sim__ev_cancel(sim_world *w, uint32_t e) {
+  w->ev[e].kind = EVK_DEAD;
+}
 
 static uint32_t heap_pop(sim_world *w) {
   uint32_t e = w->heap[0].ev;
@@ -310,8 +321,8 @@ int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
 
 /* ---- Liveness and failures ------------------------------------------ */
 
-static void record_failure(sim_world *w, int live, int node, const char *name,
-                           const char *file, int line) {
+static void record_failure(sim_world *w, int live, int node, const char *name, const char *file,
+                           int line) {
   w->failed = 1;
   w->stopped = 1;
   w->fail.is_liveness = live;
@@ -324,8 +335,8 @@ static void record_failure(sim_world *w, int live, int node, const char *name,
   sim__trace(w, SIM_EV_FAIL, (unsigned)live, node, -1, 0, 0, 0, NULL, 0);
 }
 
-int sim__invariant_failed(sim_world *w, int node, const char *name, const char *file,
-                          int line, const char *fmt, ...) {
+int sim__invariant_failed(sim_world *w, int node, const char *name, const char *file, int line,
+                          const char *fmt, ...) {
   if (w->failed)
     return 0;
   va_list ap;
@@ -371,9 +382,15 @@ int sim_require_liveness(sim_world *w, uint64_t deadline_ns) {
   return w->live_ev == NONE ? -ENOSPC : 0;
 }
 
-int sim_liveness_pending(const sim_world *w) { return w->live_armed; }
-int sim_failed(const sim_world *w) { return w->failed; }
-const sim_failure *sim_get_failure(const sim_world *w) { return w->failed ? &w->fail : NULL; }
+int sim_liveness_pending(const sim_world *w) {
+  return w->live_armed;
+}
+int sim_failed(const sim_world *w) {
+  return w->failed;
+}
+const sim_failure *sim_get_failure(const sim_world *w) {
+  return w->failed ? &w->fail : NULL;
+}
 
 int sim_finish(sim_world *w) {
   if (!w->finished && !w->failed) {
@@ -424,21 +441,11 @@ static void dispatch(sim_world *w, uint32_t e) {
       boot_node(w, i);
     break;
   }
-  case EVK_MSG:
-    sim__deliver_msg(w, e);
-    break;
-  case EVK_SEG:
-    sim__seg_event(w, e);
-    break;
-  case EVK_SYN:
-    sim__syn_event(w, e);
-    break;
-  case EVK_CONNTO:
-    sim__connto_event(w, e);
-    break;
-  case EVK_NOTIFY:
-    sim__notify_event(w, e);
-    break;
+  case EVK_MSG: sim__deliver_msg(w, e); break;
+  case EVK_SEG: sim__seg_event(w, e); break;
+  case EVK_SYN: sim__syn_event(w, e); break;
+  case EVK_CONNTO: sim__connto_event(w, e); break;
+  case EVK_NOTIFY: sim__notify_event(w, e); break;
   case EVK_TIMER: {
     int i = x->node;
     uint64_t tag = x->u.tag;
@@ -467,9 +474,7 @@ static void dispatch(sim_world *w, uint32_t e) {
     if (w->live_armed)
       liveness_failed(w);
     break;
-  default:
-    sim__ev_free(w, e);
-    break;
+  default: sim__ev_free(w, e); break;
   }
 }
 
@@ -524,10 +529,10 @@ sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps) {
 
 /* ---- Nodes ---------------------------------------------------------- */
 
-#define CHECK_NODE(w, i)                                                                 \
-  do {                                                                                   \
-    if ((i) < 0 || (i) >= (w)->n)                                                        \
-      return -EINVAL;                                                                    \
+#define CHECK_NODE(w, i)                                                                           \
+  do {                                                                                             \
+    if ((i) < 0 || (i) >= (w)->n)                                                                  \
+      return -EINVAL;                                                                              \
   } while (0)
 
 void sim_node_set_data(sim_world *w, int node, void *data) {
@@ -693,8 +698,8 @@ int64_t sim_clock(const sim_world *w, int node) {
 static void clock_changed(sim_world *w, int node) {
   node_t *nd = &w->node[node];
   w->stats.clock_changes++;
-  sim__trace(w, SIM_EV_CLOCK, 0, node, -1, (uint64_t)nd->clk_off, (uint64_t)(int64_t)nd->drift,
-             0, NULL, 0);
+  sim__trace(w, SIM_EV_CLOCK, 0, node, -1, (uint64_t)nd->clk_off, (uint64_t)(int64_t)nd->drift, 0,
+             NULL, 0);
 }
 
 int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns) {

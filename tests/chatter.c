@@ -80,7 +80,8 @@ static void tick(void *ctx, sim_world *w, int node, uint64_t tag) {
     int to = (int)(sim_node_random(w, node) % (uint64_t)(n - 1));
     if (to >= node)
       to++;
-    sim_send(w, node, to, buf, encode(buf, MSG_PING, c->hops, node, (uint32_t)s->ticks, sim_now(w)));
+    sim_send(w, node, to, buf,
+             encode(buf, MSG_PING, c->hops, node, (uint32_t)s->ticks, sim_now(w)));
   }
   if (c->use_disk) {
     encode(buf, 0, 0, node, (uint32_t)s->ticks, (uint64_t)sim_clock(w, node));
@@ -135,12 +136,8 @@ static void conn_ev(void *ctx, sim_world *w, int node, sim_conn h, sim_conn_even
   node_state *s = sim_node_data(w, node);
   (void)data;
   switch (ev) {
-  case SIM_CONN_CONNECTED:
-    COUNT(c, node, conn_up);
-    break;
-  case SIM_CONN_ACCEPTED:
-    COUNT(c, node, conn_accepted);
-    break;
+  case SIM_CONN_CONNECTED: COUNT(c, node, conn_up); break;
+  case SIM_CONN_ACCEPTED: COUNT(c, node, conn_accepted); break;
   case SIM_CONN_DATA:
     COUNT(c, node, conn_data);
     if (len == 16 && ((const uint8_t *)data)[0] == MSG_PING) {
@@ -149,9 +146,7 @@ static void conn_ev(void *ctx, sim_world *w, int node, sim_conn h, sim_conn_even
       sim_conn_send(w, node, h, out, sizeof out);
     }
     break;
-  case SIM_CONN_CLOSED:
-    sim_conn_close(w, node, h);
-    break;
+  case SIM_CONN_CLOSED: sim_conn_close(w, node, h); break;
   default:
     COUNT(c, node, conn_errors);
     if (s && s->out == h)
@@ -169,14 +164,13 @@ static void teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
 
 const sim_node_ops chatter_ops = {boot, recv_msg, tick, conn_ev, teardown};
 
-int chatter_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf,
-                     size_t cap) {
+int chatter_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
   (void)ctx;
   const uint8_t *b = msg;
   if (have < 8 || len != 16)
     return -1;
-  uint32_t tick = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
-                  (uint32_t)b[7] << 24;
+  uint32_t tick =
+      (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 | (uint32_t)b[7] << 24;
   return snprintf(buf, cap, "%s from=n%d tick=%u hops=%d", b[0] == MSG_PING ? "PING" : "PONG",
                   b[2] | b[3] << 8, tick, b[1]);
 }
@@ -224,7 +218,8 @@ sim_config chatter_random_config(chatter *c, uint64_t seed) {
   cfg.net.bandwidth_bps = pick(seed, 9, 2) ? 0 : 10000 + pick(seed, 10, 1000000);
   cfg.net.queue_limit = (uint32_t)pick(seed, 11, 8);
   cfg.disk.unsynced_keep_ppm = (uint32_t)pick(seed, 12, SIM_PPM);
-  cfg.disk.unsynced_corrupt_ppm = (uint32_t)pick(seed, 13, SIM_PPM - cfg.disk.unsynced_keep_ppm + 1);
+  cfg.disk.unsynced_corrupt_ppm =
+      (uint32_t)pick(seed, 13, SIM_PPM - cfg.disk.unsynced_keep_ppm + 1);
   cfg.disk.read_eio_ppm = (uint32_t)pick(seed, 14, 20000);
   cfg.disk.write_eio_ppm = (uint32_t)pick(seed, 15, 20000);
   cfg.disk.sync_eio_ppm = (uint32_t)pick(seed, 16, 20000);
@@ -233,8 +228,24 @@ sim_config chatter_random_config(chatter *c, uint64_t seed) {
   return cfg;
 }
 
-enum { F_PART, F_ONEWAY, F_ISOLATE, F_HEAL, F_CRASH, F_RESTART, F_PAUSE, F_RESUME, F_RESET,
-       F_HOLD, F_RELEASE, F_KTH, F_DRIFT, F_JUMP, F_SPLIT, F__N };
+enum {
+  F_PART,
+  F_ONEWAY,
+  F_ISOLATE,
+  F_HEAL,
+  F_CRASH,
+  F_RESTART,
+  F_PAUSE,
+  F_RESUME,
+  F_RESET,
+  F_HOLD,
+  F_RELEASE,
+  F_KTH,
+  F_DRIFT,
+  F_JUMP,
+  F_SPLIT,
+  F__N
+};
 
 static void apply_fault(sim_world *w, void *arg) {
   uintptr_t a = (uintptr_t)arg;

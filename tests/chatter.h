@@ -14,12 +14,12 @@ typedef struct chatter_counts {
 } chatter_counts;
 
 typedef struct chatter {
-  int ticks;          /* timer ticks per node incarnation (0 = forever) */
-  int fanout;         /* datagrams per tick */
-  int hops;           /* how many times a datagram is answered */
-  int use_disk;       /* append + sync every few ticks */
-  int use_streams;    /* connect to a peer and stream data */
-  uint64_t tick_ns;   /* mean tick interval */
+  int ticks;        /* timer ticks per node incarnation (0 = forever) */
+  int fanout;       /* datagrams per tick */
+  int hops;         /* how many times a datagram is answered */
+  int use_disk;     /* append + sync every few ticks */
+  int use_streams;  /* connect to a peer and stream data */
+  uint64_t tick_ns; /* mean tick interval */
   chatter_counts total;
   chatter_counts node[SIM_MAX_NODES];
 } chatter;
@@ -34,8 +34,7 @@ extern const sim_node_ops chatter_ops;
 sim_config chatter_config(chatter *c, int nodes, uint64_t seed);
 
 /** Message describer for timelines. */
-int chatter_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf,
-                     size_t cap);
+int chatter_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);
 
 /** Create, run to quiescence (or `until`), and destroy a world; returns its
  *  trace hash. */

@@ -39,11 +39,11 @@ static sim_link_params base(void) {
   return c.net;
 }
 
-#define REPRODUCES(p, n, seed)                                                           \
-  do {                                                                                   \
-    recorder *r2_ = new_rec();                                                           \
-    CHECK_HASH(blast(r2_, (p), (n), (seed), NULL), blast(r2_, (p), (n), (seed), NULL));  \
-    free(r2_);                                                                           \
+#define REPRODUCES(p, n, seed)                                                                     \
+  do {                                                                                             \
+    recorder *r2_ = new_rec();                                                                     \
+    CHECK_HASH(blast(r2_, (p), (n), (seed), NULL), blast(r2_, (p), (n), (seed), NULL));            \
+    free(r2_);                                                                                     \
   } while (0)
 
 TEST(no_faults_delivers_everything_in_order) {
@@ -375,5 +375,5 @@ TEST(per_link_streams_are_independent) {
 TEST_MAIN(T(no_faults_delivers_everything_in_order), T(latency_bounds_and_distributions), T(loss),
           T(duplication), T(reordering), T(corruption_flips_one_bit), T(bandwidth_serializes),
           T(queue_limit_drops_excess), T(partition_full_oneway_isolate_split_heal),
-          T(partition_drops_messages_in_flight), T(hold_release_and_deliver_kth),
-          T(send_errors), T(per_link_streams_are_independent))
+          T(partition_drops_messages_in_flight), T(hold_release_and_deliver_kth), T(send_errors),
+          T(per_link_streams_are_independent))

@@ -208,5 +208,4 @@ TEST(fault_points) {
 
 TEST_MAIN(T(crash_drops_timers_and_traffic_both_ways), T(restart_boots_again_with_new_incarnation),
           T(pause_defers_events_until_resume), T(cancel_timer_of_paused_node),
-          T(crash_while_paused_discards_deferred), T(clock_offset_drift_and_jump),
-          T(fault_points))
+          T(crash_while_paused_discards_deferred), T(clock_offset_drift_and_jump), T(fault_points))

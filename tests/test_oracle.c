@@ -266,8 +266,7 @@ static void hook(void *ctx, const sim_trace_rec *r, const void *payload, size_t 
   }
 }
 
-static int describe(void *ctx, const void *msg, size_t have, size_t len, char *buf,
-                    size_t cap) {
+static int describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
   (void)ctx;
   (void)len;
   return have ? snprintf(buf, cap, "VALUE(%u)", ((const uint8_t *)msg)[0]) : -1;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #define TEST(name) static void test_##name(void)
-#define T(name)                                                                          \
+#define T(name)                                                                                    \
   { #name, test_##name }
 
 typedef struct {
@@ -21,38 +21,38 @@ typedef struct {
 /** Run the cases named on the command line, or all of them. */
 int test_main(const test_case *cases, size_t n, int argc, char **argv);
 
-#define TEST_MAIN(...)                                                                   \
-  int main(int argc, char **argv) {                                                      \
-    static const test_case cases_[] = {__VA_ARGS__};                                     \
-    return test_main(cases_, sizeof cases_ / sizeof cases_[0], argc, argv);              \
+#define TEST_MAIN(...)                                                                             \
+  int main(int argc, char **argv) {                                                                \
+    static const test_case cases_[] = {__VA_ARGS__};                                               \
+    return test_main(cases_, sizeof cases_ / sizeof cases_[0], argc, argv);                        \
   }
 
-#define CHECK(cond)                                                                      \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);           \
-      exit(1);                                                                           \
-    }                                                                                    \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                                   \
-  do {                                                                                   \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                  \
-    if (a_ != b_) {                                                                      \
-      fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", __FILE__,      \
-              __LINE__, #a, a_, #b, b_);                                                 \
-      exit(1);                                                                           \
-    }                                                                                    \
+#define CHECK_EQ(a, b)                                                                             \
+  do {                                                                                             \
+    long long a_ = (long long)(a), b_ = (long long)(b);                                            \
+    if (a_ != b_) {                                                                                \
+      fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, %s == %lld\n", __FILE__, __LINE__, #a,  \
+              a_, #b, b_);                                                                         \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_HASH(a, b)                                                                 \
-  do {                                                                                   \
-    uint64_t a_ = (a), b_ = (b);                                                         \
-    if (a_ != b_) {                                                                      \
-      fprintf(stderr, "%s:%d: hashes differ: %016" PRIx64 " vs %016" PRIx64 "\n",       \
-              __FILE__, __LINE__, a_, b_);                                               \
-      exit(1);                                                                           \
-    }                                                                                    \
+#define CHECK_HASH(a, b)                                                                           \
+  do {                                                                                             \
+    uint64_t a_ = (a), b_ = (b);                                                                   \
+    if (a_ != b_) {                                                                                \
+      fprintf(stderr, "%s:%d: hashes differ: %016" PRIx64 " vs %016" PRIx64 "\n", __FILE__,        \
+              __LINE__, a_, b_);                                                                   \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 #endif

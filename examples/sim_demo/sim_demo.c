@@ -95,10 +95,22 @@ static void no_backup_ahead(void *ctx, sim_world *w) {
   }
 }
 
-static void partition2(sim_world *w, void *a) { (void)a; sim_isolate(w, 2); }
-static void crash0(sim_world *w, void *a) { (void)a; sim_node_crash(w, 0); }
-static void restart0(sim_world *w, void *a) { (void)a; sim_node_restart(w, 0); }
-static void heal(sim_world *w, void *a) { (void)a; sim_heal(w); }
+static void partition2(sim_world *w, void *a) {
+  (void)a;
+  sim_isolate(w, 2);
+}
+static void crash0(sim_world *w, void *a) {
+  (void)a;
+  sim_node_crash(w, 0);
+}
+static void restart0(sim_world *w, void *a) {
+  (void)a;
+  sim_node_restart(w, 0);
+}
+static void heal(sim_world *w, void *a) {
+  (void)a;
+  sim_heal(w);
+}
 
 int main(int argc, char **argv) {
   static const sim_node_ops ops = {boot, recv, tick, NULL, teardown};
