@@ -537,7 +537,9 @@ int64_t sim_clock(const sim_world *w, int node);
 /** Set the node clock's offset from true time (ns), keeping its drift. */
 int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns);
 
-/** Set the drift rate (ppm; +1000 = runs 0.1% fast); takes effect from now. */
+/** Set the drift rate (ppm, within +-200000; +1000 = runs 0.1% fast); takes
+ *  effect from now. -EINVAL outside the range. Clock values saturate at the
+ *  int64 limits instead of overflowing. */
 int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm);
 
 /** Jump the node's clock by delta ns (forwards or backwards). */
@@ -561,7 +563,7 @@ uint64_t sim_trace_hash(const sim_world *w);
 /** Records so far in this run. */
 uint64_t sim_trace_count(const sim_world *w);
 
-/** Add a user note to the trace (a, b: user values, text: static or NULL). */
+/** Add a user note to the trace (a, b: user values). */
 void sim_note(sim_world *w, int node, uint64_t a, uint64_t b);
 
 /** Copy the last up to `max` records (oldest first) into out; returns count. */

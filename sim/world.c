@@ -682,7 +682,17 @@ int sim_timer_cancel(sim_world *w, sim_timer t) {
   return 0;
 }
 
-/* drift contribution of `dt` ns at `drift` ppm, without overflow */
+/* saturating signed addition: clocks never overflow, whatever the inputs */
+static int64_t sat_add(int64_t a, int64_t b) {
+  if (b > 0 && a > INT64_MAX - b)
+    return INT64_MAX;
+  if (b < 0 && a < INT64_MIN - b)
+    return INT64_MIN;
+  return a + b;
+}
+
+/* drift contribution of `dt` ns at `drift` ppm (|drift| <= 200000), without
+ * overflow: |q * drift| <= 1.9e13 * 2e5 < 2^63 */
 static int64_t drift_of(uint64_t dt, int32_t drift) {
   int64_t q = (int64_t)(dt / SIM_PPM), r = (int64_t)(dt % SIM_PPM);
   return q * drift + (r * drift) / (int64_t)SIM_PPM;
@@ -692,7 +702,8 @@ int64_t sim_clock(const sim_world *w, int node) {
   if (node < 0 || node >= w->n)
     return 0;
   const node_t *nd = &w->node[node];
-  return (int64_t)w->now + nd->clk_off + drift_of(w->now - nd->anchor, nd->drift);
+  int64_t t = w->now > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)w->now;
+  return sat_add(sat_add(t, nd->clk_off), drift_of(w->now - nd->anchor, nd->drift));
 }
 
 static void clock_changed(sim_world *w, int node) {
@@ -705,17 +716,17 @@ static void clock_changed(sim_world *w, int node) {
 int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns) {
   CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
-  nd->clk_off = offset_ns - drift_of(w->now - nd->anchor, nd->drift);
+  nd->clk_off = sat_add(offset_ns, -drift_of(w->now - nd->anchor, nd->drift));
   clock_changed(w, node);
   return 0;
 }
 
 int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
   CHECK_NODE(w, node);
-  if (drift_ppm < -500000 || drift_ppm > 500000)
+  if (drift_ppm < -200000 || drift_ppm > 200000)
     return -EINVAL;
   node_t *nd = &w->node[node];
-  nd->clk_off += drift_of(w->now - nd->anchor, nd->drift);
+  nd->clk_off = sat_add(nd->clk_off, drift_of(w->now - nd->anchor, nd->drift));
   nd->anchor = w->now;
   nd->drift = drift_ppm;
   clock_changed(w, node);
@@ -724,7 +735,7 @@ int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
 
 int sim_clock_jump(sim_world *w, int node, int64_t delta_ns) {
   CHECK_NODE(w, node);
-  w->node[node].clk_off += delta_ns;
+  w->node[node].clk_off = sat_add(w->node[node].clk_off, delta_ns);
   clock_changed(w, node);
   return 0;
 }

@@ -161,6 +161,15 @@ TEST(clock_offset_drift_and_jump) {
   sim_run(w, sim_now(w) + SIM_NS_PER_S, 0);
   CHECK_EQ(sim_clock(w, 0), (int64_t)sim_now(w) + 100 * (int64_t)SIM_NS_PER_MS);
   CHECK_EQ(sim_get_stats(w)->clock_changes, 4);
+  /* extreme values saturate instead of overflowing (UBSan would abort) */
+  sim_clock_jump(w, 1, INT64_MAX);
+  sim_clock_jump(w, 1, INT64_MAX);
+  CHECK_EQ(sim_clock(w, 1), INT64_MAX);
+  sim_clock_set_offset(w, 1, INT64_MIN);
+  sim_clock_jump(w, 1, INT64_MIN);
+  CHECK_EQ(sim_clock(w, 1), INT64_MIN + (int64_t)sim_now(w)); /* offset saturated */
+  CHECK_EQ(sim_clock_set_drift(w, 1, -200000), 0);
+  CHECK_EQ(sim_clock_set_drift(w, 1, 200001), -EINVAL);
   sim_world_destroy(w);
   free(r);
 }
