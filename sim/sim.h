@@ -265,7 +265,8 @@ typedef struct sim_config {
   sim_faultpoint_params faultpoints; /**< code fault point parameters */
   sim_budgets budgets;               /**< resource budgets */
   const sim_node_ops *ops;           /**< callbacks of the system under test */
-  void *ctx;                         /**< passed to every callback below and in ops */
+  void *ctx;                         /**< passed to ops, classify and describe */
+  void *hook_ctx;                    /**< passed to after_event, at_end, live, on_failure */
   sim_classify_fn classify;          /**< optional: message kind for trace records */
   sim_describe_fn describe;          /**< optional: message text for timelines */
   sim_check_fn after_event;          /**< optional: invariant checks after every event */
@@ -275,7 +276,7 @@ typedef struct sim_config {
   void *trace_ctx;                   /**< passed to trace */
   uint32_t trace_ring;               /**< last records kept for reports (0 = default 64) */
   sim_fail_mode fail_mode;           /**< see sim_fail_mode */
-  void (*on_failure)(void *ctx, sim_world *w); /**< SIM_FAIL_ABORT: report hook */
+  void (*on_failure)(void *hook_ctx, sim_world *w); /**< SIM_FAIL_ABORT: report hook */
 } sim_config;
 
 /** Why sim_run() returned. */
@@ -554,6 +555,13 @@ int sim_faultpoint(sim_world *w, int node, uint32_t site);
 
 /** Force a site: ppm >= 0 sets its fire rate and enables it; -1 disables it. */
 int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm);
+
+/** Replace the world's fault point parameters (e.g. all zero to stop every
+ *  unforced site from firing). */
+void sim_faultpoints_set(sim_world *w, const sim_faultpoint_params *p);
+
+/** The world's default link parameters (from its configuration). */
+const sim_link_params *sim_net_defaults(const sim_world *w);
 
 /* ---- Trace and reports ---------------------------------------------- */
 

@@ -346,7 +346,7 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
   record_failure(w, 0, node, name, file, line);
   if (w->cfg.fail_mode == SIM_FAIL_ABORT) {
     if (w->cfg.on_failure)
-      w->cfg.on_failure(w->cfg.ctx, w);
+      w->cfg.on_failure(w->cfg.hook_ctx, w);
     return 1;
   }
   return 0;
@@ -360,7 +360,7 @@ static void liveness_failed(sim_world *w) {
   record_failure(w, 1, -1, "liveness", __FILE__, __LINE__);
   if (w->cfg.fail_mode == SIM_FAIL_ABORT) {
     if (w->cfg.on_failure)
-      w->cfg.on_failure(w->cfg.ctx, w);
+      w->cfg.on_failure(w->cfg.hook_ctx, w);
     abort();
   }
 }
@@ -373,7 +373,7 @@ int sim_require_liveness(sim_world *w, uint64_t deadline_ns) {
     w->live_ev = NONE;
   }
   w->live_armed = 1;
-  if (w->cfg.live(w->cfg.ctx, w)) {
+  if (w->cfg.live(w->cfg.hook_ctx, w)) {
     w->live_armed = 0;
     return 0;
   }
@@ -396,7 +396,7 @@ int sim_finish(sim_world *w) {
   if (!w->finished && !w->failed) {
     w->finished = 1;
     if (w->cfg.at_end)
-      w->cfg.at_end(w->cfg.ctx, w);
+      w->cfg.at_end(w->cfg.hook_ctx, w);
   }
   return w->failed;
 }
@@ -495,7 +495,7 @@ int sim_step(sim_world *w) {
   w->stats.events++;
   dispatch(w, e);
   if (!w->stopped) {
-    if (w->live_armed && w->cfg.live(w->cfg.ctx, w)) {
+    if (w->live_armed && w->cfg.live(w->cfg.hook_ctx, w)) {
       w->live_armed = 0;
       if (w->live_ev != NONE) {
         sim__ev_cancel(w, w->live_ev);
@@ -503,7 +503,7 @@ int sim_step(sim_world *w) {
       }
     }
     if (w->cfg.after_event && !w->stopped)
-      w->cfg.after_event(w->cfg.ctx, w);
+      w->cfg.after_event(w->cfg.hook_ctx, w);
   }
   return 1;
 }
@@ -774,6 +774,14 @@ int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm) {
     return -ENOSPC;
   s->val = ppm < 0 ? -1 : (ppm > SIM_PPM ? SIM_PPM : ppm);
   return 0;
+}
+
+void sim_faultpoints_set(sim_world *w, const sim_faultpoint_params *p) {
+  w->cfg.faultpoints = *p;
+}
+
+const sim_link_params *sim_net_defaults(const sim_world *w) {
+  return &w->cfg.net;
 }
 
 int sim_faultpoint(sim_world *w, int node, uint32_t site) {

@@ -47,6 +47,7 @@ static void on_fail(void *ctx, sim_world *w) {
 static sim_config oracle_config(oracle_ctx *o) {
   sim_config c = recorder_config(&o->rec, 2, 1);
   c.ctx = o;
+  c.hook_ctx = o;
   c.after_event = check_every;
   c.at_end = check_end;
   c.live = live_pred;
