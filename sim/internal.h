@@ -54,6 +54,7 @@ typedef struct {
   uint8_t kind;  /* EVK_*; 0 when free */
   uint8_t sub;   /* NOTIFY: sim_conn_event */
   int16_t node;  /* target node, -1 for world events */
+  int16_t peer;  /* NOTIFY: the connection's other end */
   uint32_t inc;  /* target node incarnation when scheduled */
   uint32_t next; /* free list / deferred list */
   union {

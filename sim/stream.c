@@ -104,6 +104,7 @@ static void notify(sim_world *w, uint32_t idx, int k, sim_conn_event ev, uint64_
   if (e == NONE)
     return;
   w->ev[e].sub = (uint8_t)ev;
+  w->ev[e].peer = c->end[1 - k];
   w->ev[e].u.tag = handle(w, idx);
 }
 
@@ -266,7 +267,7 @@ void sim__connto_event(sim_world *w, uint32_t e) {
 
 void sim__notify_event(sim_world *w, uint32_t e) {
   ev_t *x = &w->ev[e];
-  int node = x->node;
+  int node = x->node, peer = x->peer;
   sim_conn h = x->u.tag;
   sim_conn_event ev = (sim_conn_event)x->sub;
   int live = w->node[node].up && w->node[node].inc == x->inc;
@@ -276,7 +277,7 @@ void sim__notify_event(sim_world *w, uint32_t e) {
   unsigned kind = ev == SIM_CONN_RESET     ? SIM_EV_CONN_RESET
                   : ev == SIM_CONN_REFUSED ? SIM_EV_CONN_REFUSED
                                            : SIM_EV_CONN_TIMEOUT;
-  sim__trace(w, kind, 0, node, -1, h, 0, 0, NULL, 0);
+  sim__trace(w, kind, 0, node, peer, h, 0, 0, NULL, 0);
   call_conn(w, node, h, ev, NULL, 0);
 }
 

@@ -1,0 +1,171 @@
+# simfuzz build helpers: the protobuf scenario code, the harness libraries
+# in their normal and fuzzing flavours, and simfuzz_add_target().
+
+find_program(SF_PROTOC_C protoc-c REQUIRED)
+find_program(SF_PROTOC protoc)
+find_library(SF_PROTOBUF_C_LIB protobuf-c REQUIRED)
+find_path(SF_PROTOBUF_C_INCLUDE protobuf-c/protobuf-c.h REQUIRED)
+find_program(SF_AFL_CC afl-clang-fast)
+option(SIMFUZZ_FEEDBACK "Abstract-state feedback in fuzzers (off: ablation builds)" ON)
+option(SIMFUZZ_FUZZERS "Build libFuzzer and AFL++ fuzzers (needs clang)" ON)
+
+set(SF_PROTO_OUT ${CMAKE_BINARY_DIR}/proto)
+add_custom_command(
+  OUTPUT ${SF_PROTO_OUT}/scenario.pb-c.c ${SF_PROTO_OUT}/scenario.pb-c.h
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${SF_PROTO_OUT}
+  COMMAND ${SF_PROTOC_C} --c_out=${SF_PROTO_OUT} -I${PROJECT_SOURCE_DIR}/proto
+          ${PROJECT_SOURCE_DIR}/proto/scenario.proto
+  DEPENDS ${PROJECT_SOURCE_DIR}/proto/scenario.proto
+  COMMENT "protoc-c scenario.proto")
+set_source_files_properties(${SF_PROTO_OUT}/scenario.pb-c.c PROPERTIES COMPILE_OPTIONS "-w")
+
+set(SF_SIM_SOURCES
+  ${PROJECT_SOURCE_DIR}/sim/world.c ${PROJECT_SOURCE_DIR}/sim/net.c
+  ${PROJECT_SOURCE_DIR}/sim/stream.c ${PROJECT_SOURCE_DIR}/sim/disk.c
+  ${PROJECT_SOURCE_DIR}/sim/trace.c)
+set(SF_HARNESS_SOURCES
+  ${PROJECT_SOURCE_DIR}/harness/scenario.c ${PROJECT_SOURCE_DIR}/harness/run.c
+  ${PROJECT_SOURCE_DIR}/harness/feedback.c ${PROJECT_SOURCE_DIR}/harness/mutate.c
+  ${SF_PROTO_OUT}/scenario.pb-c.c)
+set(SF_INCLUDES ${PROJECT_SOURCE_DIR}/sim ${PROJECT_SOURCE_DIR}/harness ${SF_PROTO_OUT}
+  ${SF_PROTOBUF_C_INCLUDE})
+if(SIMFUZZ_FEEDBACK)
+  set(SF_FEEDBACK_DEF SF_FEEDBACK=1)
+else()
+  set(SF_FEEDBACK_DEF SF_FEEDBACK=0)
+endif()
+
+add_library(simfuzz_harness STATIC ${SF_HARNESS_SOURCES})
+target_include_directories(simfuzz_harness PUBLIC ${SF_INCLUDES})
+target_compile_definitions(simfuzz_harness PUBLIC _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
+target_link_libraries(simfuzz_harness PUBLIC simfuzz_sim ${SF_PROTOBUF_C_LIB})
+
+set(SF_HAVE_LIBFUZZER OFF)
+if(SIMFUZZ_FUZZERS AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+  set(SF_HAVE_LIBFUZZER ON)
+  set(SF_FUZZ_CFLAGS -fsanitize=fuzzer-no-link,address,undefined
+      -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
+  set(SF_FUZZ_LDFLAGS -fsanitize=fuzzer,address,undefined)
+  # The simulator and the harness get sanitizers but no coverage: the
+  # fuzzer is steered by the target's code coverage plus the abstract
+  # features that feedback.c turns into coverage (which already cover the
+  # simulator's fault paths). Instrumenting the simulator would only add
+  # per-event cost and noise.
+  set(SF_CORE_SOURCES ${SF_SIM_SOURCES} ${SF_HARNESS_SOURCES})
+  list(REMOVE_ITEM SF_CORE_SOURCES ${PROJECT_SOURCE_DIR}/harness/feedback.c)
+  add_library(simfuzz_fuzzfb OBJECT ${PROJECT_SOURCE_DIR}/harness/feedback.c)
+  target_include_directories(simfuzz_fuzzfb PRIVATE ${SF_INCLUDES})
+  target_compile_options(simfuzz_fuzzfb PRIVATE ${SF_FUZZ_CFLAGS})
+  add_library(simfuzz_fuzzcore STATIC ${SF_CORE_SOURCES} $<TARGET_OBJECTS:simfuzz_fuzzfb>)
+  target_include_directories(simfuzz_fuzzcore PUBLIC ${SF_INCLUDES})
+  target_compile_definitions(simfuzz_fuzzcore PUBLIC _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
+  target_compile_options(simfuzz_fuzzcore PRIVATE -fsanitize=address,undefined
+    -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
+  target_compile_options(simfuzz_fuzzcore INTERFACE ${SF_FUZZ_CFLAGS})
+  target_link_libraries(simfuzz_fuzzcore PUBLIC ${SF_PROTOBUF_C_LIB})
+endif()
+
+# The AFL++ custom mutator library: plain -fPIC code without sanitizers, as
+# it is loaded into afl-fuzz itself.
+set(SF_AFL_MUTATOR ${CMAKE_BINARY_DIR}/fuzz/libsimfuzz_mutator.so)
+if(SF_AFL_CC)
+  add_custom_command(
+    OUTPUT ${SF_AFL_MUTATOR}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/fuzz
+    COMMAND ${CMAKE_C_COMPILER} -std=c11 -O2 -g -fPIC -shared -D_POSIX_C_SOURCE=200809L
+            -I${PROJECT_SOURCE_DIR}/sim -I${PROJECT_SOURCE_DIR}/harness -I${SF_PROTO_OUT}
+            ${PROJECT_SOURCE_DIR}/harness/afl_mutator.c ${PROJECT_SOURCE_DIR}/harness/mutate.c
+            ${PROJECT_SOURCE_DIR}/harness/scenario.c ${SF_PROTO_OUT}/scenario.pb-c.c
+            ${SF_PROTOBUF_C_LIB} -o ${SF_AFL_MUTATOR}
+    DEPENDS ${PROJECT_SOURCE_DIR}/harness/afl_mutator.c ${PROJECT_SOURCE_DIR}/harness/mutate.c
+            ${PROJECT_SOURCE_DIR}/harness/scenario.c ${SF_PROTO_OUT}/scenario.pb-c.c
+    COMMENT "AFL++ custom mutator library" VERBATIM)
+  add_custom_target(simfuzz_afl_mutator ALL DEPENDS ${SF_AFL_MUTATOR})
+endif()
+
+# simfuzz_add_target(NAME name SOURCES src... [DEFINES def...] [CORPUS dir] [DICT file])
+#   build/bin/simfuzz-<name>      the CLI for the target
+#   build/fuzz/<name>_fuzzer      libFuzzer (clang), ASan+UBSan
+#   build/fuzz/<name>_afl         AFL++ persistent mode (when afl-clang-fast exists)
+#   build/corpus/<name>/*.pb      the seed corpus: corpus/<dir>/*.textproto encoded
+#   build/fuzz/<name>.dict        dictionary
+# Target sources define `const sf_target SF_TARGET_SYMBOL` named SF_TARGET_NAME
+# (both set here) and keep everything else static.
+function(simfuzz_add_target)
+  cmake_parse_arguments(T "" "NAME;CORPUS;DICT" "SOURCES;DEFINES" ${ARGN})
+  if(NOT T_CORPUS)
+    set(T_CORPUS ${T_NAME})
+  endif()
+  set(stub ${CMAKE_BINARY_DIR}/targets/${T_NAME}_stub.c)
+  file(WRITE ${stub}.in
+    "#include \"simfuzz.h\"\n"
+    "extern const sf_target sf_target_${T_NAME};\n"
+    "const sf_target *const sf_this_target = &sf_target_${T_NAME};\n")
+  configure_file(${stub}.in ${stub} COPYONLY)
+  set(defs SF_TARGET_NAME="${T_NAME}" SF_TARGET_SYMBOL=sf_target_${T_NAME} ${T_DEFINES})
+
+  add_executable(simfuzz-${T_NAME} ${PROJECT_SOURCE_DIR}/harness/cli.c ${stub} ${T_SOURCES})
+  target_compile_definitions(simfuzz-${T_NAME} PRIVATE ${defs})
+  target_link_libraries(simfuzz-${T_NAME} PRIVATE simfuzz_harness)
+  set_target_properties(simfuzz-${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+
+  # the target as a library, for tests
+  add_library(sftarget_${T_NAME} STATIC ${T_SOURCES})
+  target_compile_definitions(sftarget_${T_NAME} PRIVATE ${defs})
+  target_link_libraries(sftarget_${T_NAME} PUBLIC simfuzz_harness)
+
+  if(SF_HAVE_LIBFUZZER)
+    add_executable(${T_NAME}_fuzzer ${PROJECT_SOURCE_DIR}/harness/libfuzzer.c ${stub} ${T_SOURCES})
+    target_compile_definitions(${T_NAME}_fuzzer PRIVATE ${defs})
+    target_link_libraries(${T_NAME}_fuzzer PRIVATE simfuzz_fuzzcore)
+    target_link_options(${T_NAME}_fuzzer PRIVATE ${SF_FUZZ_LDFLAGS})
+    set_target_properties(${T_NAME}_fuzzer PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+  endif()
+
+  if(SF_AFL_CC)
+    set(out ${CMAKE_BINARY_DIR}/fuzz/${T_NAME}_afl)
+    set(defflags "")
+    foreach(d ${defs})
+      list(APPEND defflags "-D${d}")
+    endforeach()
+    add_custom_command(
+      OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/fuzz
+      COMMAND ${CMAKE_COMMAND} -E env AFL_QUIET=1 ${SF_AFL_CC} -std=gnu11 -O2 -g
+              -D_POSIX_C_SOURCE=200809L -D${SF_FEEDBACK_DEF} ${defflags}
+              -I${PROJECT_SOURCE_DIR}/sim -I${PROJECT_SOURCE_DIR}/harness -I${SF_PROTO_OUT}
+              ${SF_SIM_SOURCES} ${SF_HARNESS_SOURCES} ${PROJECT_SOURCE_DIR}/harness/afl_driver.c
+              ${stub} ${T_SOURCES} ${SF_PROTOBUF_C_LIB} -o ${out}
+      DEPENDS ${SF_SIM_SOURCES} ${SF_HARNESS_SOURCES} ${PROJECT_SOURCE_DIR}/harness/afl_driver.c
+              ${stub} ${T_SOURCES}
+      COMMENT "AFL++ fuzzer ${T_NAME}_afl" VERBATIM)
+    add_custom_target(${T_NAME}_afl ALL DEPENDS ${out})
+  endif()
+
+  file(GLOB seeds ${PROJECT_SOURCE_DIR}/corpus/${T_CORPUS}/*.textproto)
+  set(outs "")
+  foreach(seed ${seeds})
+    get_filename_component(base ${seed} NAME_WE)
+    set(o ${CMAKE_BINARY_DIR}/corpus/${T_NAME}/${base}.pb)
+    add_custom_command(
+      OUTPUT ${o}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/corpus/${T_NAME}
+      COMMAND sh ${PROJECT_SOURCE_DIR}/cmake/encode_seed.sh ${SF_PROTOC}
+              ${PROJECT_SOURCE_DIR}/proto ${seed} ${o}
+      DEPENDS ${seed} ${PROJECT_SOURCE_DIR}/proto/scenario.proto
+      COMMENT "seed ${T_NAME}/${base}" VERBATIM)
+    list(APPEND outs ${o})
+  endforeach()
+  set(dict ${CMAKE_BINARY_DIR}/fuzz/${T_NAME}.dict)
+  set(dict_in ${PROJECT_SOURCE_DIR}/harness/scenario.dict)
+  if(T_DICT)
+    list(APPEND dict_in ${T_DICT})
+  endif()
+  add_custom_command(
+    OUTPUT ${dict}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/fuzz
+    COMMAND ${CMAKE_COMMAND} -E cat ${dict_in} > ${dict}
+    DEPENDS ${dict_in})
+  add_custom_target(${T_NAME}_seeds ALL DEPENDS ${outs} ${dict})
+  set_property(GLOBAL APPEND PROPERTY SIMFUZZ_TARGETS ${T_NAME})
+endfunction()

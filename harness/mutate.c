@@ -1,0 +1,324 @@
+/* Scenario-level mutations: insert, delete, duplicate, swap and retime
+ * steps; change their targets and parameters; change network, swarm and
+ * run knobs; mutate the choice tape; splice two scenarios. */
+#include "mutate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  uint64_t x;
+} rng;
+
+static uint64_t next(rng *r) {
+  uint64_t z = (r->x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static uint32_t below(rng *r, uint32_t n) { return n ? (uint32_t)(next(r) % n) : 0; }
+
+static const uint32_t rates[] = {0, 1000, 10000, 50000, 100000, 300000, 1000000};
+static uint32_t rate(rng *r) { return rates[below(r, sizeof rates / sizeof rates[0])]; }
+
+static uint64_t max_time(const sf_scenario *s) {
+  return s->nsteps ? s->steps[s->nsteps - 1].at_us : 0;
+}
+
+static void random_net(rng *r, sf_net *n) {
+  n->latency_min_us = 100 + below(r, 20000);
+  n->latency_max_us = n->latency_min_us + below(r, 50000);
+  n->exponential = below(r, 2);
+  n->loss_ppm = rate(r);
+  n->dup_ppm = rate(r);
+  n->reorder_ppm = rate(r);
+  n->reorder_delay_us = below(r, 100000);
+  n->corrupt_ppm = rate(r) / 4;
+  n->bandwidth_kbps = below(r, 4) ? 0 : 1 + below(r, 1000);
+  n->queue_limit = below(r, 4) ? 0 : 1 + below(r, 16);
+}
+
+/* Parameters of a step of the given kind, drawn at random. */
+static void random_params(rng *r, sf_step *st) {
+  st->node = below(r, 8);
+  st->peer = below(r, 8);
+  switch (st->kind) {
+  case SF_STEP_PARTITION:
+    st->mask_a = 1ull << below(r, 8) | (below(r, 2) ? 1ull << below(r, 8) : 0);
+    st->mask_b = below(r, 2) ? 0 : 1ull << below(r, 8);
+    st->flag = below(r, 4) == 0;
+    break;
+  case SF_STEP_SPLIT:
+    st->ngroups = 8;
+    for (int i = 0; i < 8; i++)
+      st->group[i] = (uint8_t)below(r, 3);
+    break;
+  case SF_STEP_RESET:
+  case SF_STEP_LINK:
+    st->flag = below(r, 4) == 0;
+    random_net(r, &st->net);
+    break;
+  case SF_STEP_DELIVER:
+    st->k = below(r, 4);
+    break;
+  case SF_STEP_CLOCK:
+    st->offset_us = (int64_t)below(r, 2000001) - 1000000;
+    st->drift_ppm = (int32_t)below(r, 200001) - 100000;
+    st->jump_us = below(r, 2) ? 0 : (int64_t)below(r, 2000001) - 1000000;
+    break;
+  case SF_STEP_DISK:
+    st->disk.keep_ppm = rate(r);
+    st->disk.corrupt_ppm = rate(r) / 8;
+    st->disk.read_eio_ppm = rate(r) / 8;
+    st->disk.write_eio_ppm = rate(r) / 8;
+    st->disk.sync_eio_ppm = rate(r) / 8;
+    st->k = below(r, 4);
+    st->count = 1 + below(r, 8);
+    break;
+  case SF_STEP_FAULTPOINT:
+    st->k = below(r, 16);
+    st->rate_ppm = rate(r);
+    st->flag = below(r, 8) == 0;
+    break;
+  case SF_STEP_OP:
+    st->k = below(r, 4);
+    st->key = below(r, 16);
+    st->value = next(r) & 0xffffffff;
+    st->count = 1 + below(r, 8);
+    st->interval_us = below(r, 4) ? below(r, 50000) : 0;
+    break;
+  case SF_STEP_LIVENESS:
+    st->count = 1000 + below(r, 20000);
+    break;
+  default:
+    break;
+  }
+}
+
+static void random_step(rng *r, const sf_scenario *s, sf_step *st) {
+  memset(st, 0, sizeof *st);
+  st->kind = (uint8_t)(1 + below(r, SF_STEP__COUNT - 1));
+  if (below(r, 4) == 0)
+    st->kind = SF_STEP_OP; /* keep work flowing */
+  uint64_t horizon = max_time(s) + 500000;
+  if (s->nsteps && below(r, 2)) /* near an existing step: interleavings */
+    st->at_us = s->steps[below(r, s->nsteps)].at_us + below(r, 20000);
+  else
+    st->at_us = below(r, (uint32_t)(horizon > 60000000 ? 60000000 : horizon));
+  random_params(r, st);
+}
+
+static void retime(rng *r, sf_step *st) {
+  int64_t d;
+  switch (below(r, 3)) {
+  case 0: d = (int64_t)below(r, 2001) - 1000; break;          /* +-1 ms */
+  case 1: d = (int64_t)below(r, 200001) - 100000; break;      /* +-100 ms */
+  default: d = (int64_t)below(r, 4000001) - 2000000; break;   /* +-2 s */
+  }
+  int64_t t = (int64_t)st->at_us + d;
+  st->at_us = t < 0 ? 0 : (uint64_t)t;
+}
+
+/* Tweak one parameter of a step, keeping its kind. */
+static void tweak(rng *r, sf_step *st) {
+  switch (below(r, 4)) {
+  case 0:
+    st->node = below(r, 8);
+    break;
+  case 1:
+    st->peer = below(r, 8);
+    break;
+  case 2:
+    retime(r, st);
+    break;
+  default: {
+    sf_step fresh = *st;
+    random_params(r, &fresh);
+    fresh.node = st->node;
+    fresh.peer = st->peer;
+    *st = fresh;
+    break;
+  }
+  }
+}
+
+static void mutate_tape(rng *r, sf_scenario *s) {
+  switch (below(r, 4)) {
+  case 0: /* grow with random bytes */
+  {
+    uint32_t add = 1 + below(r, 64);
+    for (uint32_t i = 0; i < add && s->tape_len < SIM_TAPE_MAX; i++)
+      s->tape[s->tape_len++] = (uint8_t)next(r);
+    break;
+  }
+  case 1: /* shrink */
+    s->tape_len = s->tape_len ? below(r, s->tape_len) : 0;
+    break;
+  default: /* overwrite a few bytes with extremes or random values */
+  {
+    if (!s->tape_len)
+      s->tape_len = 1 + below(r, 64);
+    uint32_t k = 1 + below(r, 8);
+    for (uint32_t i = 0; i < k; i++) {
+      uint32_t at = below(r, s->tape_len);
+      uint32_t c = below(r, 3);
+      s->tape[at] = c == 0 ? 0x00 : c == 1 ? 0xff : (uint8_t)next(r);
+    }
+    break;
+  }
+  }
+}
+
+static void one_mutation(rng *r, sf_scenario *s) {
+  uint32_t choice = below(r, 16);
+  sf_step *st = s->nsteps ? &s->steps[below(r, s->nsteps)] : NULL;
+  switch (choice) {
+  case 0:
+  case 1:
+  case 2: /* insert */
+    if (s->nsteps < SF_MAX_STEPS)
+      random_step(r, s, &s->steps[s->nsteps++]);
+    break;
+  case 3: /* delete */
+    if (st) {
+      uint32_t i = (uint32_t)(st - s->steps);
+      memmove(st, st + 1, (s->nsteps - i - 1) * sizeof *st);
+      s->nsteps--;
+    }
+    break;
+  case 4: /* duplicate, slightly later */
+    if (st && s->nsteps < SF_MAX_STEPS) {
+      s->steps[s->nsteps] = *st;
+      s->steps[s->nsteps].at_us += below(r, 100000);
+      s->nsteps++;
+    }
+    break;
+  case 5: /* swap the times of two steps: reorders them */
+    if (s->nsteps >= 2) {
+      sf_step *o = &s->steps[below(r, s->nsteps)];
+      uint64_t t = st->at_us;
+      st->at_us = o->at_us;
+      o->at_us = t;
+    }
+    break;
+  case 6:
+  case 7: /* retime */
+    if (st)
+      retime(r, st);
+    break;
+  case 8:
+  case 9: /* change target or parameters */
+    if (st)
+      tweak(r, st);
+    break;
+  case 10: /* network defaults */
+    s->has_net = 1;
+    if (below(r, 2))
+      random_net(r, &s->net);
+    else
+      s->net.loss_ppm = rate(r);
+    break;
+  case 11: /* swarm knobs */
+    if (below(r, 2))
+      s->swarm.disabled ^= 1u << (1 + below(r, SF_FAULT__COUNT - 1));
+    else
+      s->swarm.loss_pct = below(r, 2) ? 0 : 25 * (1 + below(r, 16));
+    break;
+  case 12:
+  case 13: /* choice tape */
+    mutate_tape(r, s);
+    break;
+  case 14: /* run knobs */
+    switch (below(r, 5)) {
+    case 0: s->seed = next(r); break;
+    case 1: s->nodes = below(r, 2) ? 0 : 2 + below(r, 6); break;
+    case 2: s->fifo = !s->fifo; break;
+    case 3: s->tail_ms = below(r, 10000); break;
+    default:
+      s->fp_enable_ppm = rate(r);
+      s->fp_fire_ppm = rate(r);
+      break;
+    }
+    break;
+  default: /* disk defaults */
+    s->has_disk = 1;
+    s->disk.keep_ppm = rate(r);
+    s->disk.sync_eio_ppm = rate(r) / 8;
+    break;
+  }
+}
+
+void sf_mutate_scenario(sf_scenario *s, uint64_t seed) {
+  rng r = {seed * 0x2545f4914f6cdd1dull + 1};
+  uint32_t k = 1 + below(&r, 3);
+  for (uint32_t i = 0; i < k; i++)
+    one_mutation(&r, s);
+  sf_normalize(s);
+}
+
+size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size) {
+  for (;;) {
+    size_t need = sf_encode(s, out, max_size);
+    if (need <= max_size)
+      return need;
+    if (s->nsteps > 0)
+      s->nsteps = s->nsteps > 8 ? s->nsteps - s->nsteps / 8 : s->nsteps - 1;
+    else if (s->tape_len > 0)
+      s->tape_len /= 2;
+    else
+      return 0; /* cannot happen for max_size >= a few dozen bytes */
+  }
+}
+
+size_t sf_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t seed, sf_raw_mutate_fn raw) {
+  rng r = {seed ^ 0x6a09e667f3bcc909ull};
+  if (raw && below(&r, 32) == 0) /* raw bytes: exercises the generator path */
+    return raw(data, size, max_size);
+  sf_scenario *s = malloc(sizeof *s);
+  if (!s)
+    return size;
+  sf_decode(data, size, s);
+  if (raw && s->tape_len && below(&r, 8) == 0) {
+    /* let the engine's byte mutators work on the tape */
+    uint8_t tape[SIM_TAPE_MAX];
+    memcpy(tape, s->tape, s->tape_len);
+    size_t tl = raw(tape, s->tape_len, SIM_TAPE_MAX);
+    s->tape_len = (uint32_t)(tl > SIM_TAPE_MAX ? SIM_TAPE_MAX : tl);
+    memcpy(s->tape, tape, s->tape_len);
+    sf_normalize(s);
+  } else {
+    sf_mutate_scenario(s, next(&r));
+  }
+  size_t n = sf_encode_fit(s, data, max_size);
+  free(s);
+  return n ? n : size;
+}
+
+size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, uint8_t *out,
+                    size_t max_size, uint64_t seed) {
+  rng r = {seed ^ 0xbb67ae8584caa73bull};
+  sf_scenario *x = malloc(sizeof *x), *y = malloc(sizeof *y);
+  size_t n = 0;
+  if (x && y) {
+    sf_decode(a, an, x);
+    sf_decode(b, bn, y);
+    uint64_t cut = below(&r, (uint32_t)(max_time(x) > max_time(y) ? max_time(x) : max_time(y)) + 1);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < x->nsteps && x->steps[i].at_us <= cut; i++)
+      k++;
+    x->nsteps = k;
+    for (uint32_t i = 0; i < y->nsteps && x->nsteps < SF_MAX_STEPS; i++)
+      if (y->steps[i].at_us > cut)
+        x->steps[x->nsteps++] = y->steps[i];
+    if (below(&r, 2)) {
+      memcpy(x->tape, y->tape, y->tape_len);
+      x->tape_len = y->tape_len;
+    }
+    sf_normalize(x);
+    n = sf_encode_fit(x, out, max_size);
+  }
+  free(x);
+  free(y);
+  return n;
+}

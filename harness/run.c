@@ -1,0 +1,611 @@
+/* The runner: executes one scenario against a target on a fresh world. */
+#include "simfuzz.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SF_FEEDBACK
+#define SF_FEEDBACK 1
+#endif
+
+#define FB_WORDS (SF_FB_BUCKETS / 64)
+
+typedef struct run_state run_state;
+
+typedef struct {
+  run_state *rs;
+  uint32_t idx;       /* step index */
+  uint32_t remaining; /* client op repetitions left */
+} slot;
+
+struct run_state {
+  const sf_target *t;
+  const sf_scenario *s;
+  const sf_run_opts *o;
+  void *ctx;
+  sim_world *w;
+  int n;
+  uint64_t all; /* mask of existing nodes */
+  int steps_closed; /* a liveness step ran: later steps are ignored */
+  uint64_t live_deadline; /* absolute deadline of the liveness window */
+  uint32_t steps_run, fault_steps_run, ops_run, op_seq;
+  /* feedback */
+  int fb;
+  uint64_t bits[FB_WORDS];
+  uint32_t features;
+  uint32_t prev_class;
+  int last_node;
+  uint32_t role[SIM_MAX_NODES];
+  uint64_t role_vec;
+  slot slots[SF_MAX_STEPS];
+};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint32_t amp(uint32_t ppm, uint32_t pct) {
+  if (pct == 0)
+    return ppm;
+  uint64_t v = (uint64_t)ppm * pct / 100;
+  return v > SIM_PPM ? SIM_PPM : (uint32_t)v;
+}
+
+static int disabled(const sf_scenario *s, sf_fault_kind k) {
+  return (s->swarm.disabled >> k) & 1;
+}
+
+/* Scenario link parameters -> simulator link parameters, with the swarm's
+ * switches and amplification applied. */
+static void to_link(const sf_scenario *s, const sf_net *n, sim_link_params *p) {
+  sim_config d;
+  sim_config_default(&d);
+  *p = d.net;
+  if (n->latency_max_us) {
+    p->latency_min_ns = (uint64_t)n->latency_min_us * 1000;
+    p->latency_max_ns = (uint64_t)n->latency_max_us * 1000;
+  }
+  if (s->swarm.latency_pct) {
+    p->latency_min_ns = p->latency_min_ns * s->swarm.latency_pct / 100;
+    p->latency_max_ns = p->latency_max_ns * s->swarm.latency_pct / 100;
+  }
+  p->dist = n->exponential ? SIM_LAT_EXPONENTIAL : SIM_LAT_UNIFORM;
+  p->loss_ppm = disabled(s, SF_FAULT_LOSS) ? 0 : amp(n->loss_ppm, s->swarm.loss_pct);
+  p->dup_ppm = disabled(s, SF_FAULT_DUP) ? 0 : amp(n->dup_ppm, s->swarm.dup_pct);
+  p->reorder_ppm = disabled(s, SF_FAULT_REORDER) ? 0 : amp(n->reorder_ppm, s->swarm.reorder_pct);
+  if (n->reorder_delay_us)
+    p->reorder_delay_ns = (uint64_t)n->reorder_delay_us * 1000;
+  p->corrupt_ppm = disabled(s, SF_FAULT_CORRUPT) ? 0 : amp(n->corrupt_ppm, s->swarm.corrupt_pct);
+  p->bandwidth_bps = (uint64_t)n->bandwidth_kbps * 1000;
+  p->queue_limit = n->queue_limit;
+}
+
+static void to_disk(const sf_scenario *s, const sf_disk *d, sim_disk_params *p) {
+  sim_config c;
+  sim_config_default(&c);
+  *p = c.disk;
+  p->unsynced_keep_ppm = d->keep_ppm;
+  int off = disabled(s, SF_FAULT_DISK);
+  uint32_t pct = s->swarm.disk_pct;
+  p->unsynced_corrupt_ppm = off ? 0 : amp(d->corrupt_ppm, pct);
+  if (p->unsynced_corrupt_ppm > SIM_PPM - p->unsynced_keep_ppm)
+    p->unsynced_corrupt_ppm = SIM_PPM - p->unsynced_keep_ppm;
+  p->read_eio_ppm = off ? 0 : amp(d->read_eio_ppm, pct);
+  p->write_eio_ppm = off ? 0 : amp(d->write_eio_ppm, pct);
+  p->sync_eio_ppm = off ? 0 : amp(d->sync_eio_ppm, pct);
+}
+
+int sf_nodes_for(const sf_target *t, const sf_scenario *s) {
+  int n = s->nodes ? (int)s->nodes : t->default_nodes;
+  int lo = t->min_nodes > 0 ? t->min_nodes : 1;
+  int hi = t->max_nodes > 0 && t->max_nodes <= SIM_MAX_NODES ? t->max_nodes : SIM_MAX_NODES;
+  if (n < lo)
+    n = lo;
+  if (n > hi)
+    n = hi;
+  return n;
+}
+
+/* ---- feedback ------------------------------------------------------------ */
+
+static void feature(run_state *rs, uint64_t f) {
+  uint32_t b = (uint32_t)(mix(f) % SF_FB_BUCKETS);
+  uint64_t bit = 1ull << (b % 64);
+  if (!(rs->bits[b / 64] & bit)) {
+    rs->bits[b / 64] |= bit;
+    rs->features++;
+  }
+}
+
+static int is_fault_record(unsigned k) {
+  switch (k) {
+  case SIM_EV_DROP:
+  case SIM_EV_DUP:
+  case SIM_EV_CORRUPT:
+  case SIM_EV_REORDER:
+  case SIM_EV_HOLD:
+  case SIM_EV_RELEASE:
+  case SIM_EV_CRASH:
+  case SIM_EV_RESTART:
+  case SIM_EV_PAUSE:
+  case SIM_EV_RESUME:
+  case SIM_EV_PARTITION:
+  case SIM_EV_CONN_RESET:
+  case SIM_EV_CONN_TIMEOUT:
+  case SIM_EV_CONN_REFUSED:
+  case SIM_EV_CONN_STALL:
+  case SIM_EV_DISK_EIO:
+  case SIM_EV_DISK_LOST:
+  case SIM_EV_CLOCK:
+  case SIM_EV_FAULTPOINT:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Records that take part in the ordered-pair features. */
+static int is_protocol_record(unsigned k) {
+  return k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA || k == SIM_EV_BOOT ||
+         k == SIM_EV_CONN_UP || k == SIM_EV_CONN_ACCEPT || k == SIM_EV_CONN_CLOSE;
+}
+
+static void fb_trace(run_state *rs, const sim_trace_rec *r) {
+  unsigned k = r->kind;
+  if (r->node >= 0)
+    rs->last_node = r->node;
+  int fault = is_fault_record(k);
+  if (!fault && !is_protocol_record(k))
+    return;
+  uint32_t role = r->node >= 0 && r->node < rs->n ? rs->role[r->node] : 0;
+  uint32_t cls = (uint32_t)k << 16 | (uint32_t)r->reason << 8 | (r->msg_kind & 0xff);
+  if (fault) /* fault kind x message kind x role of the node it hit */
+    feature(rs, 1ull << 60 | (uint64_t)cls << 20 | role);
+  /* ordered pairs of consecutive fault/protocol events */
+  feature(rs, 2ull << 60 | (uint64_t)rs->prev_class << 28 | cls);
+  rs->prev_class = cls;
+}
+
+static void fb_observe(run_state *rs) {
+  int i = rs->last_node;
+  if (i < 0 || i >= rs->n)
+    return;
+  uint32_t role = sim_node_up(rs->w, i) ? rs->t->observe(rs->ctx, rs->w, i) : 0;
+  if (role == rs->role[i])
+    return;
+  /* state transition of one node, then the cluster's role vector
+   * (a sorted multiset, so node numbering does not matter) */
+  feature(rs, 3ull << 60 | (uint64_t)(rs->role[i] & 0xffffff) << 24 | (role & 0xffffff));
+  rs->role[i] = role;
+  uint32_t sorted[SIM_MAX_NODES];
+  memcpy(sorted, rs->role, (size_t)rs->n * sizeof *sorted);
+  for (int a = 1; a < rs->n; a++)
+    for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+      uint32_t tmp = sorted[b];
+      sorted[b] = sorted[b - 1];
+      sorted[b - 1] = tmp;
+    }
+  uint64_t h = 0;
+  for (int a = 0; a < rs->n; a++)
+    h = mix(h ^ sorted[a]);
+  rs->role_vec = h;
+  feature(rs, 4ull << 60 | (h & 0x0fffffffffffffffull));
+}
+
+static void fb_emit(run_state *rs) {
+#if SF_FEEDBACK
+  for (uint32_t wd = 0; wd < FB_WORDS; wd++)
+    for (uint64_t bits = rs->bits[wd]; bits; bits &= bits - 1)
+      sf_feedback_path(wd * 64 + (uint32_t)__builtin_ctzll(bits));
+#else
+  (void)rs;
+#endif
+}
+
+/* ---- hooks ------------------------------------------------------------- */
+
+static void on_trace(void *p, const sim_trace_rec *r, const void *payload, size_t len) {
+  run_state *rs = p;
+  if (rs->fb)
+    fb_trace(rs, r);
+  if (rs->o->trace)
+    rs->o->trace(rs->o->trace_ctx, r, payload, len);
+}
+
+static void after_event(void *p, sim_world *w) {
+  run_state *rs = p;
+  const sf_check *c = rs->t->invariants;
+  for (; c && c->fn; c++) {
+    c->fn(rs->ctx, w);
+    if (sim_failed(w))
+      return;
+  }
+  if (rs->fb && rs->t->observe)
+    fb_observe(rs);
+}
+
+static void at_end(void *p, sim_world *w) {
+  run_state *rs = p;
+  for (const sf_check *c = rs->t->end_checks; c && c->fn; c++) {
+    c->fn(rs->ctx, w);
+    if (sim_failed(w))
+      return;
+  }
+}
+
+static int live(void *p, sim_world *w) {
+  run_state *rs = p;
+  return rs->t->live(rs->ctx, w);
+}
+
+static void report_and_recheck(void *p, sim_world *w);
+
+/* ---- steps --------------------------------------------------------------- */
+
+static void heal_all(run_state *rs) {
+  sim_world *w = rs->w;
+  sim_heal(w);
+  sim_link_params p = *sim_net_defaults(w);
+  p.loss_ppm = p.dup_ppm = p.reorder_ppm = p.corrupt_ppm = 0;
+  sim_net_set_all(w, &p);
+  sim_faultpoint_params fp = {0, 0};
+  sim_faultpoints_set(w, &fp);
+  sim_disk_params dp;
+  sim_config c;
+  sim_config_default(&c);
+  dp = c.disk;
+  dp.unsynced_keep_ppm = SIM_PPM;
+  for (int i = 0; i < rs->n; i++) {
+    sim_disk_set_params(w, i, &dp);
+    sim_clock_set_drift(w, i, 0);
+    if (sim_node_paused(w, i))
+      sim_node_resume(w, i);
+    if (!sim_node_up(w, i))
+      sim_node_restart(w, i);
+  }
+}
+
+static void run_step(sim_world *w, void *arg) {
+  slot *sl = arg;
+  run_state *rs = sl->rs;
+  const sf_step *st = &rs->s->steps[sl->idx];
+  if (rs->steps_closed)
+    return;
+  sf_fault_kind fk = sf_step_fault(st->kind);
+  if (fk && disabled(rs->s, fk))
+    return;
+  int n = rs->n;
+  int a = (int)(st->node % (uint32_t)n), b = (int)(st->peer % (uint32_t)n);
+  rs->steps_run++;
+  if (fk && st->kind != SF_STEP_RESTART && st->kind != SF_STEP_RESUME &&
+      st->kind != SF_STEP_RELEASE)
+    rs->fault_steps_run++;
+  if (rs->fb)
+    feature(rs, 5ull << 60 | (uint64_t)st->kind << 40 | (rs->role_vec & 0xffffffffffull));
+  switch (st->kind) {
+  case SF_STEP_PARTITION: {
+    uint64_t ma = st->mask_a & rs->all;
+    uint64_t mb = st->mask_b ? st->mask_b & rs->all & ~ma : rs->all & ~ma;
+    if (ma && mb)
+      sim_partition(w, ma, mb, st->flag);
+    break;
+  }
+  case SF_STEP_HEAL:
+    sim_heal(w);
+    break;
+  case SF_STEP_ISOLATE:
+    sim_isolate(w, a);
+    break;
+  case SF_STEP_SPLIT: {
+    uint8_t g[SIM_MAX_NODES] = {0};
+    for (int i = 0; i < n && i < st->ngroups; i++)
+      g[i] = st->group[i];
+    sim_split(w, g);
+    break;
+  }
+  case SF_STEP_RESET:
+    sim_reset_conns(w, a, st->flag || a == b ? -1 : b);
+    break;
+  case SF_STEP_LINK: {
+    sim_link_params p;
+    to_link(rs->s, &st->net, &p);
+    if (st->flag)
+      sim_net_set_all(w, &p);
+    else
+      sim_link_set(w, a, b, &p);
+    break;
+  }
+  case SF_STEP_HOLD:
+    sim_link_hold(w, a, b);
+    break;
+  case SF_STEP_RELEASE:
+    sim_link_release(w, a, b);
+    break;
+  case SF_STEP_DELIVER:
+    sim_link_deliver_kth(w, a, b, st->k);
+    break;
+  case SF_STEP_CRASH:
+    sim_node_crash(w, a);
+    break;
+  case SF_STEP_RESTART:
+    sim_node_restart(w, a);
+    break;
+  case SF_STEP_PAUSE:
+    sim_node_pause(w, a);
+    break;
+  case SF_STEP_RESUME:
+    sim_node_resume(w, a);
+    break;
+  case SF_STEP_CLOCK:
+    if (st->offset_us)
+      sim_clock_set_offset(w, a, st->offset_us * 1000);
+    if (st->drift_ppm)
+      sim_clock_set_drift(w, a, st->drift_ppm);
+    if (st->jump_us)
+      sim_clock_jump(w, a, st->jump_us * 1000);
+    break;
+  case SF_STEP_DISK: {
+    sim_disk_params p;
+    to_disk(rs->s, &st->disk, &p);
+    sim_disk_set_params(w, a, &p);
+    if (st->k && st->count)
+      sim_disk_fail_nth(w, a, (sim_disk_op)(st->k - 1), st->count);
+    break;
+  }
+  case SF_STEP_FAULTPOINT:
+    sim_faultpoint_force(w, st->k, st->flag ? -1 : (int64_t)st->rate_ppm);
+    break;
+  case SF_STEP_OP:
+    if (rs->t->workload) {
+      sf_op op = {a, st->k, st->key, st->value, rs->op_seq++};
+      rs->ops_run++;
+      rs->t->workload(rs->ctx, w, &op);
+    }
+    if (--sl->remaining > 0)
+      sim_at(w, sim_now(w) + (uint64_t)st->interval_us * 1000, run_step, sl);
+    break;
+  case SF_STEP_LIVENESS:
+    rs->steps_closed = 1;
+    heal_all(rs);
+    if (rs->t->live) {
+      rs->live_deadline = sim_now(w) + (uint64_t)st->count * SIM_NS_PER_MS;
+      sim_require_liveness(w, (uint64_t)st->count * SIM_NS_PER_MS);
+    }
+    break;
+  default:
+    break;
+  }
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static sim_world *setup(run_state *rs) {
+  const sf_target *t = rs->t;
+  const sf_scenario *s = rs->s;
+  sim_config c;
+  sim_config_default(&c);
+  c.nodes = rs->n;
+  c.seed = s->seed;
+  c.tape = s->tape;
+  c.tape_len = s->tape_len;
+  c.tiebreak = s->fifo ? SIM_TIEBREAK_FIFO : SIM_TIEBREAK_CHOICE;
+  if (s->has_net) {
+    to_link(s, &s->net, &c.net);
+  } else {
+    sf_net zero;
+    memset(&zero, 0, sizeof zero);
+    to_link(s, &zero, &c.net);
+  }
+  if (s->has_disk)
+    to_disk(s, &s->disk, &c.disk);
+  int fp_off = disabled(s, SF_FAULT_FAULTPOINT);
+  c.faultpoints.enable_ppm = fp_off ? 0 : s->fp_enable_ppm;
+  c.faultpoints.fire_ppm = fp_off ? 0 : s->fp_fire_ppm;
+  c.budgets.max_events = rs->o->max_events ? rs->o->max_events : SF_MAX_EVENTS;
+  c.budgets.max_time_ns = 200 * SIM_NS_PER_S;
+  c.budgets.max_inflight = 16384;
+  c.budgets.max_pending = 65536;
+  c.budgets.max_conns = 1024;
+  c.budgets.max_disk_bytes = 4u << 20;
+  c.budgets.max_timers = 1024;
+  c.ops = t->ops;
+  c.ctx = rs->ctx;
+  c.hook_ctx = rs;
+  c.classify = t->classify;
+  c.describe = t->describe;
+  c.after_event = (t->invariants || (rs->fb && t->observe)) ? after_event : NULL;
+  c.at_end = t->end_checks ? at_end : NULL;
+  c.live = t->live ? live : NULL;
+  c.trace = (rs->fb || rs->o->trace) ? on_trace : NULL;
+  c.trace_ctx = rs;
+  c.trace_ring = rs->o->trace_ring ? rs->o->trace_ring : 64;
+  c.fail_mode = rs->o->abort_on_failure ? SIM_FAIL_ABORT : SIM_FAIL_RECORD;
+  c.on_failure = report_and_recheck;
+  return sim_world_create(&c);
+}
+
+static void fill_result(run_state *rs, sf_result *r, sim_stop stop) {
+  sim_world *w = rs->w;
+  memset(r, 0, sizeof *r);
+  r->failed = sim_failed(w);
+  if (r->failed)
+    r->failure = *sim_get_failure(w);
+  r->stop = stop;
+  r->budget = stop == SIM_STOP_BUDGET ? sim_budget_reason(w) : NULL;
+  r->hash = sim_trace_hash(w);
+  r->end_time = sim_now(w);
+  r->stats = *sim_get_stats(w);
+  r->nodes = rs->n;
+  r->steps_run = rs->steps_run;
+  r->fault_steps_run = rs->fault_steps_run;
+  r->ops_run = rs->ops_run;
+  r->features = rs->features;
+}
+
+/* Execute the scenario on rs->w; returns the last stop reason. */
+static sim_stop execute(run_state *rs) {
+  sim_world *w = rs->w;
+  const sf_scenario *s = rs->s;
+  uint64_t last = 0;
+  for (uint32_t i = 0; i < s->nsteps; i++) {
+    slot *sl = &rs->slots[i];
+    sl->rs = rs;
+    sl->idx = i;
+    sl->remaining = s->steps[i].kind == SF_STEP_OP ? s->steps[i].count : 1;
+    uint64_t t = s->steps[i].at_us * 1000;
+    if (t > last)
+      last = t;
+    sim_at(w, t, run_step, sl);
+  }
+  uint32_t tail = s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS;
+  sim_stop stop = sim_run(w, last + (uint64_t)tail * SIM_NS_PER_MS, 0);
+  if (stop == SIM_STOP_QUIESCENT || stop == SIM_STOP_TIME) {
+    /* an open liveness window is judged at its deadline */
+    if (sim_liveness_pending(w))
+      stop = sim_run(w, rs->live_deadline, 0);
+    if (stop != SIM_STOP_FAILURE && stop != SIM_STOP_BUDGET && sim_finish(w))
+      stop = SIM_STOP_FAILURE;
+  }
+  return stop;
+}
+
+static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_opts *o,
+                        sf_result *r) {
+  sf_run_opts defaults;
+  if (!o) {
+    memset(&defaults, 0, sizeof defaults);
+    o = &defaults;
+  }
+  run_state *rs = calloc(1, sizeof *rs);
+  if (!rs)
+    abort();
+  rs->t = t;
+  rs->s = s;
+  rs->o = o;
+  rs->n = sf_nodes_for(t, s);
+  rs->all = rs->n == 64 ? ~0ull : (1ull << rs->n) - 1;
+  rs->fb = o->feedback && SF_FEEDBACK;
+  rs->last_node = -1;
+  rs->ctx = t->create ? t->create(rs->n) : NULL;
+  rs->w = setup(rs);
+  if (!rs->w)
+    abort(); /* only on out of memory: the configuration is always valid */
+  sim_stop stop = execute(rs);
+  sf_result res;
+  fill_result(rs, &res, stop);
+  if (r)
+    *r = res;
+  if (o->on_finish)
+    o->on_finish(o->finish_ctx, rs->w, &res);
+  if (rs->fb)
+    fb_emit(rs);
+  sim_world_destroy(rs->w);
+  if (t->destroy)
+    t->destroy(rs->ctx);
+  free(rs);
+  return res.failed;
+}
+
+int sf_run(const sf_target *t, const sf_scenario *s, const sf_run_opts *o, sf_result *r) {
+  return run_scenario(t, s, o, r);
+}
+
+int sf_run_input(const sf_target *t, const uint8_t *data, size_t len, const sf_run_opts *o,
+                 sf_result *r) {
+  sf_scenario *s = malloc(sizeof *s);
+  if (!s)
+    abort();
+  sf_decode_kind k = sf_decode(data, len, s);
+  sf_result res;
+  int failed = run_scenario(t, s, o, &res);
+  res.decoded = k;
+  if (r)
+    *r = res;
+  free(s);
+  return failed;
+}
+
+void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len) {
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.abort_on_failure = 1;
+  o.feedback = 1;
+  sf_run_input(t, data, len, &o, NULL);
+}
+
+int sf_feedback_enabled(void) { return SF_FEEDBACK; }
+
+/* ---- reports ----------------------------------------------------------- */
+
+void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r,
+                     sim_world *w, FILE *f, const char *input, int last) {
+  const sim_failure *fl = &r->failure;
+  uint64_t secs = fl->time / SIM_NS_PER_S, us = fl->time % SIM_NS_PER_S / 1000;
+  fprintf(f, "==simfuzz== FAILURE in target %s: %s '%s'", t->name,
+          fl->is_liveness ? "liveness" : "invariant", fl->name ? fl->name : "?");
+  if (fl->node >= 0)
+    fprintf(f, " on node n%d", fl->node);
+  fprintf(f, " at t=%" PRIu64 ".%06" PRIu64 "s (event %" PRIu64 ")\n", secs, us, fl->event);
+  fprintf(f, "==simfuzz==   %s\n", fl->message);
+  fprintf(f, "==simfuzz==   checked at %s:%d\n", fl->file ? fl->file : "?", fl->line);
+  if (w && last > 0) {
+    fprintf(f, "==simfuzz== last %d events:\n", last);
+    sim_trace_rec *recs = malloc((size_t)last * sizeof *recs);
+    if (recs) {
+      size_t k = sim_trace_last(w, recs, (size_t)last);
+      char line[512];
+      for (size_t i = 0; i < k; i++) {
+        sim_trace_format(w, &recs[i], line, sizeof line);
+        fprintf(f, "  %s\n", line);
+      }
+      free(recs);
+    }
+  }
+  fprintf(f, "==simfuzz== faults fired: ");
+  if (w)
+    sim_stats_print(w, f);
+  else
+    fprintf(f, "(n/a)\n");
+  fprintf(f,
+          "==simfuzz== scenario: %d nodes, %" PRIu32 " steps (%" PRIu32 " faults), %" PRIu32
+          " choice bytes, seed %" PRIu64 "; trace hash %016" PRIx64 "\n",
+          r->nodes, s->nsteps, sf_fault_steps(s), s->tape_len, s->seed, r->hash);
+  fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name,
+          input ? input : "<crash-file>");
+}
+
+/* Abort mode: print the report, re-run the same scenario in a fresh world
+ * and compare trace hashes. A mismatch aborts here, from its own site. */
+__attribute__((noinline)) static void determinism_failure(const sf_target *t, uint64_t a,
+                                                          uint64_t b) {
+  fprintf(stderr,
+          "==simfuzz== DETERMINISM FAILURE in target %s: the same input gave trace hash "
+          "%016" PRIx64 " then %016" PRIx64 ". The run depends on something outside the "
+          "input (wall clock, rand(), uninitialised memory, pointer order, global state).\n",
+          t->name, a, b);
+  abort();
+}
+
+static void report_and_recheck(void *p, sim_world *w) {
+  run_state *rs = p;
+  FILE *f = rs->o->report ? rs->o->report : stderr;
+  sf_result r;
+  fill_result(rs, &r, SIM_STOP_FAILURE);
+  sf_print_report(rs->t, rs->s, &r, w, f, rs->o->input, 30);
+  sf_run_opts again;
+  memset(&again, 0, sizeof again);
+  again.max_events = rs->o->max_events;
+  sf_result r2;
+  run_scenario(rs->t, rs->s, &again, &r2);
+  if (!r2.failed || r2.hash != r.hash)
+    determinism_failure(rs->t, r.hash, r2.hash);
+  fprintf(f, "==simfuzz== determinism check: re-run gave the same failure and trace hash\n");
+  fflush(f);
+}

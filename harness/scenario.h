@@ -1,0 +1,178 @@
+/*
+ * simfuzz scenarios in memory: the decoded, clamped form of
+ * proto/scenario.proto, and the conversions every tool shares.
+ *
+ * Any byte string decodes into a valid, bounded scenario:
+ *   - bytes that parse as a Scenario protobuf are converted and clamped;
+ *   - bytes that do not parse (e.g. after AFL++'s raw havoc) are read as a
+ *     choice stream by the scenario generator (sf_generate), so they still
+ *     run a meaningful fault scenario.
+ * The random-seed sweep feeds the same generator from a PRNG.
+ */
+#ifndef SIMFUZZ_SCENARIO_H
+#define SIMFUZZ_SCENARIO_H
+
+#include "sim.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SF_MAX_STEPS 256               /**< steps kept per scenario */
+#define SF_MAX_AT_US 60000000ull       /**< latest step time: 60 s */
+#define SF_MAX_TAIL_MS 60000u          /**< longest run after the last step */
+#define SF_DEFAULT_TAIL_MS 2000u       /**< run after the last step, by default */
+#define SF_MAX_OP_COUNT 64u            /**< repetitions of one client op step */
+#define SF_MAX_LATENCY_US 10000000u    /**< 10 s */
+#define SF_MAX_LIVENESS_MS 60000u      /**< longest liveness deadline */
+#define SF_DEFAULT_LIVENESS_MS 10000u  /**< liveness deadline by default */
+#define SF_MAX_INPUT 65536u            /**< bytes of input read; the rest is ignored */
+#define SF_FORMAT_VERSION 1u           /**< version written by this build */
+
+/** Step kinds (values are stable: they name steps in reports and traces). */
+typedef enum {
+  SF_STEP_PARTITION = 1,
+  SF_STEP_HEAL,
+  SF_STEP_ISOLATE,
+  SF_STEP_SPLIT,
+  SF_STEP_RESET,
+  SF_STEP_LINK,
+  SF_STEP_HOLD,
+  SF_STEP_RELEASE,
+  SF_STEP_DELIVER,
+  SF_STEP_CRASH,
+  SF_STEP_RESTART,
+  SF_STEP_PAUSE,
+  SF_STEP_RESUME,
+  SF_STEP_CLOCK,
+  SF_STEP_DISK,
+  SF_STEP_FAULTPOINT,
+  SF_STEP_OP,
+  SF_STEP_LIVENESS,
+  SF_STEP__COUNT
+} sf_step_kind;
+
+/** Fault kinds for swarm switches (bit 1 << kind in sf_swarm.disabled). */
+typedef enum {
+  SF_FAULT_PARTITION = 1,
+  SF_FAULT_LOSS,
+  SF_FAULT_DUP,
+  SF_FAULT_REORDER,
+  SF_FAULT_CORRUPT,
+  SF_FAULT_CRASH,
+  SF_FAULT_PAUSE,
+  SF_FAULT_RESET,
+  SF_FAULT_CLOCK,
+  SF_FAULT_DISK,
+  SF_FAULT_FAULTPOINT,
+  SF_FAULT_HOLD,
+  SF_FAULT__COUNT
+} sf_fault_kind;
+
+/** Link parameters as the scenario states them (microseconds, ppm). */
+typedef struct sf_net {
+  uint32_t latency_min_us, latency_max_us;
+  uint8_t exponential;
+  uint32_t loss_ppm, dup_ppm, reorder_ppm, reorder_delay_us, corrupt_ppm;
+  uint32_t bandwidth_kbps, queue_limit;
+} sf_net;
+
+/** Disk fault parameters as the scenario states them. */
+typedef struct sf_disk {
+  uint32_t keep_ppm, corrupt_ppm, read_eio_ppm, write_eio_ppm, sync_eio_ppm;
+} sf_disk;
+
+/** Swarm knobs: disabled fault kinds and rate multipliers (percent). */
+typedef struct sf_swarm {
+  uint32_t disabled;
+  uint32_t loss_pct, dup_pct, reorder_pct, corrupt_pct, latency_pct, disk_pct;
+} sf_swarm;
+
+/** One timed step. Which fields a kind uses:
+ *  PARTITION mask_a, mask_b, flag=oneway | ISOLATE node | SPLIT group[]
+ *  RESET node, peer, flag=all peers | LINK node(from), peer(to), flag=all, net
+ *  HOLD/RELEASE node(from), peer(to) | DELIVER node, peer, k
+ *  CRASH/RESTART/PAUSE/RESUME node | CLOCK node, offset_us, drift_ppm, jump_us
+ *  DISK node, disk, k=fail op (0 none, 1 read, 2 write, 3 sync), count=nth
+ *  FAULTPOINT k=site, rate_ppm, flag=disable
+ *  OP node, k=op code, key, value, count, interval_us | LIVENESS count=deadline ms */
+typedef struct sf_step {
+  uint64_t at_us;
+  uint8_t kind; /* sf_step_kind */
+  uint8_t flag;
+  uint32_t node, peer, k, count, interval_us, rate_ppm;
+  uint64_t mask_a, mask_b, key, value;
+  int64_t offset_us, jump_us;
+  int32_t drift_ppm;
+  sf_net net;
+  sf_disk disk;
+  uint8_t ngroups;
+  uint8_t group[SIM_MAX_NODES];
+} sf_step;
+
+/** A decoded scenario. Plain data: copy it with memcpy/assignment. */
+typedef struct sf_scenario {
+  uint32_t version;
+  uint32_t nodes; /* 0 = the target's default */
+  uint64_t seed;
+  uint8_t has_net, has_disk, fifo;
+  sf_net net;
+  sf_disk disk;
+  sf_swarm swarm;
+  uint32_t fp_enable_ppm, fp_fire_ppm;
+  uint32_t tail_ms;
+  uint32_t nsteps;
+  sf_step steps[SF_MAX_STEPS];
+  uint32_t tape_len;
+  uint8_t tape[SIM_TAPE_MAX];
+} sf_scenario;
+
+/** How sf_decode read its input. */
+typedef enum { SF_DECODED_PROTO = 0, SF_DECODED_GENERATED = 1 } sf_decode_kind;
+
+/** Decode any bytes into a valid scenario (see the file comment). Never
+ *  fails; allocation is bounded by SF_MAX_INPUT. */
+sf_decode_kind sf_decode(const uint8_t *data, size_t len, sf_scenario *out);
+
+/** Parse bytes strictly as a Scenario protobuf and clamp it. Returns 0, or
+ *  -1 if the bytes are not a valid protobuf (out is then undefined). */
+int sf_decode_proto(const uint8_t *data, size_t len, sf_scenario *out);
+
+/** Encode a scenario as protobuf into buf (cap bytes). Returns the encoded
+ *  size, which may exceed cap (then nothing useful was written). */
+size_t sf_encode(const sf_scenario *s, uint8_t *buf, size_t cap);
+
+/** Encoded size of a scenario. */
+size_t sf_encoded_size(const sf_scenario *s);
+
+/** Clamp every field to the harness's bounds and sort steps by time
+ *  (stable). Idempotent. Called by every decoder. */
+void sf_normalize(sf_scenario *s);
+
+/** Generate a scenario from a choice stream of bytes: the lenient reading
+ *  of non-protobuf input. Bytes left over become the choice tape. */
+void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *out);
+
+/** Generate the random scenario of a 64-bit seed (swarm: a random fault
+ *  mix per seed) — the random-seed sweep's scenario. */
+void sf_generate_seed(uint64_t seed, sf_scenario *out);
+
+/** An empty scenario (no steps, defaults everywhere). */
+void sf_scenario_init(sf_scenario *s);
+
+/** Name of a step kind ("partition", "crash", ...). */
+const char *sf_step_name(unsigned kind);
+
+/** The fault kind a step kind belongs to (0 for client ops, heal, liveness). */
+sf_fault_kind sf_step_fault(unsigned kind);
+
+/** Number of steps that inject a fault (not heal, ops or liveness). */
+uint32_t sf_fault_steps(const sf_scenario *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
