@@ -30,6 +30,9 @@ struct run_state {
   int steps_closed; /* a liveness step ran: later steps are ignored */
   uint64_t live_deadline; /* absolute deadline of the liveness window */
   uint32_t steps_run, fault_steps_run, ops_run, op_seq;
+  uint32_t nexec; /* execution log: the first execution of each step */
+  uint16_t exec_step[SF_MAX_STEPS];
+  uint64_t exec_time[SF_MAX_STEPS];
   /* feedback */
   int fb;
   uint64_t bits[FB_WORDS];
@@ -252,9 +255,9 @@ static void report_and_recheck(void *p, sim_world *w);
 static void heal_all(run_state *rs) {
   sim_world *w = rs->w;
   sim_heal(w);
-  sim_link_params p = *sim_net_defaults(w);
-  p.loss_ppm = p.dup_ppm = p.reorder_ppm = p.corrupt_ppm = 0;
-  sim_net_set_all(w, &p);
+  sim_config healthy; /* a healthy network: default latency, no faults */
+  sim_config_default(&healthy);
+  sim_net_set_all(w, &healthy.net);
   sim_faultpoint_params fp = {0, 0};
   sim_faultpoints_set(w, &fp);
   sim_disk_params dp;
@@ -264,6 +267,8 @@ static void heal_all(run_state *rs) {
   dp.unsynced_keep_ppm = SIM_PPM;
   for (int i = 0; i < rs->n; i++) {
     sim_disk_set_params(w, i, &dp);
+    for (int op = SIM_DISK_READ; op <= SIM_DISK_SYNC; op++) /* armed countdowns too */
+      sim_disk_fail_nth(w, i, (sim_disk_op)op, 0);
     sim_clock_set_drift(w, i, 0);
     if (sim_node_paused(w, i))
       sim_node_resume(w, i);
@@ -284,6 +289,10 @@ static void run_step(sim_world *w, void *arg) {
   int n = rs->n;
   int a = (int)(st->node % (uint32_t)n), b = (int)(st->peer % (uint32_t)n);
   rs->steps_run++;
+  if (sl->remaining == (st->kind == SF_STEP_OP ? st->count : 1) && rs->nexec < SF_MAX_STEPS) {
+    rs->exec_step[rs->nexec] = (uint16_t)sl->idx;
+    rs->exec_time[rs->nexec++] = sim_now(w);
+  }
   if (fk && st->kind != SF_STEP_RESTART && st->kind != SF_STEP_RESUME &&
       st->kind != SF_STEP_RELEASE)
     rs->fault_steps_run++;
@@ -375,8 +384,9 @@ static void run_step(sim_world *w, void *arg) {
     rs->steps_closed = 1;
     heal_all(rs);
     if (rs->t->live) {
-      rs->live_deadline = sim_now(w) + (uint64_t)st->count * SIM_NS_PER_MS;
-      sim_require_liveness(w, (uint64_t)st->count * SIM_NS_PER_MS);
+      uint32_t ms = st->count > rs->t->liveness_ms ? st->count : rs->t->liveness_ms;
+      rs->live_deadline = sim_now(w) + (uint64_t)ms * SIM_NS_PER_MS;
+      sim_require_liveness(w, (uint64_t)ms * SIM_NS_PER_MS);
     }
     break;
   default:
@@ -447,6 +457,9 @@ static void fill_result(run_state *rs, sf_result *r, sim_stop stop) {
   r->fault_steps_run = rs->fault_steps_run;
   r->ops_run = rs->ops_run;
   r->features = rs->features;
+  r->nexec = rs->nexec;
+  memcpy(r->exec_step, rs->exec_step, rs->nexec * sizeof r->exec_step[0]);
+  memcpy(r->exec_time, rs->exec_time, rs->nexec * sizeof r->exec_time[0]);
 }
 
 /* Execute the scenario on rs->w; returns the last stop reason. */
@@ -555,6 +568,16 @@ void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *
   fprintf(f, " at t=%" PRIu64 ".%06" PRIu64 "s (event %" PRIu64 ")\n", secs, us, fl->event);
   fprintf(f, "==simfuzz==   %s\n", fl->message);
   fprintf(f, "==simfuzz==   checked at %s:%d\n", fl->file ? fl->file : "?", fl->line);
+  if (r->nexec) {
+    fprintf(f, "==simfuzz== steps executed:\n");
+    char d[256];
+    for (uint32_t i = 0; i < r->nexec; i++) {
+      const sf_step *st = &s->steps[r->exec_step[i]];
+      sf_step_describe(st, r->nodes, d, sizeof d);
+      fprintf(f, "  %4" PRIu64 ".%06" PRIu64 "s %s\n", (uint64_t)(r->exec_time[i] / SIM_NS_PER_S),
+              (uint64_t)(r->exec_time[i] % SIM_NS_PER_S / 1000), d);
+    }
+  }
   if (w && last > 0) {
     fprintf(f, "==simfuzz== last %d events:\n", last);
     sim_trace_rec *recs = malloc((size_t)last * sizeof *recs);

@@ -25,6 +25,87 @@ const char *sf_step_name(unsigned kind) {
   return kind < SF_STEP__COUNT && step_names[kind] ? step_names[kind] : "?";
 }
 
+static int mask_str(uint64_t m, int n, char *buf, size_t cap) {
+  size_t k = 0;
+  int first = 1;
+  if (cap)
+    buf[0] = 0;
+  k += (size_t)snprintf(buf, cap, "{");
+  for (int i = 0; i < n && i < 64; i++)
+    if (m >> i & 1) {
+      k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, "%sn%d",
+                            first ? "" : ",", i);
+      first = 0;
+    }
+  k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, "}");
+  return (int)k;
+}
+
+int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
+  if (n < 1)
+    n = 1;
+  int a = (int)(st->node % (uint32_t)n), b = (int)(st->peer % (uint32_t)n);
+  uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
+  char m1[200], m2[200];
+  switch (st->kind) {
+  case SF_STEP_PARTITION: {
+    uint64_t ma = st->mask_a & all;
+    uint64_t mb = st->mask_b ? st->mask_b & all & ~ma : all & ~ma;
+    mask_str(ma, n, m1, sizeof m1);
+    mask_str(mb, n, m2, sizeof m2);
+    return snprintf(buf, cap, "partition %s %s %s", m1, st->flag ? "-/->" : "-/-", m2);
+  }
+  case SF_STEP_ISOLATE:
+  case SF_STEP_CRASH:
+  case SF_STEP_RESTART:
+  case SF_STEP_PAUSE:
+  case SF_STEP_RESUME:
+    return snprintf(buf, cap, "%s n%d", sf_step_name(st->kind), a);
+  case SF_STEP_SPLIT: {
+    int k = snprintf(buf, cap, "split groups");
+    for (int i = 0; i < n && k >= 0 && (size_t)k < cap; i++)
+      k += snprintf(buf + k, cap - (size_t)k, " n%d:%u", i, i < st->ngroups ? st->group[i] : 0);
+    return k;
+  }
+  case SF_STEP_RESET:
+    if (st->flag || a == b)
+      return snprintf(buf, cap, "reset all connections of n%d", a);
+    return snprintf(buf, cap, "reset n%d<->n%d", a, b);
+  case SF_STEP_LINK:
+    return snprintf(buf, cap,
+                    "link %s%d%s%d loss=%u dup=%u reorder=%u corrupt=%u ppm, latency %u-%u us",
+                    st->flag ? "(all) n" : "n", a, "->n", b, st->net.loss_ppm, st->net.dup_ppm,
+                    st->net.reorder_ppm, st->net.corrupt_ppm, st->net.latency_min_us,
+                    st->net.latency_max_us);
+  case SF_STEP_HOLD:
+  case SF_STEP_RELEASE:
+    return snprintf(buf, cap, "%s n%d->n%d", sf_step_name(st->kind), a, b);
+  case SF_STEP_DELIVER:
+    return snprintf(buf, cap, "deliver message #%u pending on n%d->n%d now", st->k, a, b);
+  case SF_STEP_CLOCK:
+    return snprintf(buf, cap, "clock n%d offset=%lldus drift=%dppm jump=%lldus", a,
+                    (long long)st->offset_us, st->drift_ppm, (long long)st->jump_us);
+  case SF_STEP_DISK:
+    return snprintf(buf, cap, "disk n%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s", a,
+                    st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
+                    st->disk.write_eio_ppm, st->disk.sync_eio_ppm,
+                    st->k ? ", fail the next " : "",
+                    st->k == 1 ? "read" : st->k == 2 ? "write" : st->k == 3 ? "sync" : "");
+  case SF_STEP_FAULTPOINT:
+    if (st->flag)
+      return snprintf(buf, cap, "faultpoint site %u off", st->k);
+    return snprintf(buf, cap, "faultpoint site %u fires %u ppm", st->k, st->rate_ppm);
+  case SF_STEP_OP:
+    return snprintf(buf, cap, "client op %u key=%llu value=%llu via n%d x%u every %uus", st->k,
+                    (unsigned long long)st->key, (unsigned long long)st->value, a, st->count,
+                    st->interval_us);
+  case SF_STEP_LIVENESS:
+    return snprintf(buf, cap, "heal everything; require liveness within %u ms", st->count);
+  default:
+    return snprintf(buf, cap, "%s", sf_step_name(st->kind));
+  }
+}
+
 sf_fault_kind sf_step_fault(unsigned kind) {
   switch (kind) {
   case SF_STEP_PARTITION:

@@ -166,6 +166,10 @@ void sf_scenario_init(sf_scenario *s);
 /** Name of a step kind ("partition", "crash", ...). */
 const char *sf_step_name(unsigned kind);
 
+/** One-line description of a step for reports ("partition {n0} -/- {n1}").
+ *  n: node count (node numbers are taken modulo n); returns the length. */
+int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap);
+
 /** The fault kind a step kind belongs to (0 for client ops, heal, liveness). */
 sf_fault_kind sf_step_fault(unsigned kind);
 

@@ -62,6 +62,10 @@ typedef struct sf_target {
   sim_describe_fn describe;
   /** Small protocol-level message kind for traces and feedback (may be NULL). */
   sim_classify_fn classify;
+  /** The time (ms) within which the target promises liveness after every
+   *  fault is healed; a Liveness step's deadline is never shorter (0 = the
+   *  step's own deadline). */
+  uint32_t liveness_ms;
   /** Abstract state of a node for feedback (role such as follower/leader,
    *  optionally mixed with a small term bucket); 0 = unknown or down. */
   uint32_t (*observe)(void *ctx, sim_world *w, int node);
@@ -102,6 +106,9 @@ struct sf_result {
   uint32_t ops_run;       /**< client operations executed */
   uint32_t features;      /**< distinct feedback features reached */
   sf_decode_kind decoded; /**< how the input was read (sf_run_input) */
+  uint32_t nexec;         /**< steps in the execution log below */
+  uint16_t exec_step[SF_MAX_STEPS]; /**< index of each executed step, in order */
+  uint64_t exec_time[SF_MAX_STEPS]; /**< virtual time it ran, ns */
 };
 
 /** Run one scenario against a target. Returns 1 if it failed, else 0. */

@@ -429,6 +429,9 @@ const sf_target SF_TARGET_SYMBOL = {
     .workload = workload,
     .invariants = invariants,
     .live = live,
+    /* catch-up of a full log (256 entries, 3 per round trip of <= 20 ms on a
+     * healed network) plus reconnect and restart: well under 5 s */
+    .liveness_ms = 5000,
     .describe = describe,
     .classify = classify,
     .observe = observe,

@@ -1,0 +1,341 @@
+/* The runner: failures with their report and determinism re-check, the
+ * determinism-failure site, liveness, swarm switches, budgets, feedback,
+ * and hostile or mutated inputs against the correct example. */
+#include "mutate.h"
+#include "simfuzz.h"
+#include "testlib.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern const sf_target sf_target_pbstore, sf_target_pbstore_bug_reset_skip;
+
+/* The bug's trigger: partition n0 -> n1, fill the window, reset, heal. */
+static void trigger(sf_scenario *s) {
+  sf_scenario_init(s);
+  s->nodes = 3;
+  sf_step *st = s->steps;
+  memset(st, 0, 5 * sizeof *st);
+  st[0].at_us = 100000, st[0].kind = SF_STEP_PARTITION, st[0].mask_a = 1, st[0].mask_b = 2;
+  st[1].at_us = 150000, st[1].kind = SF_STEP_OP, st[1].value = 1, st[1].count = 5,
+  st[1].interval_us = 20000;
+  st[2].at_us = 800000, st[2].kind = SF_STEP_RESET, st[2].node = 0, st[2].peer = 1;
+  st[3].at_us = 900000, st[3].kind = SF_STEP_HEAL;
+  st[4].at_us = 1000000, st[4].kind = SF_STEP_OP, st[4].value = 2, st[4].count = 3,
+  st[4].interval_us = 20000;
+  s->nsteps = 5;
+  sf_normalize(s);
+}
+
+static uint64_t sim__mix_public(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static sf_scenario *alloc_s(void) {
+  sf_scenario *s = malloc(sizeof *s);
+  CHECK(s);
+  return s;
+}
+
+TEST(planted_bug_fails_correct_mode_passes) {
+  sf_scenario *s = alloc_s();
+  trigger(s);
+  sf_result r, r2;
+  CHECK_EQ(sf_run(&sf_target_pbstore_bug_reset_skip, s, NULL, &r), 1);
+  CHECK(r.failed && !r.failure.is_liveness);
+  CHECK(strcmp(r.failure.name, "backup_log_is_prefix") == 0);
+  CHECK_EQ(r.failure.node, 1);
+  CHECK(strstr(r.failure.file, "pbstore.c") != NULL);
+  CHECK_EQ(r.stop, SIM_STOP_FAILURE);
+  CHECK_EQ(sf_run(&sf_target_pbstore_bug_reset_skip, s, NULL, &r2), 1);
+  CHECK_HASH(r.hash, r2.hash); /* replays to the same failure */
+  CHECK_EQ(r.failure.time, r2.failure.time);
+  CHECK_EQ(sf_run(&sf_target_pbstore, s, NULL, &r), 0);
+  CHECK(!r.failed);
+  CHECK_EQ(r.fault_steps_run, 2);
+  CHECK_EQ(r.ops_run, 8);
+  /* without the reset (or without the partition) the bug stays hidden */
+  s->steps[2].kind = SF_STEP_HEAL;
+  CHECK_EQ(sf_run(&sf_target_pbstore_bug_reset_skip, s, NULL, &r), 0);
+  trigger(s);
+  s->steps[0].kind = SF_STEP_HEAL;
+  CHECK_EQ(sf_run(&sf_target_pbstore_bug_reset_skip, s, NULL, &r), 0);
+  free(s);
+}
+
+/* Run f in a child with stderr captured; returns the wait status. */
+static int in_child(void (*f)(void), char *out, size_t cap) {
+  int fd[2];
+  CHECK(pipe(fd) == 0);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], 2);
+    f();
+    _exit(0);
+  }
+  close(fd[1]);
+  size_t n = 0;
+  ssize_t k;
+  while (n + 1 < cap && (k = read(fd[0], out + n, cap - 1 - n)) > 0)
+    n += (size_t)k;
+  out[n] = 0;
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return st;
+}
+
+static void fuzz_trigger(void) {
+  sf_scenario *s = alloc_s();
+  trigger(s);
+  uint8_t buf[4096];
+  size_t n = sf_encode(s, buf, sizeof buf);
+  sf_fuzz_one(&sf_target_pbstore_bug_reset_skip, buf, n);
+}
+
+TEST(fuzz_mode_reports_rechecks_and_aborts) {
+  static char out[65536];
+  int st = in_child(fuzz_trigger, out, sizeof out);
+  CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+  CHECK(strstr(out, "==simfuzz== FAILURE in target pbstore_bug_reset_skip: invariant "
+                    "'backup_log_is_prefix' on node n1"));
+  CHECK(strstr(out, "checked at "));
+  CHECK(strstr(out, "last 30 events:"));
+  CHECK(strstr(out, "conn-data"));
+  CHECK(strstr(out, "steps executed:"));
+  CHECK(strstr(out, "reset n0<->n1"));
+  CHECK(strstr(out, "faults fired: "));
+  CHECK(strstr(out, "replay: simfuzz-pbstore_bug_reset_skip replay"));
+  CHECK(strstr(out, "determinism check: re-run gave the same failure and trace hash"));
+}
+
+/* ---- tiny targets ---- */
+
+typedef struct {
+  int live_after; /* deliveries needed for liveness; -1 never */
+  int delivered;
+} ping_ctx;
+
+static int nondet_runs; /* deliberately global: a nondeterministic target */
+
+static void p_recv(void *ctx, sim_world *w, int node, int from, const void *m, size_t len) {
+  ping_ctx *c = ctx;
+  (void)w, (void)node, (void)from, (void)m, (void)len;
+  c->delivered++;
+}
+static void p_timer(void *ctx, sim_world *w, int node, uint64_t tag) {
+  (void)ctx;
+  sim_timer_start(w, node, 1, tag);
+  sim_timer_start(w, node, 1, tag); /* doubles: hits the budgets */
+}
+static const sim_node_ops ping_ops = {NULL, p_recv, p_timer, NULL, NULL};
+
+static void *p_create(int nodes) {
+  (void)nodes;
+  ping_ctx *c = calloc(1, sizeof *c);
+  c->live_after = 3;
+  return c;
+}
+static void p_workload(void *ctx, sim_world *w, const sf_op *op) {
+  (void)ctx;
+  if (op->op == 7)
+    sim_timer_start(w, 0, 1, 0);
+  else
+    sim_send(w, 0, 1, "ping", 4);
+}
+static int p_live(void *ctx, sim_world *w) {
+  ping_ctx *c = ctx;
+  (void)w;
+  return c->live_after >= 0 && c->delivered >= c->live_after;
+}
+static void p_nondet_check(void *ctx, sim_world *w) {
+  ping_ctx *c = ctx;
+  SIM_INVARIANT(w, 1, !(c->delivered > 0 && nondet_runs % 2 == 1), "flaky", "run %d",
+                nondet_runs);
+}
+static void *p_nondet_create(int nodes) {
+  nondet_runs++;
+  return p_create(nodes);
+}
+static uint32_t p_observe(void *ctx, sim_world *w, int node) {
+  ping_ctx *c = ctx;
+  (void)w;
+  return 1 + (uint32_t)node + (uint32_t)(c->delivered > 2);
+}
+static const sf_check nondet_checks[] = {{"flaky", p_nondet_check}, {NULL, NULL}};
+
+static const sf_target ping = {
+    .name = "ping", .min_nodes = 2, .max_nodes = 4, .default_nodes = 2,
+    .create = p_create, .destroy = free, .ops = &ping_ops, .workload = p_workload,
+    .live = p_live, .observe = p_observe};
+static const sf_target nondet = {
+    .name = "nondet", .min_nodes = 2, .max_nodes = 2, .default_nodes = 2,
+    .create = p_nondet_create, .destroy = free, .ops = &ping_ops, .workload = p_workload,
+    .invariants = nondet_checks};
+
+static void pings(sf_scenario *s, uint32_t count) {
+  sf_scenario_init(s);
+  sf_step *st = &s->steps[s->nsteps++];
+  memset(st, 0, sizeof *st);
+  st->at_us = 1000;
+  st->kind = SF_STEP_OP;
+  st->count = count;
+  st->interval_us = 1000;
+}
+
+static void fuzz_nondet(void) {
+  sf_scenario *s = alloc_s();
+  pings(s, 2);
+  uint8_t buf[512];
+  size_t n = sf_encode(s, buf, sizeof buf);
+  nondet_runs = 0; /* this run: 1 (fails), the re-run: 2 (passes) */
+  sf_fuzz_one(&nondet, buf, n);
+}
+
+TEST(nondeterministic_target_is_caught_at_its_own_site) {
+  static char out[65536];
+  int st = in_child(fuzz_nondet, out, sizeof out);
+  CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+  CHECK(strstr(out, "FAILURE in target nondet: invariant 'flaky'"));
+  CHECK(strstr(out, "DETERMINISM FAILURE in target nondet"));
+}
+
+TEST(liveness_after_heal) {
+  sf_scenario *s = alloc_s();
+  pings(s, 5);
+  sf_step *lv = &s->steps[s->nsteps++];
+  memset(lv, 0, sizeof *lv);
+  lv->at_us = 500000;
+  lv->kind = SF_STEP_LIVENESS;
+  lv->count = 1000;
+  sf_normalize(s);
+  sf_result r;
+  CHECK_EQ(sf_run(&ping, s, NULL, &r), 0); /* 5 pings >= 3 */
+  /* isolate node 1 before the pings: they are lost; heal does not bring
+   * them back and nothing sends more, so liveness fails at the deadline */
+  sf_step *iso = &s->steps[s->nsteps++];
+  memset(iso, 0, sizeof *iso);
+  iso->kind = SF_STEP_ISOLATE;
+  iso->node = 1;
+  sf_normalize(s);
+  CHECK_EQ(sf_run(&ping, s, NULL, &r), 1);
+  CHECK(r.failure.is_liveness);
+  CHECK_EQ(r.failure.time, 1500 * SIM_NS_PER_MS);
+  /* steps after a liveness step are ignored */
+  sf_step *late = &s->steps[s->nsteps++];
+  *late = s->steps[0];
+  late->at_us = 600000;
+  late->count = 10;
+  CHECK_EQ(s->steps[0].kind, SF_STEP_ISOLATE); /* sorted first: at 0 */
+  s->steps[0].kind = SF_STEP_HEAL;              /* undo the isolation */
+  sf_normalize(s);
+  CHECK_EQ(sf_run(&ping, s, NULL, &r), 0);
+  CHECK_EQ(r.ops_run, 5);
+  free(s);
+}
+
+TEST(swarm_switches_and_amplification) {
+  sf_scenario *s = alloc_s();
+  pings(s, 50);
+  sf_step *cr = &s->steps[s->nsteps++];
+  memset(cr, 0, sizeof *cr);
+  cr->at_us = 100000;
+  cr->kind = SF_STEP_CRASH;
+  cr->node = 1;
+  s->has_net = 1;
+  s->net.latency_min_us = s->net.latency_max_us = 100;
+  s->net.loss_ppm = 100000;
+  sf_normalize(s);
+  sf_result r;
+  sf_run(&ping, s, NULL, &r);
+  CHECK_EQ(r.stats.crashes, 1);
+  CHECK(r.stats.lost > 0 && r.stats.lost < 20);
+  s->swarm.disabled = 1u << SF_FAULT_CRASH | 1u << SF_FAULT_LOSS;
+  sf_run(&ping, s, NULL, &r);
+  CHECK_EQ(r.stats.crashes, 0);
+  CHECK_EQ(r.stats.lost, 0);
+  CHECK_EQ(r.fault_steps_run, 0);
+  s->swarm.disabled = 0;
+  s->swarm.loss_pct = 1000; /* 10x: 100 % */
+  sf_run(&ping, s, NULL, &r);
+  CHECK_EQ(r.stats.delivered, 0);
+  free(s);
+}
+
+TEST(budgets_bound_every_run) {
+  sf_scenario *s = alloc_s();
+  pings(s, 1);
+  s->steps[0].k = 7; /* timer explosion */
+  sf_result r;
+  sf_run(&ping, s, NULL, &r);
+  CHECK_EQ(r.stop, SIM_STOP_BUDGET);
+  CHECK(r.budget != NULL);
+  CHECK(r.stats.events <= SF_MAX_EVENTS);
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.max_events = 1000;
+  sf_run(&ping, s, &o, &r);
+  CHECK_EQ(r.stats.events, 1000);
+  free(s);
+}
+
+TEST(feedback_features) {
+  sf_scenario *s = alloc_s();
+  trigger(s);
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  sf_result r;
+  sf_run(&sf_target_pbstore, s, &o, &r);
+  CHECK_EQ(r.features, 0);
+  o.feedback = 1;
+  sf_run(&sf_target_pbstore, s, &o, &r);
+  CHECK_EQ(sf_feedback_enabled() ? r.features > 20 : r.features == 0, 1);
+  uint32_t f1 = r.features;
+  sf_run(&sf_target_pbstore, s, &o, &r);
+  CHECK_EQ(r.features, f1); /* deterministic */
+  free(s);
+}
+
+TEST(hostile_and_mutated_inputs_never_fail_the_correct_example) {
+  static uint8_t buf[4096];
+  uint64_t x = 99;
+  sf_result r;
+  int generated = 0, with_faults = 0;
+  for (int i = 0; i < 3000; i++) {
+    size_t len = (size_t)(sim__mix_public(x += 0x9e3779b97f4a7c15ull) % sizeof buf);
+    for (size_t k = 0; k < len; k++)
+      buf[k] = (uint8_t)sim__mix_public(x += 0x9e3779b97f4a7c15ull);
+    if (sf_run_input(&sf_target_pbstore, buf, len, NULL, &r)) {
+      fprintf(stderr, "input %d failed: %s %s\n", i, r.failure.name, r.failure.message);
+      CHECK(0);
+    }
+    generated += r.decoded == SF_DECODED_GENERATED;
+    with_faults += r.fault_steps_run > 0;
+  }
+  CHECK(generated > 2500);
+  CHECK(with_faults > 1500);
+  sf_scenario *s = alloc_s();
+  for (uint64_t i = 0; i < 2000; i++) {
+    trigger(s);
+    for (uint64_t k = 0; k <= i % 5; k++)
+      sf_mutate_scenario(s, i * 7 + k);
+    if (sf_run(&sf_target_pbstore, s, NULL, &r)) {
+      fprintf(stderr, "mutant %d failed: %s %s\n", (int)i, r.failure.name, r.failure.message);
+      CHECK(0);
+    }
+  }
+  free(s);
+}
+
+TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
+          T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
+          T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
+          T(hostile_and_mutated_inputs_never_fail_the_correct_example))

@@ -1,0 +1,262 @@
+/* Scenarios: any bytes decode to a bounded scenario; normalisation is
+ * idempotent; encode/decode round-trips; mutator and crossover outputs
+ * always decode, fit and are deterministic; AFL++ trim removes steps. */
+#include "mutate.h"
+#include "scenario.h"
+#include "testlib.h"
+
+#include <string.h>
+
+/* AFL++ custom mutator entry points (harness/afl_mutator.c). */
+void *afl_custom_init(void *afl, unsigned int seed);
+size_t afl_custom_fuzz(void *data, unsigned char *buf, size_t buf_size, unsigned char **out_buf,
+                       unsigned char *add_buf, size_t add_buf_size, size_t max_size);
+int afl_custom_init_trim(void *data, unsigned char *buf, size_t buf_size);
+size_t afl_custom_trim(void *data, unsigned char **out_buf);
+int afl_custom_post_trim(void *data, unsigned char success);
+void afl_custom_deinit(void *data);
+
+static uint64_t rnd(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static sf_scenario *alloc_s(void) {
+  sf_scenario *s = malloc(sizeof *s);
+  CHECK(s);
+  return s;
+}
+
+/* Every field within the documented bounds. */
+static void check_bounded(const sf_scenario *s) {
+  CHECK(s->nsteps <= SF_MAX_STEPS);
+  CHECK(s->tape_len <= SIM_TAPE_MAX);
+  CHECK(s->nodes <= SIM_MAX_NODES);
+  CHECK(s->tail_ms <= SF_MAX_TAIL_MS);
+  CHECK(s->net.latency_min_us <= s->net.latency_max_us || !s->has_net);
+  CHECK(s->net.latency_max_us <= SF_MAX_LATENCY_US);
+  CHECK(s->net.loss_ppm <= SIM_PPM && s->net.dup_ppm <= SIM_PPM);
+  CHECK(s->disk.keep_ppm + s->disk.corrupt_ppm <= SIM_PPM);
+  for (uint32_t i = 0; i < s->nsteps; i++) {
+    const sf_step *st = &s->steps[i];
+    CHECK(st->kind >= 1 && st->kind < SF_STEP__COUNT);
+    CHECK(st->at_us <= SF_MAX_AT_US);
+    CHECK(i == 0 || st->at_us >= s->steps[i - 1].at_us);
+    CHECK(st->node < SIM_MAX_NODES && st->peer < SIM_MAX_NODES);
+    if (st->kind == SF_STEP_OP)
+      CHECK(st->count >= 1 && st->count <= SF_MAX_OP_COUNT);
+    if (st->kind == SF_STEP_CLOCK)
+      CHECK(st->drift_ppm >= -200000 && st->drift_ppm <= 200000);
+  }
+}
+
+/* decode(encode(s)) re-encodes to the same bytes. */
+static void check_roundtrip(const sf_scenario *s) {
+  static uint8_t a[SF_MAX_INPUT], b[SF_MAX_INPUT];
+  size_t na = sf_encode(s, a, sizeof a);
+  CHECK(na <= sizeof a);
+  sf_scenario *t = alloc_s();
+  CHECK_EQ(sf_decode_proto(a, na, t), 0);
+  size_t nb = sf_encode(t, b, sizeof b);
+  CHECK_EQ(na, nb);
+  CHECK(memcmp(a, b, na) == 0);
+  CHECK_EQ(t->nsteps, s->nsteps);
+  CHECK_EQ(t->tape_len, s->tape_len);
+  free(t);
+}
+
+TEST(random_bytes_decode_bounded) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  uint8_t buf[2048];
+  uint64_t x = 1;
+  int generated = 0;
+  for (int i = 0; i < 20000; i++) {
+    size_t len = rnd(&x) % sizeof buf;
+    for (size_t k = 0; k < len; k++)
+      buf[k] = (uint8_t)rnd(&x);
+    generated += sf_decode(buf, len, s) == SF_DECODED_GENERATED;
+    check_bounded(s);
+    memcpy(t, s, sizeof *s);
+    sf_normalize(t); /* idempotent */
+    CHECK_EQ(sf_encoded_size(t), sf_encoded_size(s));
+    if (i % 50 == 0)
+      check_roundtrip(s);
+  }
+  CHECK(generated > 15000); /* random bytes are rarely a valid protobuf */
+  /* empty and one-byte inputs */
+  sf_decode(NULL, 0, s);
+  check_bounded(s);
+  sf_decode((const uint8_t *)"\x32", 1, s);
+  check_bounded(s);
+  free(s);
+  free(t);
+}
+
+TEST(truncated_and_oversized_protobufs) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  static uint8_t buf[1 << 20];
+  for (uint64_t seed = 0; seed < 50; seed++) {
+    sf_generate_seed(seed, s);
+    size_t n = sf_encode(s, buf, sizeof buf);
+    for (size_t cut = 0; cut < n; cut += 1 + n / 40) {
+      sf_decode(buf, cut, t);
+      check_bounded(t);
+    }
+  }
+  /* 1 MiB of repeated steps: only SF_MAX_INPUT bytes are read */
+  const uint8_t step[] = {0x32, 0x05, 0x9a, 0x01, 0x02, 0x08, 0x01};
+  for (size_t i = 0; i + sizeof step <= sizeof buf; i += sizeof step)
+    memcpy(buf + i, step, sizeof step);
+  sf_decode(buf, sizeof buf, t); /* cut mid-step at SF_MAX_INPUT: generated */
+  check_bounded(t);
+  size_t aligned = SF_MAX_INPUT / sizeof step * sizeof step;
+  CHECK_EQ(sf_decode(buf, aligned, t), SF_DECODED_PROTO);
+  CHECK_EQ(t->nsteps, SF_MAX_STEPS); /* only the first 256 steps are kept */
+  free(s);
+  free(t);
+}
+
+TEST(extreme_values_are_clamped) {
+  sf_scenario *s = alloc_s();
+  sf_scenario_init(s);
+  s->nodes = 1000;
+  s->has_net = 1;
+  s->net.latency_min_us = UINT32_MAX;
+  s->net.latency_max_us = 5;
+  s->net.loss_ppm = UINT32_MAX;
+  s->has_disk = 1;
+  s->disk.keep_ppm = UINT32_MAX;
+  s->disk.corrupt_ppm = UINT32_MAX;
+  s->tail_ms = UINT32_MAX;
+  s->tape_len = UINT32_MAX;
+  s->nsteps = 4;
+  memset(s->steps, 0, 4 * sizeof s->steps[0]);
+  s->steps[0].kind = SF_STEP_OP;
+  s->steps[0].at_us = UINT64_MAX;
+  s->steps[0].count = UINT32_MAX;
+  s->steps[0].interval_us = UINT32_MAX;
+  s->steps[0].node = UINT32_MAX;
+  s->steps[1].kind = SF_STEP_CLOCK;
+  s->steps[1].drift_ppm = INT32_MIN;
+  s->steps[1].jump_us = INT64_MIN;
+  s->steps[1].offset_us = INT64_MAX;
+  s->steps[2].kind = 200; /* unknown kind: dropped */
+  s->steps[3].kind = SF_STEP_LIVENESS;
+  s->steps[3].count = UINT32_MAX;
+  sf_normalize(s);
+  check_bounded(s);
+  CHECK_EQ(s->nsteps, 3);
+  CHECK_EQ(s->nodes, SIM_MAX_NODES);
+  CHECK_EQ(s->net.latency_max_us, SF_MAX_LATENCY_US);
+  CHECK_EQ(s->disk.keep_ppm, SIM_PPM);
+  CHECK_EQ(s->disk.corrupt_ppm, 0);
+  CHECK_EQ(s->steps[0].kind, SF_STEP_CLOCK); /* sorted: the op moved to 60 s */
+  CHECK_EQ(s->steps[0].drift_ppm, -200000);
+  CHECK_EQ(s->steps[2].kind, SF_STEP_OP);
+  CHECK_EQ(s->steps[2].count, SF_MAX_OP_COUNT);
+  check_roundtrip(s);
+  free(s);
+}
+
+TEST(generated_scenarios_roundtrip_and_inject_faults) {
+  sf_scenario *s = alloc_s();
+  int with_faults = 0;
+  for (uint64_t seed = 0; seed < 2000; seed++) {
+    sf_generate_seed(seed, s);
+    check_bounded(s);
+    check_roundtrip(s);
+    with_faults += sf_fault_steps(s) > 0;
+    sf_scenario *t = alloc_s();
+    sf_generate_seed(seed, t); /* a pure function of the seed */
+    CHECK_EQ(sf_encoded_size(t), sf_encoded_size(s));
+    free(t);
+  }
+  CHECK(with_faults > 1700);
+  free(s);
+}
+
+TEST(mutator_outputs_decode_fit_and_are_deterministic) {
+  sf_scenario *s = alloc_s();
+  static uint8_t a[4096], b[4096];
+  int changed = 0;
+  for (uint64_t seed = 0; seed < 3000; seed++) {
+    sf_generate_seed(seed % 50, s);
+    size_t n = sf_encode(s, a, sizeof a);
+    CHECK(n <= sizeof a);
+    memcpy(b, a, n);
+    size_t max = seed % 7 == 0 ? 200 : sizeof a; /* sometimes a tight limit */
+    if (n > max)
+      n = max; /* a truncated input is still an input */
+    size_t na = sf_mutate(a, n, max, seed, NULL);
+    size_t nb = sf_mutate(b, n, max, seed, NULL);
+    CHECK(na <= max);
+    CHECK_EQ(na, nb);
+    CHECK(memcmp(a, b, na) == 0);
+    CHECK_EQ(sf_decode_proto(a, na, s), 0); /* always a valid scenario */
+    check_bounded(s);
+    changed += na != n;
+  }
+  CHECK(changed > 1000);
+  free(s);
+}
+
+TEST(crossover_outputs_decode) {
+  sf_scenario *s = alloc_s();
+  static uint8_t a[4096], b[4096], out[4096];
+  for (uint64_t seed = 0; seed < 500; seed++) {
+    sf_generate_seed(seed, s);
+    size_t na = sf_encode(s, a, sizeof a);
+    sf_generate_seed(seed + 1000, s);
+    size_t nb = sf_encode(s, b, sizeof b);
+    size_t n = sf_crossover(a, na, b, nb, out, sizeof out, seed);
+    CHECK(n > 0 && n <= sizeof out);
+    CHECK_EQ(sf_decode_proto(out, n, s), 0);
+    check_bounded(s);
+  }
+  free(s);
+}
+
+TEST(afl_custom_mutator_and_trim) {
+  void *m = afl_custom_init(NULL, 7);
+  CHECK(m);
+  sf_scenario *s = alloc_s();
+  static uint8_t in[4096], add[4096];
+  for (uint64_t seed = 0; seed < 300; seed++) {
+    sf_generate_seed(seed, s);
+    size_t n = sf_encode(s, in, sizeof in);
+    sf_generate_seed(seed + 1, s);
+    size_t an = sf_encode(s, add, sizeof add);
+    unsigned char *out = NULL;
+    size_t k = afl_custom_fuzz(m, in, n, &out, add, an, 1024);
+    CHECK(out && k <= 1024);
+    CHECK_EQ(sf_decode_proto(out, k, s), 0);
+  }
+  /* trim: pretend every removal keeps the crash except that of step 2 */
+  sf_generate_seed(3, s);
+  size_t n = sf_encode(s, in, sizeof in);
+  int steps = afl_custom_init_trim(m, in, n);
+  CHECK_EQ(steps, (int)s->nsteps);
+  CHECK(steps >= 3);
+  int pos = 0, rounds = 0;
+  while (pos < steps && rounds++ < 1000) {
+    unsigned char *out = NULL;
+    size_t k = afl_custom_trim(m, &out);
+    CHECK(out);
+    sf_scenario *t = alloc_s();
+    CHECK_EQ(sf_decode_proto(out, k, t), 0);
+    CHECK(t->nsteps < s->nsteps); /* one step fewer than the current base */
+    free(t);
+    pos = afl_custom_post_trim(m, pos != 0); /* first removal "fails" */
+    CHECK(pos >= 0);
+  }
+  CHECK(rounds < 1000); /* terminates */
+  afl_custom_deinit(m);
+  free(s);
+}
+
+TEST_MAIN(T(random_bytes_decode_bounded), T(truncated_and_oversized_protobufs),
+          T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
+          T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
+          T(afl_custom_mutator_and_trim))
