@@ -41,6 +41,32 @@ static int run_file(const char *path) {
   return 0;
 }
 
+/* Optional execution statistics (SIMFUZZ_EXEC_STATS=file): how inputs were
+ * read and how many executed a fault step. Written every 1000 executions as
+ * one line per process: "pid execs proto generated with_fault_step". They
+ * describe the engine's inputs, never influence a run. */
+typedef struct {
+  FILE *f;
+  unsigned long execs, proto, generated, faulted;
+} exec_stats;
+
+static void run_counted(exec_stats *st, const unsigned char *buf, size_t len) {
+  sf_run_opts o = {0};
+  o.abort_on_failure = 1;
+  o.feedback = 1;
+  sf_result r;
+  sf_run_input(sf_this_target, buf, len, &o, &r);
+  st->execs++;
+  st->proto += r.decoded == SF_DECODED_PROTO;
+  st->generated += r.decoded == SF_DECODED_GENERATED;
+  st->faulted += r.fault_steps_run > 0;
+  if (st->execs % 1000 == 0) {
+    fprintf(st->f, "%ld %lu %lu %lu %lu\n", (long)getpid(), st->execs, st->proto, st->generated,
+            st->faulted);
+    fflush(st->f);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) {
     int rc = 0;
@@ -48,11 +74,20 @@ int main(int argc, char **argv) {
       rc |= run_file(argv[i]);
     return rc;
   }
+  exec_stats st = {0};
+  const char *stats = getenv("SIMFUZZ_EXEC_STATS");
+  if (stats)
+    st.f = fopen(stats, "a");
   __AFL_INIT();
   unsigned char *buf = __AFL_FUZZ_TESTCASE_BUF;
   while (__AFL_LOOP(100000)) {
     size_t len = (size_t)__AFL_FUZZ_TESTCASE_LEN;
-    sf_fuzz_one(sf_this_target, buf, len);
+    if (st.f)
+      run_counted(&st, buf, len);
+    else
+      sf_fuzz_one(sf_this_target, buf, len);
   }
+  if (st.f)
+    fclose(st.f);
   return 0;
 }

@@ -38,7 +38,10 @@
 #define SF_TARGET_SYMBOL sf_target_pbstore
 #endif
 
-enum { MAX_LOG = 256, WINDOW = 3, REC = 16 };
+/* A record is 16 bytes but gets a 512-byte sector of its own: a crash or a
+ * failed sync may leave the sector being written corrupted, and that must
+ * never damage an older, durable record sharing the sector. */
+enum { MAX_LOG = 256, WINDOW = 3, REC = 16, SLOT = 512 };
 enum { MSG_ENTRY = 1, MSG_ACK = 2 };
 enum { TICK = 1 };
 #define TICK_NS (50 * SIM_NS_PER_MS)
@@ -94,7 +97,7 @@ static int store(sim_world *w, int node, uint32_t idx, uint64_t v) {
   uint8_t rec[REC];
   put64(rec, v);
   put64(rec + 8, checksum(idx, v));
-  if (sim_disk_write(w, node, (uint64_t)idx * REC, rec, REC) != REC)
+  if (sim_disk_write(w, node, (uint64_t)idx * SLOT, rec, REC) != REC)
     return -1;
   return sim_disk_sync(w, node);
 }
@@ -113,7 +116,7 @@ static int load(sim_world *w, int node, pnode *p) {
   while (p->len < MAX_LOG) {
     int64_t r = -1;
     for (int attempt = 0; attempt < 3 && r < 0; attempt++)
-      r = sim_disk_read(w, node, (uint64_t)p->len * REC, rec, REC);
+      r = sim_disk_read(w, node, (uint64_t)p->len * SLOT, rec, REC);
     if (r < 0) {
       panic(w, node);
       return -1;
@@ -320,7 +323,7 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
   uint8_t rec[REC];
   put64(rec, v);
   put64(rec + 8, checksum(p->len, v));
-  if (sim_disk_write(w, 0, (uint64_t)p->len * REC, rec, REC) != REC)
+  if (sim_disk_write(w, 0, (uint64_t)p->len * SLOT, rec, REC) != REC)
     return;
   p->log[p->len++] = v;
   if (make_durable(c, p, w) < 0)
