@@ -43,11 +43,11 @@ static int run_file(const char *path) {
 
 /* Optional execution statistics (SIMFUZZ_EXEC_STATS=file): how inputs were
  * read and how many executed a fault step. Written every 1000 executions as
- * one line per process: "pid execs proto generated with_fault_step". They
- * describe the engine's inputs, never influence a run. */
+ * one line per process: "pid execs proto generated with_fault_step
+ * salvaged". They describe the engine's inputs, never influence a run. */
 typedef struct {
   FILE *f;
-  unsigned long execs, proto, generated, faulted;
+  unsigned long execs, proto, generated, faulted, salvaged;
 } exec_stats;
 
 static void run_counted(exec_stats *st, const unsigned char *buf, size_t len) {
@@ -60,9 +60,10 @@ static void run_counted(exec_stats *st, const unsigned char *buf, size_t len) {
   st->proto += r.decoded == SF_DECODED_PROTO;
   st->generated += r.decoded == SF_DECODED_GENERATED;
   st->faulted += r.fault_steps_run > 0;
+  st->salvaged += r.decoded == SF_DECODED_SALVAGED;
   if (st->execs % 1000 == 0) {
-    fprintf(st->f, "%ld %lu %lu %lu %lu\n", (long)getpid(), st->execs, st->proto, st->generated,
-            st->faulted);
+    fprintf(st->f, "%ld %lu %lu %lu %lu %lu\n", (long)getpid(), st->execs, st->proto,
+            st->generated, st->faulted, st->salvaged);
     fflush(st->f);
   }
 }

@@ -64,7 +64,9 @@ static int write_file(const char *path, const uint8_t *data, size_t len) {
 static void print_summary(const char *name, const sf_result *r) {
   printf("%s: %s, %d nodes, %" PRIu32 " steps run (%" PRIu32 " faults, %" PRIu32
          " client ops), %" PRIu64 " events, t=%.3fs, hash %016" PRIx64 "%s%s\n",
-         name, r->decoded == SF_DECODED_PROTO ? "scenario" : "generated from raw bytes", r->nodes,
+         name, r->decoded == SF_DECODED_PROTO      ? "scenario"
+         : r->decoded == SF_DECODED_SALVAGED ? "salvaged scenario"
+                                             : "generated from raw bytes", r->nodes,
          r->steps_run, r->fault_steps_run, r->ops_run, r->stats.events,
          (double)r->end_time / 1e9, r->hash, r->failed ? " -> FAILED " : " -> ok",
          r->failed ? r->failure.name : "");
@@ -98,7 +100,7 @@ static int cmd_replay(int argc, char **argv) {
     sf_decode_kind k = sf_decode(data, len, s);
     sf_run_opts o;
     memset(&o, 0, sizeof o);
-    o.trace_ring = 64;
+    o.trace_ring = 1024;
     replay_ctx rc_ctx = {s, argv[i], quiet};
     o.on_finish = replay_finish;
     o.finish_ctx = &rc_ctx;
@@ -196,6 +198,30 @@ static int cmd_gen(int argc, char **argv) {
   return rc;
 }
 
+/* Union of the abstract-state features reached by a set of inputs. */
+static int cmd_features(int argc, char **argv) {
+  uint64_t bits[SF_FB_BUCKETS / 64] = {0};
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.feature_bits = bits;
+  int files = 0;
+  for (int i = 0; i < argc; i++) {
+    size_t len;
+    uint8_t *data = read_file(argv[i], &len);
+    if (!data)
+      return EXIT_USAGE;
+    sf_result r;
+    sf_run_input(sf_this_target, data, len, &o, &r);
+    free(data);
+    files++;
+  }
+  unsigned n = 0;
+  for (unsigned i = 0; i < SF_FB_BUCKETS / 64; i++)
+    n += (unsigned)__builtin_popcountll(bits[i]);
+  printf("%d inputs, %u distinct feature buckets of %u\n", files, n, SF_FB_BUCKETS);
+  return EXIT_OK;
+}
+
 static void help(void) {
   printf("usage: %s COMMAND [ARGS]\n\n"
          "Target %s: %s\n\n"
@@ -207,6 +233,7 @@ static void help(void) {
          "                          random-seed simulation: run the random swarm scenario of\n"
          "                          every seed in A..B, save failures as scenario files\n"
          "  gen SEED -o FILE        write the random scenario of SEED as a scenario file\n"
+         "  features FILE...        distinct abstract-state features the inputs reach\n"
          "  help                    this text\n",
          prog, sf_this_target->name, sf_this_target->summary ? sf_this_target->summary : "");
 }
@@ -225,5 +252,7 @@ int main(int argc, char **argv) {
     return cmd_sweep(argc - 2, argv + 2);
   if (!strcmp(argv[1], "gen"))
     return cmd_gen(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "features"))
+    return cmd_features(argc - 2, argv + 2);
   return usage_error("unknown command '%s' (try help)", argv[1]);
 }

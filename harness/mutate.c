@@ -157,8 +157,11 @@ static void mutate_tape(rng *r, sf_scenario *s) {
     break;
   default: /* overwrite a few bytes with extremes or random values */
   {
-    if (!s->tape_len)
+    if (!s->tape_len) { /* start a tape: every byte defined */
       s->tape_len = 1 + below(r, 64);
+      for (uint32_t i = 0; i < s->tape_len; i++)
+        s->tape[i] = (uint8_t)next(r);
+    }
     uint32_t k = 1 + below(r, 8);
     for (uint32_t i = 0; i < k; i++) {
       uint32_t at = below(r, s->tape_len);

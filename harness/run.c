@@ -435,7 +435,7 @@ static sim_world *setup(run_state *rs) {
   c.live = t->live ? live : NULL;
   c.trace = (rs->fb || rs->o->trace) ? on_trace : NULL;
   c.trace_ctx = rs;
-  c.trace_ring = rs->o->trace_ring ? rs->o->trace_ring : 64;
+  c.trace_ring = rs->o->trace_ring ? rs->o->trace_ring : 256;
   c.fail_mode = rs->o->abort_on_failure ? SIM_FAIL_ABORT : SIM_FAIL_RECORD;
   c.on_failure = report_and_recheck;
   return sim_world_create(&c);
@@ -504,7 +504,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->o = o;
   rs->n = sf_nodes_for(t, s);
   rs->all = rs->n == 64 ? ~0ull : (1ull << rs->n) - 1;
-  rs->fb = o->feedback && SF_FEEDBACK;
+  rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits;
   rs->last_node = -1;
   rs->ctx = t->create ? t->create(rs->n) : NULL;
   rs->w = setup(rs);
@@ -517,7 +517,10 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     *r = res;
   if (o->on_finish)
     o->on_finish(o->finish_ctx, rs->w, &res);
-  if (rs->fb)
+  if (o->feature_bits)
+    for (uint32_t i = 0; i < FB_WORDS; i++)
+      o->feature_bits[i] |= rs->bits[i];
+  if (o->feedback && SF_FEEDBACK)
     fb_emit(rs);
   sim_world_destroy(rs->w);
   if (t->destroy)
@@ -557,6 +560,54 @@ int sf_feedback_enabled(void) { return SF_FEEDBACK; }
 
 /* ---- reports ----------------------------------------------------------- */
 
+/* The last events before the failure, `lines` lines at most, reading back
+ * through the ring; runs of 3 or more events of the same kind on the same
+ * node (periodic timers, heartbeats) fold into one line. */
+static void print_last_events(sim_world *w, FILE *f, int lines) {
+  enum { RING_READ = 1024 };
+  sim_trace_rec *recs = malloc(RING_READ * sizeof *recs);
+  if (!recs)
+    return;
+  size_t k = sim_trace_last(w, recs, RING_READ);
+  /* walk backwards to choose which records (or folded runs) to show */
+  size_t *start = malloc((size_t)lines * sizeof *start), *len = malloc((size_t)lines * sizeof *len);
+  int shown = 0;
+  size_t i = k;
+  while (i > 0 && shown < lines && start && len) {
+    size_t j = i - 1;
+    while (j > 0 && recs[j - 1].kind == recs[i - 1].kind && recs[j - 1].node == recs[i - 1].node &&
+           recs[i - 1].kind != SIM_EV_FAIL)
+      j--;
+    size_t run = i - j;
+    if (run < 3) { /* show individually */
+      start[shown] = i - 1;
+      len[shown++] = 1;
+      i--;
+    } else {
+      start[shown] = j;
+      len[shown++] = run;
+      i = j;
+    }
+  }
+  fprintf(f, "==simfuzz== last events:\n");
+  char line[512];
+  for (int s = shown - 1; s >= 0 && start && len; s--) {
+    const sim_trace_rec *r = &recs[start[s]];
+    sim_trace_format(w, r, line, sizeof line);
+    if (len[s] == 1) {
+      fprintf(f, "  %s\n", line);
+    } else {
+      const sim_trace_rec *e = &recs[start[s] + len[s] - 1];
+      fprintf(f, "  %s\n  ... %zu %s events on n%d until %" PRIu64 ".%06" PRIu64 "s\n", line,
+              len[s] - 1, sim_ev_name(r->kind), r->node, (uint64_t)(e->time / SIM_NS_PER_S),
+              (uint64_t)(e->time % SIM_NS_PER_S / 1000));
+    }
+  }
+  free(start);
+  free(len);
+  free(recs);
+}
+
 void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r,
                      sim_world *w, FILE *f, const char *input, int last) {
   const sim_failure *fl = &r->failure;
@@ -578,19 +629,8 @@ void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *
               (uint64_t)(r->exec_time[i] % SIM_NS_PER_S / 1000), d);
     }
   }
-  if (w && last > 0) {
-    fprintf(f, "==simfuzz== last %d events:\n", last);
-    sim_trace_rec *recs = malloc((size_t)last * sizeof *recs);
-    if (recs) {
-      size_t k = sim_trace_last(w, recs, (size_t)last);
-      char line[512];
-      for (size_t i = 0; i < k; i++) {
-        sim_trace_format(w, &recs[i], line, sizeof line);
-        fprintf(f, "  %s\n", line);
-      }
-      free(recs);
-    }
-  }
+  if (w && last > 0)
+    print_last_events(w, f, last);
   fprintf(f, "==simfuzz== faults fired: ");
   if (w)
     sim_stats_print(w, f);

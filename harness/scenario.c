@@ -490,11 +490,100 @@ int sf_decode_proto(const uint8_t *data, size_t len, sf_scenario *out) {
   return 0;
 }
 
+/* Length of the top-level protobuf field at p[0..n), or 0 if it is cut or
+ * malformed (groups, oversized lengths, bad varints). */
+static size_t field_len(const uint8_t *p, size_t n) {
+  size_t i = 0;
+  uint64_t key = 0, v = 0;
+  for (int sh = 0;; sh += 7) { /* key */
+    if (i >= n || sh > 63)
+      return 0;
+    key |= (uint64_t)(p[i] & 0x7f) << sh;
+    if (!(p[i++] & 0x80))
+      break;
+  }
+  if ((key >> 3) == 0)
+    return 0;
+  switch (key & 7) {
+  case 0:
+    for (int k = 0;; k++) {
+      if (i >= n || k >= 10)
+        return 0;
+      if (!(p[i++] & 0x80))
+        return i;
+    }
+  case 1:
+    return i + 8 <= n ? i + 8 : 0;
+  case 5:
+    return i + 4 <= n ? i + 4 : 0;
+  case 2:
+    for (int sh = 0;; sh += 7) {
+      if (i >= n || sh > 63)
+        return 0;
+      v |= (uint64_t)(p[i] & 0x7f) << sh;
+      if (!(p[i++] & 0x80))
+        break;
+    }
+    return v <= n - i ? i + (size_t)v : 0;
+  default:
+    return 0;
+  }
+}
+
+/* Keys of the Scenario's top-level fields: where resynchronisation may
+ * resume after damage. */
+static int known_key(uint8_t k) {
+  switch (k) {
+  case 0x08: case 0x10: case 0x18: case 0x22: case 0x2a: case 0x32:
+  case 0x3a: case 0x40: case 0x4a: case 0x50: case 0x58: case 0x60:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+#define SALVAGE_RESYNC_TRIES 256 /* bounds the work on hostile input */
+
+/* Keep every top-level field that parses on its own; after a damaged
+ * field, resynchronise at the next known key whose field parses (a bounded
+ * number of tries). 0 if no step survived. */
+static int salvage(const uint8_t *data, size_t len, sf_scenario *out) {
+  uint8_t *keep = malloc(len ? len : 1);
+  if (!keep)
+    return 0;
+  size_t kept = 0, at = 0;
+  int tries = 0;
+  while (at < len) {
+    size_t fl = field_len(data + at, len - at);
+    Simfuzz__Scenario *m = NULL;
+    if (fl && known_key(data[at]) && tries++ < SALVAGE_RESYNC_TRIES * 4)
+      m = simfuzz__scenario__unpack(NULL, fl, data + at);
+    if (m) {
+      simfuzz__scenario__free_unpacked(m, NULL);
+      memcpy(keep + kept, data + at, fl);
+      kept += fl;
+      at += fl;
+      continue;
+    }
+    /* damaged here: resynchronise at the next known key */
+    do
+      at++;
+    while (at < len && !known_key(data[at]));
+    if (tries > SALVAGE_RESYNC_TRIES * 4)
+      break;
+  }
+  int ok = kept > 0 && sf_decode_proto(keep, kept, out) == 0 && out->nsteps > 0;
+  free(keep);
+  return ok;
+}
+
 sf_decode_kind sf_decode(const uint8_t *data, size_t len, sf_scenario *out) {
   if (len > SF_MAX_INPUT)
     len = SF_MAX_INPUT;
   if (sf_decode_proto(data, len, out) == 0)
     return SF_DECODED_PROTO;
+  if (salvage(data, len, out))
+    return SF_DECODED_SALVAGED;
   sf_generate(data, len, out);
   return SF_DECODED_GENERATED;
 }

@@ -4,7 +4,10 @@
  *
  * Any byte string decodes into a valid, bounded scenario:
  *   - bytes that parse as a Scenario protobuf are converted and clamped;
- *   - bytes that do not parse (e.g. after AFL++'s raw havoc) are read as a
+ *   - a damaged protobuf keeps its top-level fields that still parse
+ *     (steps, network, tape, ...), so a byte-level mutation changes one
+ *     step rather than the whole scenario;
+ *   - other bytes (e.g. random ones from AFL++'s raw havoc) are read as a
  *     choice stream by the scenario generator (sf_generate), so they still
  *     run a meaningful fault scenario.
  * The random-seed sweep feeds the same generator from a PRNG.
@@ -131,10 +134,17 @@ typedef struct sf_scenario {
 } sf_scenario;
 
 /** How sf_decode read its input. */
-typedef enum { SF_DECODED_PROTO = 0, SF_DECODED_GENERATED = 1 } sf_decode_kind;
+typedef enum {
+  SF_DECODED_PROTO = 0,     /**< a valid Scenario protobuf */
+  SF_DECODED_GENERATED = 1, /**< not a protobuf: the generator read the bytes */
+  SF_DECODED_SALVAGED = 2,  /**< a damaged protobuf: its intact fields were kept */
+} sf_decode_kind;
 
-/** Decode any bytes into a valid scenario (see the file comment). Never
- *  fails; allocation is bounded by SF_MAX_INPUT. */
+/** Decode any bytes into a valid scenario (see the file comment): a valid
+ *  protobuf as is; a damaged one (e.g. after a byte-level mutation) by
+ *  keeping every top-level field that still parses, as long as at least one
+ *  step survives; anything else through the generator. Never fails;
+ *  allocation is bounded by SF_MAX_INPUT. */
 sf_decode_kind sf_decode(const uint8_t *data, size_t len, sf_scenario *out);
 
 /** Parse bytes strictly as a Scenario protobuf and clamp it. Returns 0, or

@@ -77,7 +77,7 @@ typedef struct sf_result sf_result;
 typedef struct sf_run_opts {
   int abort_on_failure; /**< report, re-check determinism, abort at the site */
   int feedback;         /**< emit abstract-state features as coverage */
-  uint32_t trace_ring;  /**< records kept for reports (0 = 64) */
+  uint32_t trace_ring;  /**< records kept for reports (0 = 256) */
   sim_trace_fn trace;   /**< extra consumer of every trace record */
   void *trace_ctx;
   FILE *report;         /**< where failure reports go (NULL = stderr) */
@@ -87,6 +87,10 @@ typedef struct sf_run_opts {
    *  that need the trace ring). */
   void (*on_finish)(void *ctx, sim_world *w, const struct sf_result *r);
   void *finish_ctx;
+  /** If set (SF_FB_BUCKETS/64 words), the run's feature buckets are ORed in
+   *  (computed even when the build emits no feedback): for measuring what a
+   *  corpus reached. */
+  uint64_t *feature_bits;
 } sf_run_opts;
 
 #define SF_MAX_EVENTS 300000u /**< default per-run event budget */

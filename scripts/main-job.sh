@@ -1,9 +1,48 @@
 #!/bin/sh
-# The main job: build simfuzz and run the bundled example.
+# The main job: build simfuzz and its example, run a short fuzz campaign on
+# the planted-bug target, minimize the crash, and replay it as a readable
+# report. Everything lands in out/main-job/.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/bootstrap.sh
 JOBS=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build/release -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build/release -j "$JOBS"
-./build/release/sim_demo 1
+B=build/main
+cmake -S . -B "$B" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSIMFUZZ_TESTS=OFF -DSIMFUZZ_BENCH=OFF >/dev/null
+cmake --build "$B" -j "$JOBS"
+T=pbstore_bug_reset_skip
+OUT=out/main-job
+rm -rf "$OUT" && mkdir -p "$OUT/corpus"
+cp "$B/corpus/$T"/*.pb "$OUT/corpus/"
+
+echo "== 1. fuzzing $T with libFuzzer (structure-aware mutator, state feedback), at most 120 s"
+if "$B/fuzz/${T}_fuzzer" "$OUT/corpus" -max_total_time=120 -timeout=10 \
+     -dict="$B/fuzz/$T.dict" -artifact_prefix="$OUT/" > "$OUT/fuzz.log" 2>&1; then
+  echo "no crash found in 120 s (see $OUT/fuzz.log)"
+  exit 1
+fi
+crash=$(ls "$OUT"/crash-* | head -1)
+echo "found: $crash after $(grep -o '^#[0-9]*' "$OUT/fuzz.log" | tail -1 | tr -d '#') executions"
+grep -E "==simfuzz== (FAILURE|  )" "$OUT/fuzz.log" | head -3
+
+echo "== 2. minimizing the crash (libFuzzer -minimize_crash with the structure-aware mutator)"
+"$B/fuzz/${T}_fuzzer" "$crash" -minimize_crash=1 -runs=3000 -exact_artifact_path="$OUT/minimized.pb" \
+  > "$OUT/minimize.log" 2>&1 || true
+# keep the minimized file only if it fails the same way as the crash
+sig() { "$B/bin/simfuzz-$T" replay -q "$1" | sed -n 's/.*FAILED //p'; }
+if [ ! -s "$OUT/minimized.pb" ] || [ "$(sig "$OUT/minimized.pb")" != "$(sig "$crash")" ]; then
+  echo "(libFuzzer's minimization changed the failure; keeping the original crash)"
+  cp "$crash" "$OUT/minimized.pb"
+fi
+echo "crash: $(wc -c < "$crash") bytes -> minimized: $(wc -c < "$OUT/minimized.pb") bytes"
+
+echo "== 3. replaying the minimized scenario"
+set +e
+"$B/bin/simfuzz-$T" replay "$OUT/minimized.pb"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "replay did not fail (exit $rc)"; exit 1; }
+
+echo "== 4. the same scenario on the correct pbstore"
+"$B/bin/simfuzz-pbstore" replay "$OUT/minimized.pb"
+echo "main job done: the bug was found, minimized and replayed; files in $OUT/"

@@ -188,6 +188,12 @@ int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size
     else
       APPEND(" n%d ---> n%d", r->node, r->peer);
     break;
+  case SIM_EV_LINK:
+    APPEND(" %s loss=%" PRIu64 "ppm latency<=%" PRIu64 "us", r->reason ? "all links" : "",
+           r->a, r->b / 1000);
+    if (!r->reason)
+      APPEND(" n%d->n%d", r->node, r->peer);
+    break;
   case SIM_EV_RESUME: APPEND(" (%" PRIu64 " deferred events)", r->a); break;
   case SIM_EV_CONN_OPEN:
   case SIM_EV_CONN_ACCEPT:
@@ -238,16 +244,27 @@ void sim_trace_dump(const sim_world *w, FILE *f, size_t n) {
 
 void sim_stats_print(const sim_world *w, FILE *f) {
   const sim_stats *s = &w->stats;
-  fprintf(
-      f,
-      "events=%" PRIu64 " sent=%" PRIu64 " delivered=%" PRIu64 " lost=%" PRIu64 " dup=%" PRIu64
-      " corrupt=%" PRIu64 " reorder=%" PRIu64 " drop_partition=%" PRIu64 " drop_queue=%" PRIu64
-      " drop_down=%" PRIu64 " held=%" PRIu64 " crashes=%" PRIu64 " restarts=%" PRIu64
-      " pauses=%" PRIu64 " conn_resets=%" PRIu64 " conn_refused=%" PRIu64 " conn_timeouts=%" PRIu64
-      " retransmits=%" PRIu64 " disk_eio=%" PRIu64 " sectors_lost=%" PRIu64
-      " sectors_corrupt=%" PRIu64 " clock_changes=%" PRIu64 " faultpoints=%" PRIu64 "\n",
-      s->events, s->sent, s->delivered, s->lost, s->duplicated, s->corrupted, s->reordered,
-      s->dropped_partition, s->dropped_queue, s->dropped_down, s->held, s->crashes, s->restarts,
-      s->pauses, s->conns_reset, s->conns_refused, s->conns_timeout, s->seg_retransmits,
-      s->disk_eio, s->sectors_lost, s->sectors_corrupted, s->clock_changes, s->faultpoints_fired);
+  const struct {
+    const char *name;
+    uint64_t v;
+  } c[] = {
+      {"datagrams_sent", s->sent},        {"delivered", s->delivered},
+      {"conns", s->conns_opened},         {"stream_bytes", s->stream_bytes},
+      {"lost", s->lost},                  {"duplicated", s->duplicated},
+      {"corrupted", s->corrupted},        {"reordered", s->reordered},
+      {"dropped_partition", s->dropped_partition}, {"dropped_queue", s->dropped_queue},
+      {"dropped_down", s->dropped_down},  {"held", s->held},
+      {"partitions", s->partitions},      {"crashes", s->crashes},
+      {"restarts", s->restarts},          {"pauses", s->pauses},
+      {"conn_resets", s->conns_reset},    {"conn_refused", s->conns_refused},
+      {"conn_timeouts", s->conns_timeout}, {"retransmits", s->seg_retransmits},
+      {"disk_eio", s->disk_eio},          {"sectors_lost", s->sectors_lost},
+      {"sectors_corrupted", s->sectors_corrupted}, {"clock_changes", s->clock_changes},
+      {"faultpoints", s->faultpoints_fired},
+  };
+  fprintf(f, "events=%" PRIu64, s->events);
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+    if (c[i].v)
+      fprintf(f, " %s=%" PRIu64, c[i].name, c[i].v);
+  fprintf(f, "\n");
 }

@@ -256,7 +256,54 @@ TEST(afl_custom_mutator_and_trim) {
   free(s);
 }
 
-TEST_MAIN(T(random_bytes_decode_bounded), T(truncated_and_oversized_protobufs),
+TEST(damaged_protobufs_are_salvaged) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  static uint8_t buf[8192];
+  int salvaged = 0;
+  for (uint64_t seed = 0; seed < 200; seed++) {
+    sf_generate_seed(seed, s);
+    /* steps and tape only, so that steps come first in the encoding */
+    s->version = s->nodes = 0;
+    s->seed = 0;
+    s->has_net = s->has_disk = s->fifo = 0;
+    memset(&s->swarm, 0, sizeof s->swarm);
+    s->fp_enable_ppm = s->fp_fire_ppm = s->tail_ms = 0;
+    size_t n = sf_encode(s, buf, sizeof buf);
+    /* trailing garbage: a cut field */
+    buf[n] = 0x32;
+    buf[n + 1] = 0x7f;
+    CHECK_EQ(sf_decode(buf, n + 2, t), SF_DECODED_SALVAGED);
+    CHECK_EQ(t->nsteps, s->nsteps);
+    CHECK_EQ(t->tape_len, s->tape_len);
+    /* a step whose length byte is damaged: the steps before it survive */
+    size_t at = 0, steps_seen = 0;
+    while (at < n && steps_seen < s->nsteps / 2) {
+      uint8_t key = buf[at];
+      size_t flen = buf[at + 1]; /* short fields: one-byte lengths */
+      if ((key & 7) != 2 || flen >= 128)
+        break;
+      if (key == 0x32)
+        steps_seen++;
+      at += 2 + flen;
+    }
+    if (at < n && buf[at] == 0x32 && buf[at + 1] < 128 && steps_seen > 0) {
+      buf[at + 1] = 0x7f; /* now claims 127 bytes: the step no longer parses */
+      sf_decode_kind k = sf_decode(buf, n, t); /* rarely still valid: the
+                                                  swallowed bytes may parse */
+      if (k == SF_DECODED_SALVAGED) {
+        CHECK(t->nsteps >= steps_seen);       /* those before the damage */
+        CHECK(t->nsteps + 1 >= s->nsteps - 1); /* and, resynchronised, most after */
+        salvaged++;
+      }
+      check_bounded(t);
+    }
+  }
+  CHECK(salvaged > 20);
+  free(s);
+  free(t);
+}
+
+TEST_MAIN(T(random_bytes_decode_bounded), T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
           T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
           T(afl_custom_mutator_and_trim))
