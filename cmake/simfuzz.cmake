@@ -40,12 +40,23 @@ target_include_directories(simfuzz_harness PUBLIC ${SF_INCLUDES})
 target_compile_definitions(simfuzz_harness PUBLIC _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
 target_link_libraries(simfuzz_harness PUBLIC simfuzz_sim ${SF_PROTOBUF_C_LIB})
 
+set(SIMFUZZ_FUZZ_SANITIZERS "address,undefined" CACHE STRING
+    "Sanitizers of the libFuzzer builds (comma list; empty for none)")
 set(SF_HAVE_LIBFUZZER OFF)
 if(SIMFUZZ_FUZZERS AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(SF_HAVE_LIBFUZZER ON)
-  set(SF_FUZZ_CFLAGS -fsanitize=fuzzer-no-link,address,undefined
-      -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
-  set(SF_FUZZ_LDFLAGS -fsanitize=fuzzer,address,undefined)
+  if(SIMFUZZ_FUZZ_SANITIZERS)
+    set(SF_SAN ",${SIMFUZZ_FUZZ_SANITIZERS}")
+    set(SF_SAN_CORE -fsanitize=${SIMFUZZ_FUZZ_SANITIZERS} -fno-sanitize-recover=undefined)
+  else()
+    set(SF_SAN "")
+    set(SF_SAN_CORE "")
+  endif()
+  set(SF_FUZZ_CFLAGS -fsanitize=fuzzer-no-link${SF_SAN} -fno-omit-frame-pointer -g)
+  if(SIMFUZZ_FUZZ_SANITIZERS MATCHES "undefined")
+    list(APPEND SF_FUZZ_CFLAGS -fno-sanitize-recover=undefined)
+  endif()
+  set(SF_FUZZ_LDFLAGS -fsanitize=fuzzer${SF_SAN})
   # The simulator and the harness get sanitizers but no coverage: the
   # fuzzer is steered by the target's code coverage plus the abstract
   # features that feedback.c turns into coverage (which already cover the
@@ -59,8 +70,7 @@ if(SIMFUZZ_FUZZERS AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   add_library(simfuzz_fuzzcore STATIC ${SF_CORE_SOURCES} $<TARGET_OBJECTS:simfuzz_fuzzfb>)
   target_include_directories(simfuzz_fuzzcore PUBLIC ${SF_INCLUDES})
   target_compile_definitions(simfuzz_fuzzcore PUBLIC _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
-  target_compile_options(simfuzz_fuzzcore PRIVATE -fsanitize=address,undefined
-    -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
+  target_compile_options(simfuzz_fuzzcore PRIVATE ${SF_SAN_CORE} -fno-omit-frame-pointer -g)
   target_compile_options(simfuzz_fuzzcore INTERFACE ${SF_FUZZ_CFLAGS})
   target_link_libraries(simfuzz_fuzzcore PUBLIC ${SF_PROTOBUF_C_LIB})
 endif()

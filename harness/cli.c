@@ -140,7 +140,7 @@ static int parse_range(const char *s, uint64_t *a, uint64_t *b) {
 static int cmd_sweep(int argc, char **argv) {
   uint64_t a = 0, b = 999;
   const char *out = NULL;
-  int first = 0;
+  int first = 0, verbose = 0;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
       if (parse_range(argv[++i], &a, &b) < 0)
@@ -149,6 +149,8 @@ static int cmd_sweep(int argc, char **argv) {
       out = argv[++i];
     } else if (!strcmp(argv[i], "--stop-on-first")) {
       first = 1;
+    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+      verbose = 1;
     } else {
       return usage_error("sweep: unknown argument '%s'", argv[i]);
     }
@@ -160,7 +162,11 @@ static int cmd_sweep(int argc, char **argv) {
     sf_generate_seed(seed, s);
     sf_result r;
     runs++;
-    if (sf_run(sf_this_target, s, NULL, &r)) {
+    int failed = sf_run(sf_this_target, s, NULL, &r);
+    if (verbose)
+      printf("seed %" PRIu64 " hash %016" PRIx64 " events %" PRIu64 "\n", seed, r.hash,
+             r.stats.events);
+    if (failed) {
       failures++;
       printf("seed %" PRIu64 ": FAILED %s: %s\n", seed, r.failure.name, r.failure.message);
       if (out) {
@@ -229,9 +235,10 @@ static void help(void) {
          "  replay FILE...          run each scenario (protobuf, or any bytes: a libFuzzer or\n"
          "                          AFL++ crash file) and print what happened; exit 1 if a\n"
          "                          run failed, 2 on bad input or usage\n"
-         "  sweep --seeds A-B [-o DIR] [--stop-on-first]\n"
+         "  sweep --seeds A-B [-o DIR] [--stop-on-first] [-v]\n"
          "                          random-seed simulation: run the random swarm scenario of\n"
-         "                          every seed in A..B, save failures as scenario files\n"
+         "                          every seed in A..B, save failures as scenario files;\n"
+         "                          -v prints every seed's trace hash\n"
          "  gen SEED -o FILE        write the random scenario of SEED as a scenario file\n"
          "  features FILE...        distinct abstract-state features the inputs reach\n"
          "  help                    this text\n",

@@ -32,4 +32,29 @@ for c in $configs; do
   fi
   echo "determinism matrix: $cc $opt ${san:+(asan+ubsan)} ok"
 done
-echo "determinism matrix: $(wc -l < "$ref") scenario hashes identical across: $configs"
+echo "determinism matrix: $(wc -l < "$ref") simulator scenario hashes identical across: $configs"
+
+# The whole harness: scenario generation, runner and the example target.
+mkdir -p "$out/proto"
+protoc-c --c_out="$out/proto" -Iproto proto/scenario.proto
+printf '#include "simfuzz.h"\nextern const sf_target sf_target_x;\nconst sf_target *const sf_this_target = &sf_target_x;\n' > "$out/stub.c"
+href=""
+for c in $configs; do
+  cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
+  case "$rest" in *:asan) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
+  exe="$out/cli-$cc$opt${san:+-san}"
+  # shellcheck disable=SC2086
+  $cc -std=c11 $opt $san -w -D_POSIX_C_SOURCE=200809L -DSF_TARGET_NAME='"x"' \
+    -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Isim -Iharness -I"$out/proto" \
+    sim/*.c harness/scenario.c harness/run.c harness/feedback.c harness/mutate.c harness/cli.c \
+    "$out/proto/scenario.pb-c.c" "$out/stub.c" examples/pbstore/pbstore.c -lprotobuf-c -o "$exe"
+  "$exe" sweep --seeds 0-$((count - 1)) -v > "$exe.txt" || true
+  if [ -z "$href" ]; then
+    href="$exe.txt"
+  elif ! cmp -s "$href" "$exe.txt"; then
+    echo "determinism matrix: harness $exe differs from $href" >&2
+    diff "$href" "$exe.txt" | head -5 >&2
+    exit 1
+  fi
+done
+echo "determinism matrix: $count harness runs (pbstore_bug_reset_skip, random scenarios) identical across: $configs"
