@@ -69,6 +69,7 @@ static void run_counted(exec_stats *st, const unsigned char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
+  sf_driver_init();
   if (argc > 1) {
     int rc = 0;
     for (int i = 1; i < argc; i++)

@@ -4,6 +4,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #ifndef SF_FEEDBACK
 #define SF_FEEDBACK 1
@@ -557,6 +560,14 @@ void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len) {
 }
 
 int sf_feedback_enabled(void) { return SF_FEEDBACK; }
+
+void sf_driver_init(void) {
+#if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TOP_PAD, 16 << 20);
+#endif
+}
 
 /* ---- reports ----------------------------------------------------------- */
 

@@ -161,8 +161,13 @@ static void decide_dirty(sim_world *w, int node, int reload) {
     d->dsize = d->size;
   d->ndirty = 0;
   if (reload) {
-    if (d->cap)
-      memcpy(d->cache, d->durable, d->cap);
+    /* bytes beyond max(size, dsize) are zero in both images: copy the rest */
+    uint64_t used = d->size > d->dsize ? d->size : d->dsize;
+    used = (used + ss - 1) / ss * ss;
+    if (used > d->cap)
+      used = d->cap;
+    if (used)
+      memcpy(d->cache, d->durable, used);
     d->size = d->dsize;
   }
   w->stats.sectors_lost += lost;

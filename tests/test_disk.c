@@ -5,12 +5,6 @@
 #include <errno.h>
 #include <string.h>
 
-static recorder *new_rec(void) {
-  recorder *r = calloc(1, sizeof *r);
-  CHECK(r);
-  return r;
-}
-
 static sim_world *disk_world(recorder *r, uint32_t keep, uint32_t corrupt, uint64_t seed) {
   sim_config c = recorder_config(r, 1, seed);
   c.disk.unsynced_keep_ppm = keep;
@@ -25,7 +19,7 @@ static void crash_restart(sim_world *w) {
 }
 
 TEST(write_read_size_truncate) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_world *w = disk_world(r, 0, 0, 1);
   CHECK_EQ(sim_disk_size(w, 0), 0);
   CHECK_EQ(sim_disk_write(w, 0, 10, "hello", 5), 5);
@@ -49,7 +43,7 @@ TEST(write_read_size_truncate) {
 }
 
 TEST(synced_data_survives_crash) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_world *w = disk_world(r, 0, 0, 1);
   CHECK_EQ(sim_disk_write(w, 0, 0, "durable", 7), 7);
   CHECK_EQ(sim_disk_sync(w, 0), 0);
@@ -65,7 +59,7 @@ TEST(synced_data_survives_crash) {
 }
 
 TEST(unsynced_write_all_kept) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_world *w = disk_world(r, SIM_PPM, 0, 1);
   CHECK_EQ(sim_disk_write(w, 0, 0, "kept", 4), 4);
   crash_restart(w);
@@ -79,7 +73,7 @@ TEST(unsynced_write_all_kept) {
 
 /* A 64-sector overwrite with keep 50 %: torn at sector granularity. */
 static uint64_t torn_once(uint64_t seed, int *new_sectors) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_world *w = disk_world(r, SIM_PPM / 2, 0, seed);
   static uint8_t a[64 * 512], b[64 * 512];
   memset(a, 'A', sizeof a);
@@ -118,7 +112,7 @@ TEST(unsynced_sectors_torn_at_crash) {
 }
 
 TEST(unsynced_sectors_corrupted) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_world *w = disk_world(r, 0, SIM_PPM, 1);
   uint8_t a[4 * 512];
   memset(a, 'C', sizeof a);
@@ -138,7 +132,7 @@ TEST(unsynced_sectors_corrupted) {
 }
 
 TEST(injected_eio_rates) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
   c.disk.read_eio_ppm = 100000;
   c.disk.write_eio_ppm = 200000;
@@ -160,7 +154,7 @@ TEST(sync_eio_loses_data_later_sync_cannot_save) {
   /* fsync-gate: a failed sync decides dirty sectors as at a crash, and the
    * data stays readable from the cache; a later successful sync does not
    * bring the lost sectors back. */
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_world *w = disk_world(r, 0, 0, 1);
   sim_disk_fail_nth(w, 0, SIM_DISK_SYNC, 1);
   CHECK_EQ(sim_disk_write(w, 0, 0, "data", 4), 4);
@@ -177,7 +171,7 @@ TEST(sync_eio_loses_data_later_sync_cannot_save) {
 }
 
 TEST(countdown_faults) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_world *w = disk_world(r, 0, 0, 1);
   CHECK_EQ(sim_disk_fail_nth(w, 0, SIM_DISK_WRITE, 3), 0);
   CHECK_EQ(sim_disk_fail_nth(w, 0, (sim_disk_op)7, 3), -EINVAL);
@@ -198,7 +192,7 @@ TEST(countdown_faults) {
 }
 
 TEST(disk_budget) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
   c.budgets.max_disk_bytes = 8192;
   sim_world *w = recorder_world(&c);

@@ -26,12 +26,6 @@ static uint64_t blast(recorder *r, const sim_link_params *p, int count, uint64_t
   return h;
 }
 
-static recorder *new_rec(void) {
-  recorder *r = calloc(1, sizeof *r);
-  CHECK(r);
-  return r;
-}
-
 static sim_link_params base(void) {
   sim_config c;
   sim_config_default(&c);
@@ -41,13 +35,13 @@ static sim_link_params base(void) {
 
 #define REPRODUCES(p, n, seed)                                                                     \
   do {                                                                                             \
-    recorder *r2_ = new_rec();                                                                     \
+    recorder *r2_ = recorder_new();                                                                     \
     CHECK_HASH(blast(r2_, (p), (n), (seed), NULL), blast(r2_, (p), (n), (seed), NULL));            \
     free(r2_);                                                                                     \
   } while (0)
 
 TEST(no_faults_delivers_everything_in_order) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_link_params p = base();
   sim_stats st;
   blast(r, &p, 200, 1, &st);
@@ -63,7 +57,7 @@ TEST(no_faults_delivers_everything_in_order) {
 }
 
 TEST(latency_bounds_and_distributions) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   for (int dist = 0; dist < 2; dist++) {
     memset(r, 0, sizeof *r);
     sim_config c = recorder_config(r, 2, 9);
@@ -98,7 +92,7 @@ TEST(latency_bounds_and_distributions) {
 }
 
 TEST(loss) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_link_params p = base();
   p.loss_ppm = 300000;
   sim_stats st;
@@ -111,7 +105,7 @@ TEST(loss) {
 }
 
 TEST(duplication) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_link_params p = base();
   p.dup_ppm = 200000;
   p.latency_max_ns = 5 * SIM_NS_PER_MS;
@@ -135,7 +129,7 @@ TEST(duplication) {
 }
 
 TEST(reordering) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_link_params p = base();
   p.reorder_ppm = 100000;
   p.reorder_delay_ns = 20 * SIM_NS_PER_MS;
@@ -168,7 +162,7 @@ TEST(reordering) {
 }
 
 TEST(corruption_flips_one_bit) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_link_params p = base();
   p.corrupt_ppm = 250000;
   sim_stats st;
@@ -190,7 +184,7 @@ TEST(corruption_flips_one_bit) {
 }
 
 TEST(bandwidth_serializes) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   c.net.bandwidth_bps = 8000; /* 8-byte message: 1 ms each */
   sim_world *w = recorder_world(&c);
@@ -209,7 +203,7 @@ TEST(bandwidth_serializes) {
 }
 
 TEST(queue_limit_drops_excess) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   c.net.queue_limit = 3;
   sim_world *w = recorder_world(&c);
@@ -224,7 +218,7 @@ TEST(queue_limit_drops_excess) {
 }
 
 TEST(partition_full_oneway_isolate_split_heal) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 4, 1);
   sim_world *w = recorder_world(&c);
   /* one-way 0 -/-> 1 */
@@ -263,7 +257,7 @@ TEST(partition_full_oneway_isolate_split_heal) {
 }
 
 TEST(partition_drops_messages_in_flight) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   c.net.latency_min_ns = c.net.latency_max_ns = 10 * SIM_NS_PER_MS;
   sim_world *w = recorder_world(&c);
@@ -282,7 +276,7 @@ TEST(partition_drops_messages_in_flight) {
 }
 
 TEST(hold_release_and_deliver_kth) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_link_hold(w, 0, 1);
@@ -322,7 +316,7 @@ TEST(hold_release_and_deliver_kth) {
 }
 
 TEST(send_errors) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   c.budgets.max_msg_size = 16;
   sim_world *w = sim_world_create(&c);
@@ -343,7 +337,7 @@ TEST(send_errors) {
 
 TEST(per_link_streams_are_independent) {
   /* Loss decisions on link 0->1 do not change when link 0->2 gets faults. */
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   uint64_t got[2][400];
   for (int pass = 0; pass < 2; pass++) {
     memset(r, 0, sizeof *r);

@@ -4,14 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-static recorder *new_rec(void) {
-  recorder *r = calloc(1, sizeof *r);
-  CHECK(r);
-  return r;
-}
-
 TEST(crash_drops_timers_and_traffic_both_ways) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 3, 1);
   c.net.latency_min_ns = c.net.latency_max_ns = 10 * SIM_NS_PER_MS;
   sim_world *w = recorder_world(&c);
@@ -41,7 +35,7 @@ TEST(crash_drops_timers_and_traffic_both_ways) {
 }
 
 TEST(restart_boots_again_with_new_incarnation) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_node_incarnation(w, 1), 0);
@@ -65,7 +59,7 @@ TEST(restart_boots_again_with_new_incarnation) {
 }
 
 TEST(pause_defers_events_until_resume) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_node_pause(w, 1), 0);
@@ -99,7 +93,7 @@ TEST(pause_defers_events_until_resume) {
 }
 
 TEST(cancel_timer_of_paused_node) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
   sim_world *w = recorder_world(&c);
   sim_node_pause(w, 0);
@@ -116,7 +110,7 @@ TEST(cancel_timer_of_paused_node) {
 }
 
 TEST(crash_while_paused_discards_deferred) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_node_pause(w, 1);
@@ -133,7 +127,7 @@ TEST(crash_while_paused_discards_deferred) {
 }
 
 TEST(clock_offset_drift_and_jump) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_clock(w, 0), 0);
@@ -188,7 +182,7 @@ static int fires(sim_config *c, uint32_t site, int force, int64_t ppm) {
 }
 
 TEST(fault_points) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
   CHECK_EQ(fires(&c, 1, 0, 0), 0); /* off by default */
   CHECK_EQ(fires(&c, 1, 1, SIM_PPM), 1000);

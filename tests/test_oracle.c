@@ -7,12 +7,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static recorder *new_rec(void) {
-  recorder *r = calloc(1, sizeof *r);
-  CHECK(r);
-  return r;
-}
-
 typedef struct {
   recorder rec; /* first: the recorder callbacks get this as ctx */
   int checks, ends, fail_after, live_after_recv, on_failure_calls;
@@ -152,7 +146,7 @@ TEST(liveness_failure_at_deadline) {
   CHECK(strcmp(f->name, "liveness") == 0);
   sim_world_destroy(w);
   /* without a predicate the request is refused */
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c2 = recorder_config(r, 1, 1);
   w = recorder_world(&c2);
   CHECK_EQ(sim_require_liveness(w, 1), -EINVAL);
@@ -225,7 +219,7 @@ TEST(budgets_end_runs_cleanly) {
   CHECK_EQ(sim_timer_start(w, 0, 1000, 1), 0);
   sim_world_destroy(w);
   /* virtual time budget */
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   c = recorder_config(r, 1, 1);
   c.budgets.max_time_ns = SIM_NS_PER_S;
   w = recorder_world(&c);
@@ -274,7 +268,7 @@ static int describe(void *ctx, const void *msg, size_t have, size_t len, char *b
 }
 
 TEST(trace_ring_format_hook_and_hash) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   hook_ctx hc = {0, 0};
   sim_config c = recorder_config(r, 2, 1);
   c.trace = hook;

@@ -29,17 +29,7 @@ static void trigger(sf_scenario *s) {
   sf_normalize(s);
 }
 
-static uint64_t sim__mix_public(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static sf_scenario *alloc_s(void) {
-  sf_scenario *s = malloc(sizeof *s);
-  CHECK(s);
-  return s;
-}
+static sf_scenario *alloc_s(void) { return test_alloc(sizeof(sf_scenario)); }
 
 TEST(planted_bug_fails_correct_mode_passes) {
   sf_scenario *s = alloc_s();
@@ -310,9 +300,9 @@ TEST(hostile_and_mutated_inputs_never_fail_the_correct_example) {
   sf_result r;
   int generated = 0, with_faults = 0;
   for (int i = 0; i < 3000; i++) {
-    size_t len = (size_t)(sim__mix_public(x += 0x9e3779b97f4a7c15ull) % sizeof buf);
+    size_t len = (size_t)(test_rand(&x) % sizeof buf);
     for (size_t k = 0; k < len; k++)
-      buf[k] = (uint8_t)sim__mix_public(x += 0x9e3779b97f4a7c15ull);
+      buf[k] = (uint8_t)test_rand(&x);
     if (sf_run_input(&sf_target_pbstore, buf, len, NULL, &r)) {
       fprintf(stderr, "input %d failed: %s %s\n", i, r.failure.name, r.failure.message);
       CHECK(0);

@@ -16,18 +16,7 @@ size_t afl_custom_trim(void *data, unsigned char **out_buf);
 int afl_custom_post_trim(void *data, unsigned char success);
 void afl_custom_deinit(void *data);
 
-static uint64_t rnd(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static sf_scenario *alloc_s(void) {
-  sf_scenario *s = malloc(sizeof *s);
-  CHECK(s);
-  return s;
-}
+static sf_scenario *alloc_s(void) { return test_alloc(sizeof(sf_scenario)); }
 
 /* Every field within the documented bounds. */
 static void check_bounded(const sf_scenario *s) {
@@ -73,9 +62,9 @@ TEST(random_bytes_decode_bounded) {
   uint64_t x = 1;
   int generated = 0;
   for (int i = 0; i < 20000; i++) {
-    size_t len = rnd(&x) % sizeof buf;
+    size_t len = test_rand(&x) % sizeof buf;
     for (size_t k = 0; k < len; k++)
-      buf[k] = (uint8_t)rnd(&x);
+      buf[k] = (uint8_t)test_rand(&x);
     generated += sf_decode(buf, len, s) == SF_DECODED_GENERATED;
     check_bounded(s);
     memcpy(t, s, sizeof *s);

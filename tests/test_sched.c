@@ -4,14 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-static recorder *new_rec(void) {
-  recorder *r = calloc(1, sizeof *r);
-  CHECK(r);
-  return r;
-}
-
 TEST(timers_fire_in_time_order) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   uint64_t delays[] = {50, 10, 30, 20, 40};
@@ -34,7 +28,7 @@ TEST(timers_fire_in_time_order) {
 }
 
 TEST(fifo_tiebreak_keeps_scheduling_order) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 4, 1);
   c.tiebreak = SIM_TIEBREAK_FIFO;
   sim_world *w = recorder_world(&c);
@@ -52,7 +46,7 @@ TEST(fifo_tiebreak_keeps_scheduling_order) {
 
 /* Order of 40 simultaneous timers under the CHOICE rule, as a hash. */
 static uint64_t choice_order(uint64_t seed, const uint8_t *tape, size_t tape_len) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 4, seed);
   c.tiebreak = SIM_TIEBREAK_CHOICE;
   c.tape = tape;
@@ -94,7 +88,7 @@ TEST(choice_tiebreak_is_a_decision) {
 }
 
 TEST(timer_cancel) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
   sim_world *w = recorder_world(&c);
   sim_timer a = sim_timer_start(w, 0, 10 * SIM_NS_PER_MS, 1);
@@ -118,7 +112,7 @@ TEST(timer_cancel) {
 }
 
 TEST(run_until_and_step) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
   sim_world *w = sim_world_create(&c);
   CHECK_EQ(sim_now(w), 0);
@@ -143,7 +137,7 @@ static void at_cb(sim_world *w, void *arg) {
 }
 
 TEST(world_callbacks) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
   sim_world *w = recorder_world(&c);
   uint64_t when = 0;
@@ -156,7 +150,7 @@ TEST(world_callbacks) {
 }
 
 TEST(draw_is_pure_and_local) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 7);
   sim_world *a = sim_world_create(&c);
   c.seed = 8;
@@ -175,7 +169,7 @@ TEST(draw_is_pure_and_local) {
 /* With a tape, changing one byte changes only the decisions that map to its
  * slot; lengthening it leaves decisions of earlier slots unchanged. */
 TEST(tape_locality) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   uint8_t t1[512], t2[512];
   for (int i = 0; i < 512; i++)
     t1[i] = t2[i] = (uint8_t)(i * 37);
@@ -218,7 +212,7 @@ TEST(tape_locality) {
 }
 
 TEST(range_and_chance) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   uint8_t zero[SIM_TAPE_MAX], ones[SIM_TAPE_MAX];
   memset(zero, 0, sizeof zero);
   memset(ones, 0xff, sizeof ones);
@@ -252,7 +246,7 @@ TEST(range_and_chance) {
 }
 
 TEST(node_random_streams_are_independent) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 3);
   sim_world *a = recorder_world(&c);
   sim_world *b = recorder_world(&c);

@@ -5,12 +5,6 @@
 #include <errno.h>
 #include <string.h>
 
-static recorder *new_rec(void) {
-  recorder *r = calloc(1, sizeof *r);
-  CHECK(r);
-  return r;
-}
-
 static const rec_event *find_conn(const recorder *r, int node, int cev) {
   for (int i = 0; i < r->n; i++)
     if (r->ev[i].kind == R_CONN && r->ev[i].node == node && r->ev[i].cev == cev)
@@ -48,7 +42,7 @@ static sim_conn open01(sim_world *w, recorder *r) {
 }
 
 TEST(connect_accept_and_ordered_data) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   c.net.latency_min_ns = SIM_NS_PER_MS;
   c.net.latency_max_ns = SIM_NS_PER_MS; /* fixed: RTT = 2 ms */
@@ -76,7 +70,7 @@ TEST(connect_accept_and_ordered_data) {
 }
 
 TEST(close_after_pending_data) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
@@ -97,7 +91,7 @@ TEST(close_after_pending_data) {
 }
 
 TEST(reset_drops_in_flight_bytes) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
@@ -121,7 +115,7 @@ TEST(reset_drops_in_flight_bytes) {
 }
 
 TEST(connect_to_down_node_is_refused) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_node_crash(w, 1);
@@ -139,7 +133,7 @@ TEST(connect_to_down_node_is_refused) {
 }
 
 TEST(connect_through_partition_times_out) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_link_block(w, 1, 0, 1); /* SYN-ACK cannot come back */
@@ -157,7 +151,7 @@ TEST(connect_through_partition_times_out) {
 }
 
 TEST(short_partition_stalls_long_one_breaks) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
@@ -188,7 +182,7 @@ TEST(short_partition_stalls_long_one_breaks) {
 }
 
 TEST(loss_on_stream_is_retransmission_delay) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 3);
   c.net.loss_ppm = 300000;
   sim_world *w = recorder_world(&c);
@@ -211,7 +205,7 @@ TEST(loss_on_stream_is_retransmission_delay) {
 }
 
 TEST(crash_resets_peer_connections) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
@@ -227,7 +221,7 @@ TEST(crash_resets_peer_connections) {
 }
 
 TEST(connection_budget) {
-  recorder *r = new_rec();
+  recorder *r = recorder_new();
   sim_config c = recorder_config(r, 2, 1);
   c.budgets.max_conns = 3;
   sim_world *w = recorder_world(&c);
@@ -241,7 +235,7 @@ TEST(connection_budget) {
 TEST(reproducible_with_faults) {
   uint64_t hs[2];
   for (int k = 0; k < 2; k++) {
-    recorder *r = new_rec();
+    recorder *r = recorder_new();
     sim_config c = recorder_config(r, 3, 5);
     c.tiebreak = SIM_TIEBREAK_CHOICE;
     c.net.latency_max_ns = 20 * SIM_NS_PER_MS;

@@ -4,6 +4,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+void *test_alloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+uint64_t test_rand(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 int test_main(const test_case *cases, size_t n, int argc, char **argv) {
   if (argc > 1) {
     int rc = 0;
@@ -106,6 +122,15 @@ sim_config recorder_config(recorder *r, int nodes, uint64_t seed) {
   c.tiebreak = SIM_TIEBREAK_FIFO;
   c.net.latency_min_ns = c.net.latency_max_ns = SIM_NS_PER_MS;
   return c;
+}
+
+recorder *recorder_new(void) {
+  recorder *r = calloc(1, sizeof *r);
+  if (!r) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  return r;
 }
 
 sim_world *recorder_world(const sim_config *cfg) {

@@ -18,6 +18,12 @@ typedef struct {
   void (*fn)(void);
 } test_case;
 
+/** malloc that fails the test on NULL. */
+void *test_alloc(size_t n);
+
+/** A test-only pseudo-random sequence (splitmix64) over *state. */
+uint64_t test_rand(uint64_t *state);
+
 /** Run the cases named on the command line, or all of them. */
 int test_main(const test_case *cases, size_t n, int argc, char **argv);
 
@@ -82,6 +88,9 @@ extern const sim_node_ops recorder_ops;
 /** A config for the recorder with n nodes and seed; no latency jitter
  *  (fixed 1 ms) so tests can state exact times. */
 sim_config recorder_config(recorder *r, int nodes, uint64_t seed);
+
+/** A zeroed recorder on the heap (free it with free). */
+recorder *recorder_new(void);
 
 /** Create a world and run the boots at time 0. */
 sim_world *recorder_world(const sim_config *cfg);
