@@ -27,4 +27,15 @@ grep -Eq "'(backup_log_is_prefix|liveness)'" "$work/replay.log" || fail "replay:
 if "$B/fuzz/pbstore_bug_reset_skip_afl" "$crash" > "$work/afl-replay.log" 2>&1; then
   fail "the AFL++ binary does not crash on its crash file"
 fi
-echo "3 passed, 0 failed"
+# the correct target stays clean under AFL++ (bounded)
+unset AFL_BENCH_UNTIL_CRASH
+AFL_CUSTOM_MUTATOR_LIBRARY="$B/fuzz/libsimfuzz_mutator.so" \
+  timeout 120 afl-fuzz -i "$B/corpus/pbstore" -o "$work/ok" -x "$B/fuzz/pbstore.dict" -V 30 \
+  -- "$B/fuzz/pbstore_afl" > "$work/afl-ok.log" 2>&1 || true
+done_execs=$(awk '/execs_done/ {print $3}' "$work/ok/default/fuzzer_stats" 2>/dev/null || echo 0)
+[ "${done_execs:-0}" -gt 10000 ] || fail "AFL++ on the correct pbstore did not run ($done_execs execs)"
+if ls "$work"/ok/default/crashes/id:* > /dev/null 2>&1; then
+  fail "the correct pbstore crashed under AFL++: $(ls "$work"/ok/default/crashes/id:* | head -1)"
+fi
+echo "e2e_afl: correct pbstore clean over $done_execs AFL++ executions"
+echo "4 passed, 0 failed"
