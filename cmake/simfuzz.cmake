@@ -26,7 +26,7 @@ set(SF_SIM_SOURCES
 set(SF_HARNESS_SOURCES
   ${PROJECT_SOURCE_DIR}/harness/scenario.c ${PROJECT_SOURCE_DIR}/harness/run.c
   ${PROJECT_SOURCE_DIR}/harness/feedback.c ${PROJECT_SOURCE_DIR}/harness/mutate.c
-  ${SF_PROTO_OUT}/scenario.pb-c.c)
+  ${PROJECT_SOURCE_DIR}/harness/textpb.c ${SF_PROTO_OUT}/scenario.pb-c.c)
 set(SF_INCLUDES ${PROJECT_SOURCE_DIR}/sim ${PROJECT_SOURCE_DIR}/harness ${SF_PROTO_OUT}
   ${SF_PROTOBUF_C_INCLUDE})
 if(SIMFUZZ_FEEDBACK)
@@ -42,6 +42,21 @@ target_link_libraries(simfuzz_harness PUBLIC simfuzz_sim ${SF_PROTOBUF_C_LIB})
 
 set(SIMFUZZ_FUZZ_SANITIZERS "address,undefined" CACHE STRING
     "Sanitizers of the libFuzzer builds (comma list; empty for none)")
+# The command line (main() lives here; each binary adds a target registry).
+set(SF_TRACE_HTML ${CMAKE_BINARY_DIR}/harness/trace_html.c)
+add_custom_command(
+  OUTPUT ${SF_TRACE_HTML}
+  COMMAND ${CMAKE_COMMAND} -DHEAD=${PROJECT_SOURCE_DIR}/harness/trace_html.in
+          -DTAIL=${PROJECT_SOURCE_DIR}/harness/trace_html_tail.in -DOUT=${SF_TRACE_HTML}
+          -P ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
+  DEPENDS ${PROJECT_SOURCE_DIR}/harness/trace_html.in
+          ${PROJECT_SOURCE_DIR}/harness/trace_html_tail.in ${PROJECT_SOURCE_DIR}/cmake/embed.cmake)
+add_library(simfuzz_cli STATIC
+  ${PROJECT_SOURCE_DIR}/harness/cli.c ${PROJECT_SOURCE_DIR}/harness/cli_replay.c
+  ${PROJECT_SOURCE_DIR}/harness/cli_minimize.c ${PROJECT_SOURCE_DIR}/harness/cli_trace.c
+  ${SF_TRACE_HTML})
+target_link_libraries(simfuzz_cli PUBLIC simfuzz_harness)
+
 set(SF_HAVE_LIBFUZZER OFF)
 if(SIMFUZZ_FUZZERS AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(SF_HAVE_LIBFUZZER ON)
@@ -114,9 +129,15 @@ function(simfuzz_add_target)
   configure_file(${stub}.in ${stub} COPYONLY)
   set(defs SF_TARGET_NAME="${T_NAME}" SF_TARGET_SYMBOL=sf_target_${T_NAME} ${T_DEFINES})
 
-  add_executable(simfuzz-${T_NAME} ${PROJECT_SOURCE_DIR}/harness/cli.c ${stub} ${T_SOURCES})
+  set(cli_stub ${CMAKE_BINARY_DIR}/targets/${T_NAME}_cli_stub.c)
+  file(WRITE ${cli_stub}.in
+    "#include \"simfuzz.h\"\n"
+    "extern const sf_target sf_target_${T_NAME};\n"
+    "const sf_target *const sf_cli_targets[] = {&sf_target_${T_NAME}, 0};\n")
+  configure_file(${cli_stub}.in ${cli_stub} COPYONLY)
+  add_executable(simfuzz-${T_NAME} ${cli_stub} ${T_SOURCES})
   target_compile_definitions(simfuzz-${T_NAME} PRIVATE ${defs})
-  target_link_libraries(simfuzz-${T_NAME} PRIVATE simfuzz_harness)
+  target_link_libraries(simfuzz-${T_NAME} PRIVATE simfuzz_cli)
   set_target_properties(simfuzz-${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   # the target as a library, for tests
@@ -178,4 +199,26 @@ function(simfuzz_add_target)
     DEPENDS ${dict_in})
   add_custom_target(${T_NAME}_seeds ALL DEPENDS ${outs} ${dict})
   set_property(GLOBAL APPEND PROPERTY SIMFUZZ_TARGETS ${T_NAME})
+endfunction()
+
+# simfuzz_finalize(): build/bin/simfuzz, the command line with every target
+# added by simfuzz_add_target() (choose one with --target NAME).
+function(simfuzz_finalize)
+  get_property(targets GLOBAL PROPERTY SIMFUZZ_TARGETS)
+  set(reg ${CMAKE_BINARY_DIR}/targets/all_targets.c)
+  set(text "#include \"simfuzz.h\"\n")
+  set(list "")
+  foreach(t ${targets})
+    string(APPEND text "extern const sf_target sf_target_${t};\n")
+    string(APPEND list "&sf_target_${t}, ")
+  endforeach()
+  string(APPEND text "const sf_target *const sf_cli_targets[] = {${list}0};\n")
+  file(WRITE ${reg}.in "${text}")
+  configure_file(${reg}.in ${reg} COPYONLY)
+  add_executable(simfuzz ${reg})
+  foreach(t ${targets})
+    target_link_libraries(simfuzz PRIVATE sftarget_${t})
+  endforeach()
+  target_link_libraries(simfuzz PRIVATE simfuzz_cli)
+  set_target_properties(simfuzz PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 endfunction()

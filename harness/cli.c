@@ -1,30 +1,47 @@
-/* simfuzz-<target>: the command line for one target. */
-#include "simfuzz.h"
+/* simfuzz: the command line. replay, minimize, show, encode, trace, sweep,
+ * check-determinism, gen, features. Built once per target (simfuzz-<t>)
+ * and once with every target (simfuzz --target T). */
+#include "cli.h"
+
+#include "textpb.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#define EXIT_OK 0
-#define EXIT_FAILED 1
-#define EXIT_USAGE 2
+const char *cli_prog = "simfuzz";
+const sf_target *cli_target;
 
-static const char *prog = "simfuzz";
-
-static int usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "%s: ", prog);
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n");
+int cli_error(const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", cli_prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
   return EXIT_USAGE;
 }
 
-/* Read a whole file (at most SF_MAX_INPUT bytes are used). */
-static uint8_t *read_file(const char *path, size_t *len) {
+/* ---- files ------------------------------------------------------------- */
+
+uint8_t *cli_read_file(const char *path, size_t *len) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    cli_error("%s: %s", path, strerror(errno));
+    return NULL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    cli_error("%s: is a directory", path);
+    return NULL;
+  }
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+    cli_error("%s: %s", path, strerror(errno));
     return NULL;
   }
   uint8_t *buf = malloc(SF_MAX_INPUT + 1);
@@ -32,7 +49,7 @@ static uint8_t *read_file(const char *path, size_t *len) {
   int bad = !buf || ferror(f);
   fclose(f);
   if (bad) {
-    fprintf(stderr, "%s: %s: read error\n", prog, path);
+    cli_error("%s: read error", path);
     free(buf);
     return NULL;
   }
@@ -40,87 +57,121 @@ static uint8_t *read_file(const char *path, size_t *len) {
   return buf;
 }
 
-/* Write atomically: to path.tmp, then rename. */
-static int write_file(const char *path, const uint8_t *data, size_t len) {
+int cli_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+    return 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cli_write_file(const char *path, const void *data, size_t len) {
   char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return -1;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    return cli_error("%s: path too long", path), -1;
   FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    fprintf(stderr, "%s: %s: %s\n", prog, tmp, strerror(errno));
-    return -1;
-  }
-  size_t w = fwrite(data, 1, len, f);
-  int err = fflush(f) != 0 || w != len;
+  if (!f)
+    return cli_error("%s: %s", tmp, strerror(errno)), -1;
+  size_t w = len ? fwrite(data, 1, len, f) : 0;
+  int err = w != len;
+  err |= fflush(f) != 0;
+  err |= fsync(fileno(f)) != 0;
   err |= fclose(f) != 0;
-  if (err || rename(tmp, path) != 0) {
-    fprintf(stderr, "%s: %s: write failed\n", prog, path);
+  if (err) {
+    int e = errno;
     remove(tmp);
-    return -1;
+    return cli_error("%s: write failed: %s", path, e ? strerror(e) : "short write"), -1;
+  }
+  if (rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return cli_error("%s: %s", path, strerror(e)), -1;
   }
   return 0;
 }
 
-static void print_summary(const char *name, const sf_result *r) {
-  printf("%s: %s, %d nodes, %" PRIu32 " steps run (%" PRIu32 " faults, %" PRIu32
-         " client ops), %" PRIu64 " events, t=%.3fs, hash %016" PRIx64 "%s%s\n",
-         name, r->decoded == SF_DECODED_PROTO      ? "scenario"
-         : r->decoded == SF_DECODED_SALVAGED ? "salvaged scenario"
-                                             : "generated from raw bytes", r->nodes,
-         r->steps_run, r->fault_steps_run, r->ops_run, r->stats.events,
-         (double)r->end_time / 1e9, r->hash, r->failed ? " -> FAILED " : " -> ok",
-         r->failed ? r->failure.name : "");
-}
-
-typedef struct {
-  const sf_scenario *s;
-  const char *input;
-  int quiet;
-} replay_ctx;
-
-static void replay_finish(void *p, sim_world *w, const sf_result *r) {
-  replay_ctx *c = p;
-  if (r->failed && !c->quiet)
-    sf_print_report(sf_this_target, c->s, r, w, stdout, c->input, 30);
-}
-
-static int cmd_replay(int argc, char **argv) {
-  int quiet = 0, rc = EXIT_OK, files = 0;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-      quiet = 1;
-      continue;
-    }
-    size_t len;
-    uint8_t *data = read_file(argv[i], &len);
-    if (!data)
-      return EXIT_USAGE;
-    files++;
-    sf_scenario *s = malloc(sizeof *s);
-    sf_decode_kind k = sf_decode(data, len, s);
-    sf_run_opts o;
-    memset(&o, 0, sizeof o);
-    o.trace_ring = 1024;
-    replay_ctx rc_ctx = {s, argv[i], quiet};
-    o.on_finish = replay_finish;
-    o.finish_ctx = &rc_ctx;
-    sf_result r;
-    sf_run(sf_this_target, s, &o, &r);
-    r.decoded = k;
-    print_summary(argv[i], &r);
-    if (r.failed)
-      rc = EXIT_FAILED;
-    free(s);
-    free(data);
+const char *cli_kind_name(cli_input_kind k) {
+  switch (k) {
+  case CLI_IN_TEXT: return "text scenario";
+  case CLI_IN_PROTO: return "scenario";
+  case CLI_IN_SALVAGED: return "damaged scenario (intact fields kept)";
+  default: return "raw bytes (read by the scenario generator)";
   }
-  if (!files)
-    return usage_error("replay: no input files%s", "");
-  return rc;
 }
 
-static int parse_range(const char *s, uint64_t *a, uint64_t *b) {
+int cli_load(const char *path, sf_scenario *s, cli_input_kind *kind, size_t *bytes) {
+  size_t len;
+  uint8_t *data = cli_read_file(path, &len);
+  if (!data)
+    return -1;
+  if (bytes)
+    *bytes = len;
+  if (sf_looks_like_text(data, len)) {
+    uint8_t *bin;
+    size_t n;
+    char err[256];
+    if (sf_text_to_binary((const char *)data, len, &bin, &n, err, sizeof err) != 0) {
+      free(data);
+      cli_error("%s: malformed text scenario: %s", path, err);
+      return -1;
+    }
+    sf_decode(bin, n, s);
+    free(bin);
+    *kind = CLI_IN_TEXT;
+  } else {
+    sf_decode_kind k = sf_decode(data, len, s);
+    *kind = k == SF_DECODED_PROTO      ? CLI_IN_PROTO
+            : k == SF_DECODED_SALVAGED ? CLI_IN_SALVAGED
+                                       : CLI_IN_GENERATED;
+  }
+  free(data);
+  return 0;
+}
+
+sf_scenario *cli_new_scenario(void) {
+  sf_scenario *s = malloc(sizeof *s);
+  if (!s) {
+    fprintf(stderr, "%s: out of memory\n", cli_prog);
+    exit(EXIT_USAGE);
+  }
+  return s;
+}
+
+/* ---- argument helpers --------------------------------------------------- */
+
+int cli_parse_time(const char *s, uint64_t *ns) {
   char *end;
   errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || v < 0)
+    return -1;
+  double mul = 1e9; /* seconds by default */
+  if (!strcmp(end, "ms"))
+    mul = 1e6;
+  else if (!strcmp(end, "us"))
+    mul = 1e3;
+  else if (!strcmp(end, "ns"))
+    mul = 1;
+  else if (*end && strcmp(end, "s"))
+    return -1;
+  double r = v * mul; /* argument parsing only: never part of a run */
+  if (r > 1.8e19)
+    return -1;
+  *ns = (uint64_t)r;
+  return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *v) {
+  char *end;
+  errno = 0;
+  *v = strtoull(s, &end, 0);
+  return errno || end == s || *end || s[0] == '-' ? -1 : 0;
+}
+
+int cli_parse_range(const char *s, uint64_t *a, uint64_t *b) {
+  char *end;
+  errno = 0;
+  if (s[0] == '-')
+    return -1;
   *a = strtoull(s, &end, 10);
   if (errno || end == s)
     return -1;
@@ -137,129 +188,243 @@ static int parse_range(const char *s, uint64_t *a, uint64_t *b) {
   return 0;
 }
 
-static int cmd_sweep(int argc, char **argv) {
-  uint64_t a = 0, b = 999;
-  const char *out = NULL;
-  int first = 0, verbose = 0;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
-      if (parse_range(argv[++i], &a, &b) < 0)
-        return usage_error("sweep: bad seed range '%s' (want A-B)", argv[i]);
-    } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) && i + 1 < argc) {
-      out = argv[++i];
-    } else if (!strcmp(argv[i], "--stop-on-first")) {
-      first = 1;
-    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
-      verbose = 1;
-    } else {
-      return usage_error("sweep: unknown argument '%s'", argv[i]);
-    }
-  }
-  sf_scenario *s = malloc(sizeof *s);
-  uint8_t *buf = malloc(SF_MAX_INPUT);
-  uint64_t failures = 0, runs = 0;
-  for (uint64_t seed = a;; seed++) {
-    sf_generate_seed(seed, s);
-    sf_result r;
-    runs++;
-    int failed = sf_run(sf_this_target, s, NULL, &r);
-    if (verbose)
-      printf("seed %" PRIu64 " hash %016" PRIx64 " events %" PRIu64 "\n", seed, r.hash,
-             r.stats.events);
-    if (failed) {
-      failures++;
-      printf("seed %" PRIu64 ": FAILED %s: %s\n", seed, r.failure.name, r.failure.message);
-      if (out) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s-seed-%" PRIu64 ".pb", out, sf_this_target->name, seed);
-        size_t n = sf_encode(s, buf, SF_MAX_INPUT);
-        if (n <= SF_MAX_INPUT && write_file(path, buf, n) == 0)
-          printf("  saved %s\n", path);
-      }
-      if (first)
-        break;
-    }
-    if (seed == b)
-      break;
-  }
-  printf("sweep: %" PRIu64 " seeds, %" PRIu64 " failures\n", runs, failures);
-  free(s);
-  free(buf);
-  return failures ? EXIT_FAILED : EXIT_OK;
-}
+/* ---- small commands ---------------------------------------------------- */
 
-static int cmd_gen(int argc, char **argv) {
-  if (argc < 3 || strcmp(argv[1], "-o"))
-    return usage_error("gen: usage: gen SEED -o FILE%s", "");
-  uint64_t seed, b;
-  if (parse_range(argv[0], &seed, &b) < 0)
-    return usage_error("gen: bad seed '%s'", argv[0]);
-  sf_scenario *s = malloc(sizeof *s);
-  uint8_t *buf = malloc(SF_MAX_INPUT);
-  sf_generate_seed(seed, s);
-  size_t n = sf_encode(s, buf, SF_MAX_INPUT);
-  int rc = n <= SF_MAX_INPUT && write_file(argv[2], buf, n) == 0 ? EXIT_OK : EXIT_USAGE;
+static int cmd_show(int argc, char **argv) {
+  if (argc != 1)
+    return cli_error("show: want exactly one FILE (see: %s help show)", cli_prog);
+  sf_scenario *s = cli_new_scenario();
+  cli_input_kind k;
+  size_t bytes;
+  if (cli_load(argv[0], s, &k, &bytes) < 0) {
+    free(s);
+    return EXIT_USAGE;
+  }
+  printf("# %s: %s, %zu bytes; %" PRIu32 " steps (%" PRIu32 " faults)\n", argv[0],
+         cli_kind_name(k), bytes, s->nsteps, sf_fault_steps(s));
+  if (k == CLI_IN_GENERATED || k == CLI_IN_SALVAGED)
+    printf("# shown as decoded: encode this text to get a scenario file that runs the same\n");
+  int rc = sf_text_print(s, stdout) == 0 ? EXIT_OK : EXIT_USAGE;
   free(s);
-  free(buf);
   return rc;
 }
 
-/* Union of the abstract-state features reached by a set of inputs. */
+static int cmd_encode(int argc, char **argv) {
+  const char *in = NULL, *out = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "-o") && i + 1 < argc)
+      out = argv[++i];
+    else if (argv[i][0] == '-' && argv[i][1])
+      return cli_error("encode: unknown option '%s'", argv[i]);
+    else if (!in)
+      in = argv[i];
+    else
+      return cli_error("encode: more than one input");
+  }
+  if (!in || !out)
+    return cli_error("encode: usage: %s encode TEXT -o FILE", cli_prog);
+  if (cli_same_file(in, out))
+    return cli_error("encode: refusing to overwrite the input %s", in);
+  size_t len;
+  uint8_t *text = cli_read_file(in, &len);
+  if (!text)
+    return EXIT_USAGE;
+  uint8_t *bin;
+  size_t n;
+  char err[256];
+  int rc = EXIT_OK;
+  if (sf_text_to_binary((const char *)text, len, &bin, &n, err, sizeof err) != 0) {
+    rc = cli_error("%s: malformed text scenario: %s", in, err);
+  } else {
+    if (cli_write_file(out, bin, n) != 0)
+      rc = EXIT_USAGE;
+    else
+      fprintf(stderr, "%s: wrote %s (%zu bytes)\n", cli_prog, out, n);
+    free(bin);
+  }
+  free(text);
+  return rc;
+}
+
+static int cmd_gen(int argc, char **argv) {
+  if (argc != 3 || strcmp(argv[1], "-o"))
+    return cli_error("gen: usage: %s gen SEED -o FILE", cli_prog);
+  uint64_t seed;
+  if (cli_parse_u64(argv[0], &seed) < 0)
+    return cli_error("gen: bad seed '%s'", argv[0]);
+  sf_scenario *s = cli_new_scenario();
+  static uint8_t buf[SF_MAX_INPUT];
+  sf_generate_seed(seed, s);
+  size_t n = sf_encode(s, buf, sizeof buf);
+  int rc = n <= sizeof buf && cli_write_file(argv[2], buf, n) == 0 ? EXIT_OK : EXIT_USAGE;
+  free(s);
+  return rc;
+}
+
 static int cmd_features(int argc, char **argv) {
   uint64_t bits[SF_FB_BUCKETS / 64] = {0};
   sf_run_opts o;
   memset(&o, 0, sizeof o);
   o.feature_bits = bits;
-  int files = 0;
+  if (argc == 0)
+    return cli_error("features: no input files");
+  sf_scenario *s = cli_new_scenario();
   for (int i = 0; i < argc; i++) {
-    size_t len;
-    uint8_t *data = read_file(argv[i], &len);
-    if (!data)
+    cli_input_kind k;
+    if (cli_load(argv[i], s, &k, NULL) < 0) {
+      free(s);
       return EXIT_USAGE;
+    }
     sf_result r;
-    sf_run_input(sf_this_target, data, len, &o, &r);
-    free(data);
-    files++;
+    sf_run(cli_target, s, &o, &r);
   }
+  free(s);
   unsigned n = 0;
   for (unsigned i = 0; i < SF_FB_BUCKETS / 64; i++)
     n += (unsigned)__builtin_popcountll(bits[i]);
-  printf("%d inputs, %u distinct feature buckets of %u\n", files, n, SF_FB_BUCKETS);
+  printf("%d inputs, %u distinct feature buckets of %u\n", argc, n, SF_FB_BUCKETS);
   return EXIT_OK;
 }
 
-static void help(void) {
-  printf("usage: %s COMMAND [ARGS]\n\n"
-         "Target %s: %s\n\n"
-         "Commands:\n"
-         "  replay FILE...          run each scenario (protobuf, or any bytes: a libFuzzer or\n"
-         "                          AFL++ crash file) and print what happened; exit 1 if a\n"
-         "                          run failed, 2 on bad input or usage\n"
-         "  sweep --seeds A-B [-o DIR] [--stop-on-first] [-v]\n"
-         "                          random-seed simulation: run the random swarm scenario of\n"
-         "                          every seed in A..B, save failures as scenario files;\n"
-         "                          -v prints every seed's trace hash\n"
-         "  gen SEED -o FILE        write the random scenario of SEED as a scenario file\n"
-         "  features FILE...        distinct abstract-state features the inputs reach\n"
-         "  help                    this text\n",
-         prog, sf_this_target->name, sf_this_target->summary ? sf_this_target->summary : "");
+static int cmd_targets(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  for (const sf_target *const *t = sf_cli_targets; *t; t++)
+    printf("%-32s %s\n", (*t)->name, (*t)->summary ? (*t)->summary : "");
+  return EXIT_OK;
+}
+
+/* Hidden: print the trace hash of a file (check-determinism's fresh process). */
+static int cmd_hash(int argc, char **argv) {
+  if (argc != 1)
+    return EXIT_USAGE;
+  sf_scenario *s = cli_new_scenario();
+  cli_input_kind k;
+  if (cli_load(argv[0], s, &k, NULL) < 0)
+    return EXIT_USAGE;
+  sf_result r;
+  sf_run(cli_target, s, NULL, &r);
+  printf("%016" PRIx64 "\n", r.hash);
+  free(s);
+  return EXIT_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+typedef struct {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  int needs_target;
+  const char *help;
+} command;
+
+static const command commands[] = {
+    {"replay", cmd_replay, 1, HELP_REPLAY},
+    {"minimize", cmd_minimize, 1, HELP_MINIMIZE},
+    {"show", cmd_show, 0, HELP_SHOW},
+    {"encode", cmd_encode, 0, HELP_ENCODE},
+    {"trace", cmd_trace, 1, HELP_TRACE},
+    {"sweep", cmd_sweep, 1, HELP_SWEEP},
+    {"check-determinism", cmd_check_determinism, 1, HELP_CHECK},
+    {"gen", cmd_gen, 0, HELP_GEN},
+    {"features", cmd_features, 1, HELP_FEATURES},
+    {"targets", cmd_targets, 0, HELP_TARGETS},
+    {"__hash", cmd_hash, 1, NULL},
+};
+
+static void overview(FILE *f) {
+  fprintf(f,
+          "usage: %s [--target NAME] COMMAND [ARGS]\n\n"
+          "simfuzz replays, minimizes and explains scenarios of a simfuzz target: the\n"
+          "crash files of libFuzzer and AFL++ runs, scenario files in binary or text form.\n\n"
+          "Commands:\n",
+          cli_prog);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (commands[i].help) { /* "usage : description" on the help's first line */
+      const char *h = commands[i].help, *nl = strchr(h, '\n'), *sep = strstr(h, " : ");
+      if (!nl)
+        nl = h + strlen(h);
+      if (!sep || sep > nl)
+        sep = nl;
+      fprintf(f, "  %-28.*s %.*s\n", (int)(sep - h), h, (int)(nl - sep > 3 ? nl - sep - 3 : 0),
+              sep + 3);
+    }
+  fprintf(f, "\n%s help COMMAND (or COMMAND --help) describes one command.\nTargets:", cli_prog);
+  for (const sf_target *const *t = sf_cli_targets; *t; t++)
+    fprintf(f, " %s", (*t)->name);
+  fprintf(f, "\nExit status: 0 success, 1 a run failed, 2 bad input or usage, 3 determinism "
+             "mismatch.\n");
 }
 
 int main(int argc, char **argv) {
   static char name[256];
-  snprintf(name, sizeof name, "simfuzz-%s", sf_this_target->name);
-  prog = name;
-  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    help();
-    return argc < 2 ? EXIT_USAGE : EXIT_OK;
+  int ntargets = 0;
+  for (const sf_target *const *t = sf_cli_targets; *t; t++)
+    ntargets++;
+  if (ntargets == 1) {
+    snprintf(name, sizeof name, "simfuzz-%s", sf_cli_targets[0]->name);
+    cli_prog = name;
+    cli_target = sf_cli_targets[0];
   }
-  if (!strcmp(argv[1], "replay"))
-    return cmd_replay(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "sweep"))
-    return cmd_sweep(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "gen"))
-    return cmd_gen(argc - 2, argv + 2);
-  if (!strcmp(argv[1], "features"))
-    return cmd_features(argc - 2, argv + 2);
-  return usage_error("unknown command '%s' (try help)", argv[1]);
+  int i = 1;
+  const char *want = NULL;
+  while (i < argc && argv[i][0] == '-') {
+    if ((!strcmp(argv[i], "--target") || !strcmp(argv[i], "-t")) && i + 1 < argc) {
+      want = argv[i + 1];
+      i += 2;
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      overview(stdout);
+      return EXIT_OK;
+    } else {
+      return cli_error("unknown option '%s' (try: %s help)", argv[i], cli_prog);
+    }
+  }
+  if (i >= argc) {
+    overview(stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[i++];
+  if (!strcmp(cmd, "help")) {
+    if (i >= argc) {
+      overview(stdout);
+      return EXIT_OK;
+    }
+    cmd = argv[i];
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+      if (commands[k].help && !strcmp(commands[k].name, cmd)) {
+        printf("%s %s\n", cli_prog, commands[k].help);
+        return EXIT_OK;
+      }
+    return cli_error("no command '%s' (try: %s help)", cmd, cli_prog);
+  }
+  for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+    if (strcmp(commands[k].name, cmd))
+      continue;
+    for (int j = i; j < argc; j++)
+      if ((!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) && commands[k].help) {
+        printf("%s %s\n", cli_prog, commands[k].help);
+        return EXIT_OK;
+      }
+    /* --target may also follow the command */
+    int n = 0;
+    for (int j = i; j < argc; j++) {
+      if ((!strcmp(argv[j], "--target") || !strcmp(argv[j], "-t")) && j + 1 < argc) {
+        want = argv[++j];
+        continue;
+      }
+      argv[i + n++] = argv[j];
+    }
+    if (want) {
+      cli_target = NULL;
+      for (const sf_target *const *t = sf_cli_targets; *t; t++)
+        if (!strcmp((*t)->name, want))
+          cli_target = *t;
+      if (!cli_target)
+        return cli_error("unknown target '%s' (%s targets lists them)", want, cli_prog);
+    }
+    if (commands[k].needs_target && !cli_target)
+      return cli_error("%s: several targets are built in; choose one with --target NAME", cmd);
+    return commands[k].fn(n, argv + i);
+  }
+  return cli_error("unknown command '%s' (try: %s help)", cmd, cli_prog);
 }

@@ -217,12 +217,13 @@ static void fb_emit(run_state *rs) {
 
 /* ---- hooks ------------------------------------------------------------- */
 
-static void on_trace(void *p, const sim_trace_rec *r, const void *payload, size_t len) {
+static void on_trace(void *p, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                     size_t len) {
   run_state *rs = p;
   if (rs->fb)
     fb_trace(rs, r);
   if (rs->o->trace)
-    rs->o->trace(rs->o->trace_ctx, r, payload, len);
+    rs->o->trace(rs->o->trace_ctx, w, r, payload, len);
 }
 
 static void after_event(void *p, sim_world *w) {

@@ -214,13 +214,13 @@ static int norm_step(const sf_step *in, sf_step *o) {
     break;
   case SF_STEP_RESET:
     o->node = node;
-    o->peer = peer;
     o->flag = in->flag ? 1 : 0;
+    o->peer = o->flag ? 0 : peer; /* all peers: no peer */
     break;
   case SF_STEP_LINK:
-    o->node = node;
-    o->peer = peer;
     o->flag = in->flag ? 1 : 0;
+    o->node = o->flag ? 0 : node; /* all links: no link */
+    o->peer = o->flag ? 0 : peer;
     o->net = in->net;
     norm_net(&o->net);
     break;
@@ -741,7 +741,9 @@ static void to_step(const sf_step *s, step_msg *o) {
     simfuzz__disk_faults__init(&o->u.disk);
     o->u.disk.node = s->node;
     to_disk(&s->disk, &o->dsk);
-    o->u.disk.params = &o->dsk;
+    if (s->disk.keep_ppm || s->disk.corrupt_ppm || s->disk.read_eio_ppm ||
+        s->disk.write_eio_ppm || s->disk.sync_eio_ppm)
+      o->u.disk.params = &o->dsk; /* an all-default message is left out */
     o->u.disk.fail_op = s->k;
     o->u.disk.fail_nth = s->count;
     m->kind_case = SIMFUZZ__STEP__KIND_DISK;

@@ -231,8 +231,10 @@ typedef struct sim_trace_rec {
   uint8_t prefix[SIM_TRACE_PREFIX];
 } sim_trace_rec;
 
-/** Trace hook: called for every record; payload (full) valid during the call. */
-typedef void (*sim_trace_fn)(void *ctx, const sim_trace_rec *r, const void *payload, size_t len);
+/** Trace hook: called for every record; payload (full) valid during the
+ *  call; w allows sim_trace_format() with the world's describer. */
+typedef void (*sim_trace_fn)(void *ctx, const sim_world *w, const sim_trace_rec *r,
+                             const void *payload, size_t len);
 /** Message classifier: a small protocol-level kind for a payload (>= 0). */
 typedef uint32_t (*sim_classify_fn)(void *ctx, const void *msg, size_t len);
 /** Message describer: writes a one-line description of a payload prefix

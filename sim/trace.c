@@ -52,7 +52,7 @@ void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer
   w->trace_hash = h1;
   w->trace_hash2 = h2;
   if (w->cfg.trace)
-    w->cfg.trace(w->cfg.trace_ctx, r, payload, len);
+    w->cfg.trace(w->cfg.trace_ctx, w, r, payload, len);
 }
 
 uint64_t sim_trace_hash(const sim_world *w) {

@@ -252,8 +252,10 @@ typedef struct {
   uint64_t records, sends;
 } hook_ctx;
 
-static void hook(void *ctx, const sim_trace_rec *r, const void *payload, size_t len) {
+static void hook(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                 size_t len) {
   hook_ctx *h = ctx;
+  CHECK(w != NULL);
   h->records++;
   if (r->kind == SIM_EV_SEND) {
     h->sends++;

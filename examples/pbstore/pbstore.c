@@ -17,8 +17,8 @@
  * catches up with the primary.
  *
  * Planted bug (PBSTORE_BUG_RESET_SKIP, target pbstore_bug_reset_skip): when
- * a connection is reset while the backup's window is full and has not been
- * acknowledged for over 500 ms, the primary assumes the backup had buffered
+ * a connection is reset while the backup's window has been full (no ack
+ * progress) for over 500 ms, the primary assumes the backup had buffered
  * the window, counts it as delivered and, on reconnect, resumes after it
  * instead of waiting for the hello. The entries lost with the reset leave a
  * hole in the backup's log. It needs a partition (or a pause) long enough
@@ -52,7 +52,7 @@ typedef struct {
   int skip_hello;  /* primary (bug): resume without waiting for a hello */
   uint32_t next;   /* primary: next index to send */
   uint32_t acked;  /* primary: backup's acknowledged length */
-  int64_t last_ack; /* primary: local clock at the last ack from this backup */
+  int64_t full_since; /* primary: local clock when the window filled, or -1 */
 } peer_t;
 
 typedef struct {
@@ -149,6 +149,8 @@ static void pump(sim_world *w, pnode *p, int b) {
   while (pe->next < p->durable && pe->next - pe->acked < WINDOW)
     if (send_entry(w, p, b) < 0)
       break;
+  if (pe->next - pe->acked == WINDOW && pe->full_since < 0)
+    pe->full_since = sim_clock(w, 0);
 }
 
 /* Sync the primary's log and publish the new entries; -1 after a panic. */
@@ -203,24 +205,24 @@ static void primary_conn(sim_world *w, pnode *p, sim_conn h, sim_conn_event ev, 
   case SIM_CONN_DATA:
     if (len == 5 && d[0] == MSG_ACK) {
       uint32_t l = get32(d + 1);
-      pe->last_ack = sim_clock(w, 0);
       if (!pe->hello) { /* the backup's hello: resume from its length */
         pe->hello = 1;
         pe->acked = l;
         pe->next = l;
       } else if (l > pe->acked) {
         pe->acked = l;
+        pe->full_since = -1; /* progress: the window is open again */
       }
       pump(w, p, b);
     }
     break;
   case SIM_CONN_RESET:
 #ifdef PBSTORE_BUG_RESET_SKIP
-    /* BUG: "a full window that stayed unacknowledged for long must be
-     * sitting in the backup's buffer": count it as delivered and resume
+    /* BUG: "a window that stayed full for long must be sitting in the
+     * backup's buffer": count it as delivered and resume
      * after it without waiting for the hello. */
-    if (pe->hello && pe->next - pe->acked == WINDOW &&
-        sim_clock(w, 0) - pe->last_ack > 500 * (int64_t)SIM_NS_PER_MS) {
+    if (pe->hello && pe->next - pe->acked == WINDOW && pe->full_since >= 0 &&
+        sim_clock(w, 0) - pe->full_since > 500 * (int64_t)SIM_NS_PER_MS) {
       pe->acked = pe->next;
       pe->skip_hello = 1;
     }
@@ -230,6 +232,7 @@ static void primary_conn(sim_world *w, pnode *p, sim_conn h, sim_conn_event ev, 
     sim_conn_close(w, 0, h);
     pe->conn = 0;
     pe->hello = 0;
+    pe->full_since = -1;
     break;
   }
 }
@@ -282,6 +285,8 @@ static void boot(void *ctx, sim_world *w, int node, int restart) {
   if (!p)
     abort();
   sim_node_set_data(w, node, p);
+  for (int b = 0; b < SIM_MAX_NODES; b++)
+    p->peer[b].full_since = -1;
   c->check_from[node] = 0; /* re-check everything loaded from disk */
   if (load(w, node, p) < 0)
     return;

@@ -1,0 +1,470 @@
+/* simfuzz minimize: scenario-level reduction that keeps the same failure. */
+#include "cli.h"
+
+#include "mutate.h"
+#include "textpb.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct {
+  char sig[512];   /* failure signature; "" when the run passed */
+  uint64_t events; /* events of the run */
+} outcome;
+
+typedef struct {
+  uint64_t tries, max_tries;
+  const char *want; /* the signature to keep */
+  int quiet;
+  uint32_t steps0;
+} minimizer;
+
+/* Signature of a crash from its stderr: sanitizer error type + top frame. */
+static void crash_sig(const char *err, int signo, char *sig, size_t cap) {
+  const char *e = strstr(err, "ERROR: ");
+  char type[128] = "", frame[160] = "";
+  if (e) {
+    e += 7;
+    size_t n = strcspn(e, "\n");
+    /* "AddressSanitizer: heap-use-after-free on address ..." -> 2 words */
+    const char *sp = memchr(e, ' ', n);
+    const char *sp2 = sp ? memchr(sp + 1, ' ', (size_t)(e + n - sp - 1)) : NULL;
+    size_t tl = sp2 ? (size_t)(sp2 - e) : n;
+    snprintf(type, sizeof type, "%.*s", (int)(tl < sizeof type - 1 ? tl : sizeof type - 1), e);
+  }
+  const char *f = strstr(err, "#0 ");
+  if (f) {
+    const char *in = strstr(f, " in ");
+    if (in && in < f + 200) {
+      in += 4;
+      size_t n = strcspn(in, " \n");
+      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1), in);
+    }
+  }
+  snprintf(sig, cap, "crash: signal %d %s %s", signo, type, frame);
+}
+
+/* Run s in a forked child (so a crash of the system under test cannot take
+ * the minimizer down) and describe how it ended. */
+static void run_child(const sf_scenario *s, outcome *o) {
+  int fd[2];
+  o->sig[0] = 0;
+  o->events = 0;
+  if (pipe(fd) != 0) {
+    snprintf(o->sig, sizeof o->sig, "internal: pipe failed");
+    return;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], 2);
+    alarm(20); /* a hanging candidate ends as a timeout */
+    sf_result r;
+    sf_run(cli_target, s, NULL, &r);
+    char line[600];
+    if (r.failed && r.failure.is_liveness)
+      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " liveness\n", r.stats.events);
+    else if (r.failed)
+      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " invariant %s at %s:%d\n",
+               r.stats.events, r.failure.name, r.failure.file ? r.failure.file : "?",
+               r.failure.line);
+    else
+      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " ok\n", r.stats.events);
+    ssize_t w = write(2, line, strlen(line));
+    (void)w;
+    _exit(0);
+  }
+  close(fd[1]);
+  static char buf[65536];
+  size_t n = 0;
+  ssize_t k;
+  while ((k = read(fd[0], buf + n, sizeof buf - 1 - n)) > 0)
+    n += (size_t)k;
+  buf[n] = 0;
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
+    int signo = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    if (signo == SIGALRM)
+      snprintf(o->sig, sizeof o->sig, "timeout");
+    else
+      crash_sig(buf, signo, o->sig, sizeof o->sig);
+    return;
+  }
+  const char *r = strstr(buf, "SFRESULT ");
+  if (!r)
+    return;
+  char what[520] = "";
+  if (sscanf(r, "SFRESULT %" SCNu64 " %519[^\n]", &o->events, what) == 2 && strcmp(what, "ok"))
+    snprintf(o->sig, sizeof o->sig, "%s", what);
+}
+
+/* Does candidate c still fail the same way? Counts the try. */
+static int keeps(minimizer *m, sf_scenario *c, outcome *o) {
+  if (m->tries >= m->max_tries)
+    return 0;
+  m->tries++;
+  sf_normalize(c);
+  run_child(c, o);
+  if (!m->quiet && (m->tries % 20 == 0))
+    fprintf(stderr, "\rminimize: %" PRIu64 " tries, %" PRIu32 " -> %" PRIu32 " steps   ",
+            m->tries, m->steps0, c->nsteps);
+  return !strcmp(o->sig, m->want);
+}
+
+/* Delta debugging over steps: remove chunks of size n/2, n/4, ..., 1. */
+static int ddmin_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
+  int changed = 0;
+  outcome o;
+  for (uint32_t chunk = s->nsteps / 2 ? s->nsteps / 2 : 1; chunk >= 1; chunk /= 2) {
+    for (uint32_t at = 0; at < s->nsteps && m->tries < m->max_tries;) {
+      *c = *s;
+      uint32_t len = at + chunk > c->nsteps ? c->nsteps - at : chunk;
+      memmove(&c->steps[at], &c->steps[at + len], (c->nsteps - at - len) * sizeof c->steps[0]);
+      c->nsteps -= len;
+      if (keeps(m, c, &o)) {
+        *s = *c;
+        changed = 1; /* the same position now holds the next steps */
+      } else {
+        at += chunk;
+      }
+    }
+    if (chunk == 1)
+      break;
+  }
+  return changed;
+}
+
+/* Equal scenarios (only the defined parts: steps and tape beyond their
+ * counts are never read). */
+static int same(const sf_scenario *a, const sf_scenario *b) {
+  return !memcmp(a, b, offsetof(sf_scenario, steps)) &&
+         !memcmp(a->steps, b->steps, a->nsteps * sizeof a->steps[0]) &&
+         a->tape_len == b->tape_len && !memcmp(a->tape, b->tape, a->tape_len);
+}
+
+/* Try one modified copy; keep it if it still fails the same way. */
+#define TRY(m, s, c, edit)                                                                       \
+  do {                                                                                           \
+    outcome o_;                                                                                  \
+    *(c) = *(s);                                                                                 \
+    edit;                                                                                        \
+    if (!same((c), (s)) && keeps((m), (c), &o_)) {                                 \
+      *(s) = *(c);                                                                               \
+      changed = 1;                                                                               \
+    }                                                                                            \
+  } while (0)
+
+static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
+  int changed = 0;
+  for (uint32_t i = 0; i < s->nsteps && m->tries < m->max_tries; i++) {
+    static const uint64_t grains[] = {100000, 10000, 1000};
+    for (size_t g = 0; g < 3; g++) /* rounder times */
+      TRY(m, s, c, c->steps[i].at_us = c->steps[i].at_us / grains[g] * grains[g]);
+    if (i > 0) /* the same time as the step before */
+      TRY(m, s, c, c->steps[i].at_us = c->steps[i - 1].at_us);
+    switch (s->steps[i].kind) {
+    case SF_STEP_OP:
+      TRY(m, s, c, c->steps[i].count = 1);
+      TRY(m, s, c, c->steps[i].count = c->steps[i].count / 2 ? c->steps[i].count / 2 : 1);
+      TRY(m, s, c, c->steps[i].interval_us = 0);
+      TRY(m, s, c, c->steps[i].value = 0);
+      TRY(m, s, c, c->steps[i].key = 0);
+      TRY(m, s, c, c->steps[i].k = 0);
+      break;
+    case SF_STEP_LINK:
+      TRY(m, s, c, memset(&c->steps[i].net, 0, sizeof c->steps[i].net));
+      TRY(m, s, c, c->steps[i].net.loss_ppm = 0);
+      TRY(m, s, c, c->steps[i].net.dup_ppm = 0);
+      TRY(m, s, c, c->steps[i].net.reorder_ppm = 0);
+      TRY(m, s, c, c->steps[i].net.corrupt_ppm = 0);
+      TRY(m, s, c, c->steps[i].flag = 0);
+      break;
+    case SF_STEP_PARTITION:
+      TRY(m, s, c, c->steps[i].flag = 0);
+      TRY(m, s, c, c->steps[i].mask_b = 0);
+      TRY(m, s, c, c->steps[i].mask_a &= c->steps[i].mask_a & (0 - c->steps[i].mask_a));
+      break;
+    case SF_STEP_RESET:
+      TRY(m, s, c, c->steps[i].flag = 1);
+      break;
+    case SF_STEP_CLOCK:
+      TRY(m, s, c, c->steps[i].offset_us = 0);
+      TRY(m, s, c, c->steps[i].drift_ppm = 0);
+      TRY(m, s, c, c->steps[i].jump_us = 0);
+      break;
+    case SF_STEP_DISK:
+      TRY(m, s, c, memset(&c->steps[i].disk, 0, sizeof c->steps[i].disk));
+      TRY(m, s, c, c->steps[i].k = 0);
+      break;
+    case SF_STEP_LIVENESS:
+      TRY(m, s, c, c->steps[i].count = SF_DEFAULT_LIVENESS_MS);
+      break;
+    default:
+      break;
+    }
+    if (i < s->nsteps && s->steps[i].at_us) /* as early as possible */
+      TRY(m, s, c, c->steps[i].at_us = 0);
+  }
+  return changed;
+}
+
+/* Replace steps by simpler ones of another kind (a split or a partition by
+ * isolating one node, a liveness step by a plain heal): the step count stays,
+ * but the next round of delta debugging often removes more. */
+static int substitute_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
+  int changed = 0;
+  uint32_t n = (uint32_t)sf_nodes_for(cli_target, s);
+  for (uint32_t i = 0; i < s->nsteps && m->tries < m->max_tries; i++) {
+    uint8_t k = s->steps[i].kind;
+    if (k == SF_STEP_SPLIT || k == SF_STEP_PARTITION) {
+      for (uint32_t node = 0; node < n && s->steps[i].kind == k; node++) {
+        sf_step iso;
+        memset(&iso, 0, sizeof iso);
+        iso.kind = SF_STEP_ISOLATE;
+        iso.at_us = s->steps[i].at_us;
+        iso.node = node;
+        TRY(m, s, c, c->steps[i] = iso);
+      }
+    } else if (k == SF_STEP_LIVENESS) {
+      sf_step heal;
+      memset(&heal, 0, sizeof heal);
+      heal.kind = SF_STEP_HEAL;
+      heal.at_us = s->steps[i].at_us;
+      TRY(m, s, c, c->steps[i] = heal);
+    }
+  }
+  return changed;
+}
+
+static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
+  int changed = 0;
+  int min_nodes = cli_target->min_nodes > 0 ? cli_target->min_nodes : 1;
+  int nodes = sf_nodes_for(cli_target, s);
+  for (int n = min_nodes; n < nodes; n++) { /* fewer nodes, smallest first */
+    uint32_t before = s->nodes;
+    TRY(m, s, c, c->nodes = (uint32_t)n);
+    if (s->nodes != before)
+      break;
+  }
+  /* node numbers are taken modulo the node count: write them that way */
+  uint32_t n = (uint32_t)sf_nodes_for(cli_target, s);
+  TRY(m, s, c, for (uint32_t i = 0; i < c->nsteps; i++) {
+    c->steps[i].node %= n;
+    c->steps[i].peer %= n;
+    for (unsigned g = 0; g < c->steps[i].ngroups; g++)
+      c->steps[i].group[g] = (uint8_t)(g < n ? c->steps[i].group[g] : 0);
+    if (c->steps[i].ngroups > n)
+      c->steps[i].ngroups = (uint8_t)n;
+  });
+  TRY(m, s, c, c->tape_len = 0);
+  while (s->tape_len > 1 && m->tries < m->max_tries) {
+    uint32_t before = s->tape_len;
+    TRY(m, s, c, c->tape_len /= 2);
+    if (s->tape_len == before)
+      break;
+  }
+  TRY(m, s, c, c->seed = 0);
+  TRY(m, s, c, c->has_net = 0);
+  TRY(m, s, c, (c->net.loss_ppm = 0, c->net.dup_ppm = 0, c->net.reorder_ppm = 0,
+                c->net.corrupt_ppm = 0));
+  TRY(m, s, c, c->has_disk = 0);
+  TRY(m, s, c, memset(&c->swarm, 0, sizeof c->swarm));
+  TRY(m, s, c, (c->fp_enable_ppm = 0, c->fp_fire_ppm = 0));
+  TRY(m, s, c, c->fifo = 0);
+  TRY(m, s, c, c->tail_ms = 0);
+  TRY(m, s, c, c->version = SF_FORMAT_VERSION);
+  return changed;
+}
+
+/* Smaller: fewer steps, then fewer encoded bytes. */
+static int smaller(const sf_scenario *a, const sf_scenario *b) {
+  return a->nsteps < b->nsteps ||
+         (a->nsteps == b->nsteps && sf_encoded_size(a) < sf_encoded_size(b));
+}
+
+/* Reduction alone stops in local minima (a step that cannot go because
+ * another one needs it). Search around the minimum: mutate the scenario at
+ * scenario level (retime, retarget, replace parameters, network, tape, ...);
+ * when a mutant with no more steps still fails the same way, try deleting
+ * each of its steps; keep the result only if it is smaller. Deterministic:
+ * the mutations are seeded by the try number. */
+static int mutation_search(minimizer *m, sf_scenario *s, sf_scenario *c, uint64_t budget) {
+  int changed = 0;
+  sf_scenario *d = cli_new_scenario(), *walk = cli_new_scenario();
+  *walk = *s; /* walks the plateau of same-size scenarios that fail the same way */
+  outcome o;
+  uint64_t stop = m->tries + budget;
+  uint64_t since = m->tries;
+  for (uint64_t seed = 1; m->tries < stop && m->tries < m->max_tries; seed++) {
+    if (m->tries - since > 150) { /* restart the walk from the best so far */
+      *walk = *s;
+      since = m->tries;
+    }
+    *c = *walk;
+    sf_mutate_scenario(c, seed * 0x9e3779b97f4a7c15ull);
+    if (c->nsteps > s->nsteps || !keeps(m, c, &o))
+      continue;
+    if (smaller(c, s)) {
+      *s = *walk = *c;
+      changed = 1;
+      continue;
+    }
+    int found = 0;
+    for (uint32_t i = 0; i < c->nsteps && m->tries < stop && !found; i++) {
+      *d = *c;
+      memmove(&d->steps[i], &d->steps[i + 1], (d->nsteps - i - 1) * sizeof d->steps[0]);
+      d->nsteps--;
+      if (smaller(d, s) && keeps(m, d, &o)) {
+        *s = *walk = *d;
+        changed = found = 1;
+      }
+    }
+    if (!found)
+      *walk = *c; /* a lateral move: explore from there */
+  }
+  free(d);
+  free(walk);
+  return changed;
+}
+
+/* Output of `replay` for the minimized scenario, for OUT.timeline.txt. */
+static int write_timeline(const char *path, const char *scenario_path) {
+  char tmp[4300];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    return cli_error("%s: path too long", path), -1;
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return cli_error("%s: cannot write", tmp), -1;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fileno(f), 1);
+    dup2(fileno(f), 2);
+    execl("/proc/self/exe", cli_prog, "--target", cli_target->name, "replay", scenario_path,
+          (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  int err = fclose(f) != 0 || !WIFEXITED(st) || WEXITSTATUS(st) >= EXIT_USAGE;
+  if (err || rename(tmp, path) != 0) {
+    remove(tmp);
+    return cli_error("%s: could not write the timeline", path), -1;
+  }
+  return 0;
+}
+
+int cmd_minimize(int argc, char **argv) {
+  const char *in = NULL, *out = NULL;
+  minimizer m = {0, 4000, NULL, 0, 0};
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "--max-tries") && i + 1 < argc) {
+      if (cli_parse_u64(argv[++i], &m.max_tries) < 0 || m.max_tries < 1)
+        return cli_error("minimize: bad --max-tries '%s'", argv[i]);
+    } else if (!strcmp(argv[i], "-q")) {
+      m.quiet = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_error("minimize: unknown option '%s' (see: %s help minimize)", argv[i], cli_prog);
+    } else if (!in) {
+      in = argv[i];
+    } else {
+      return cli_error("minimize: more than one input");
+    }
+  }
+  if (!in || !out)
+    return cli_error("minimize: usage: %s minimize FILE -o OUT", cli_prog);
+  if (cli_same_file(in, out))
+    return cli_error("minimize: refusing to overwrite the input %s", in);
+  sf_scenario *s = cli_new_scenario(), *c = cli_new_scenario();
+  cli_input_kind kind;
+  size_t bytes0;
+  if (cli_load(in, s, &kind, &bytes0) < 0) {
+    free(s);
+    free(c);
+    return EXIT_USAGE;
+  }
+  outcome o0;
+  run_child(s, &o0);
+  if (!o0.sig[0]) {
+    free(s);
+    free(c);
+    fprintf(stderr, "%s: minimize: %s does not fail on target %s: nothing to keep\n", cli_prog,
+            in, cli_target->name);
+    return EXIT_FAILED;
+  }
+  m.want = o0.sig;
+  m.steps0 = s->nsteps;
+  uint32_t steps0 = s->nsteps;
+  size_t enc0 = sf_encoded_size(s);
+  if (!m.quiet)
+    fprintf(stderr, "minimize: keeping failure: %s\n", o0.sig);
+  for (int round = 0; round < 20 && m.tries < m.max_tries; round++) {
+    int changed = ddmin_steps(&m, s, c);
+    changed |= substitute_steps(&m, s, c);
+    changed |= simplify_steps(&m, s, c);
+    changed |= simplify_globals(&m, s, c);
+    /* at a fixpoint of reduction: search around it, keeping some tries for
+     * a last round of reduction */
+    if (!changed && m.tries + 400 < m.max_tries)
+      changed = mutation_search(&m, s, c, m.max_tries - m.tries - 400);
+    if (!changed)
+      break;
+  }
+  if (!m.quiet)
+    fprintf(stderr, "\r\033[K");
+  outcome o1;
+  run_child(s, &o1);
+  int rc = EXIT_OK;
+  if (strcmp(o1.sig, o0.sig)) { /* cannot happen: every kept candidate was checked */
+    free(s);
+    free(c);
+    return cli_error("minimize: internal error: the result fails differently (%s)", o1.sig);
+  }
+  size_t enc = sf_encoded_size(s);
+  uint8_t *buf = malloc(enc ? enc : 1);
+  sf_encode(s, buf, enc);
+  char path[4200];
+  if (cli_write_file(out, buf, enc) != 0) {
+    rc = EXIT_USAGE;
+  } else {
+    snprintf(path, sizeof path, "%s.txt", out);
+    FILE *mf = tmpfile();
+    if (mf && sf_text_print(s, mf) == 0) {
+      long len = ftell(mf);
+      char *text = malloc((size_t)len + 1);
+      rewind(mf);
+      if (text && fread(text, 1, (size_t)len, mf) == (size_t)len &&
+          cli_write_file(path, text, (size_t)len) != 0)
+        rc = EXIT_USAGE;
+      free(text);
+    }
+    if (mf)
+      fclose(mf);
+    snprintf(path, sizeof path, "%s.timeline.txt", out);
+    if (write_timeline(path, out) != 0)
+      rc = EXIT_USAGE;
+  }
+  printf("minimize: %s -> %s\n", in, out);
+  printf("  failure kept: %s\n", o0.sig);
+  printf("  steps:  %" PRIu32 " -> %" PRIu32 "\n", steps0, s->nsteps);
+  printf("  bytes:  %zu -> %zu (input %zu bytes, %s)\n", enc0, enc, bytes0, cli_kind_name(kind));
+  printf("  events: %" PRIu64 " -> %" PRIu64 "\n", o0.events, o1.events);
+  printf("  tries:  %" PRIu64 "%s\n", m.tries, m.tries >= m.max_tries ? " (limit reached)" : "");
+  printf("  wrote %s, %s.txt, %s.timeline.txt\n", out, out, out);
+  free(buf);
+  free(s);
+  free(c);
+  return rc;
+}

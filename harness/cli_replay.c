@@ -1,0 +1,390 @@
+/* simfuzz replay, check-determinism and sweep. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- timeline filters ---------------------------------------------------- */
+
+typedef struct {
+  uint64_t from, to;
+  uint64_t nodes; /* bit set; 0 = all */
+  uint64_t kinds; /* bit set of sim_ev_kind; 0 = all */
+  int print;
+  FILE *out;
+  uint64_t shown;
+} timeline;
+
+static uint64_t bit(unsigned k) { return 1ull << k; }
+
+static uint64_t group_kinds(const char *g) {
+  if (!strcmp(g, "messages"))
+    return bit(SIM_EV_SEND) | bit(SIM_EV_DELIVER) | bit(SIM_EV_DROP) | bit(SIM_EV_DUP) |
+           bit(SIM_EV_CORRUPT) | bit(SIM_EV_REORDER) | bit(SIM_EV_HOLD) | bit(SIM_EV_RELEASE) |
+           bit(SIM_EV_CONN_DATA);
+  if (!strcmp(g, "faults"))
+    return bit(SIM_EV_DROP) | bit(SIM_EV_DUP) | bit(SIM_EV_CORRUPT) | bit(SIM_EV_REORDER) |
+           bit(SIM_EV_HOLD) | bit(SIM_EV_RELEASE) | bit(SIM_EV_CRASH) | bit(SIM_EV_RESTART) |
+           bit(SIM_EV_PAUSE) | bit(SIM_EV_RESUME) | bit(SIM_EV_PARTITION) | bit(SIM_EV_HEAL) |
+           bit(SIM_EV_LINK) | bit(SIM_EV_CONN_RESET) | bit(SIM_EV_CONN_TIMEOUT) |
+           bit(SIM_EV_CONN_REFUSED) | bit(SIM_EV_CONN_STALL) | bit(SIM_EV_DISK_EIO) |
+           bit(SIM_EV_DISK_LOST) | bit(SIM_EV_CLOCK) | bit(SIM_EV_FAULTPOINT);
+  if (!strcmp(g, "conn")) {
+    uint64_t m = 0;
+    for (unsigned k = SIM_EV_CONN_OPEN; k <= SIM_EV_CONN_STALL; k++)
+      m |= bit(k);
+    return m;
+  }
+  if (!strcmp(g, "disk"))
+    return bit(SIM_EV_DISK_WRITE) | bit(SIM_EV_DISK_SYNC) | bit(SIM_EV_DISK_TRUNCATE) |
+           bit(SIM_EV_DISK_EIO) | bit(SIM_EV_DISK_LOST);
+  if (!strcmp(g, "nodes"))
+    return bit(SIM_EV_BOOT) | bit(SIM_EV_CRASH) | bit(SIM_EV_RESTART) | bit(SIM_EV_PAUSE) |
+           bit(SIM_EV_RESUME) | bit(SIM_EV_TIMER) | bit(SIM_EV_CLOCK);
+  return 0;
+}
+
+static int parse_kinds(const char *list, uint64_t *mask) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    uint64_t m = group_kinds(tok);
+    for (unsigned k = 1; k < SIM_EV__COUNT && !m; k++)
+      if (!strcmp(sim_ev_name(k), tok))
+        m = bit(k);
+    if (!m)
+      return cli_error("unknown event kind '%s' (kinds: send, deliver, drop, timer, crash, "
+                       "conn-reset, disk-sync, ...; groups: messages, faults, conn, disk, nodes)",
+                       tok),
+             -1;
+    *mask |= m;
+  }
+  return 0;
+}
+
+static void on_record(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                      size_t len) {
+  timeline *tl = ctx;
+  (void)payload;
+  (void)len;
+  if (!tl->print)
+    return;
+  if (r->kind != SIM_EV_FAIL) {
+    if (r->time < tl->from || r->time > tl->to)
+      return;
+    if (tl->nodes && (r->node < 0 || !(tl->nodes >> r->node & 1)) &&
+        (r->peer < 0 || !(tl->nodes >> r->peer & 1)))
+      return;
+    if (tl->kinds && !(tl->kinds >> r->kind & 1))
+      return;
+  }
+  char line[512];
+  sim_trace_format(w, r, line, sizeof line);
+  fprintf(tl->out, "%s\n", line);
+  tl->shown++;
+}
+
+typedef struct {
+  const sf_scenario *s;
+  const char *input;
+  int report;
+} finish_ctx;
+
+static void finish(void *p, sim_world *w, const sf_result *r) {
+  finish_ctx *c = p;
+  if (r->failed && c->report) {
+    fflush(stdout);
+    sf_print_report(cli_target, c->s, r, w, stdout, c->input, 30);
+  }
+}
+
+static void summary(const char *name, cli_input_kind k, const sf_result *r) {
+  printf("%s: %s; %d nodes, %" PRIu32 " steps run (%" PRIu32 " faults, %" PRIu32
+         " client ops), %" PRIu64 " events, t=%" PRIu64 ".%06" PRIu64 "s, hash %016" PRIx64
+         " -> %s%s\n",
+         name, cli_kind_name(k), r->nodes, r->steps_run, r->fault_steps_run, r->ops_run,
+         r->stats.events, (uint64_t)(r->end_time / SIM_NS_PER_S),
+         (uint64_t)(r->end_time % SIM_NS_PER_S / 1000), r->hash,
+         r->failed ? (r->failure.is_liveness ? "FAILED liveness" : "FAILED ") : "ok",
+         r->failed && !r->failure.is_liveness ? r->failure.name : "");
+}
+
+int cmd_replay(int argc, char **argv) {
+  timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
+  int quiet = 0, rc = EXIT_OK;
+  const char *files[1024];
+  int nfiles = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && i + 1 < argc) {
+      if (cli_parse_time(argv[i + 1], !strcmp(a, "--from") ? &tl.from : &tl.to) < 0)
+        return cli_error("replay: bad time '%s' (e.g. 1.5, 300ms, 20us)", argv[i + 1]);
+      i++;
+    } else if (!strcmp(a, "--node") && i + 1 < argc) {
+      uint64_t n;
+      if (cli_parse_u64(argv[++i], &n) < 0 || n >= SIM_MAX_NODES)
+        return cli_error("replay: bad node '%s'", argv[i]);
+      tl.nodes |= 1ull << n;
+    } else if (!strcmp(a, "--kinds") && i + 1 < argc) {
+      if (parse_kinds(argv[++i], &tl.kinds) < 0)
+        return EXIT_USAGE;
+    } else if (!strcmp(a, "--no-timeline")) {
+      tl.print = 0;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      quiet = 1;
+      tl.print = 0;
+    } else if (a[0] == '-' && a[1]) {
+      return cli_error("replay: unknown option '%s' (see: %s help replay)", a, cli_prog);
+    } else if (nfiles < 1024) {
+      files[nfiles++] = a;
+    }
+  }
+  if (!nfiles)
+    return cli_error("replay: no input files (see: %s help replay)", cli_prog);
+  sf_scenario *s = cli_new_scenario();
+  for (int f = 0; f < nfiles; f++) {
+    cli_input_kind k;
+    if (cli_load(files[f], s, &k, NULL) < 0) {
+      rc = EXIT_USAGE;
+      continue;
+    }
+    if (tl.print && nfiles > 1)
+      printf("== %s\n", files[f]);
+    sf_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.trace_ring = 1024;
+    o.trace = on_record;
+    o.trace_ctx = &tl;
+    finish_ctx fc = {s, files[f], !quiet};
+    o.on_finish = finish;
+    o.finish_ctx = &fc;
+    sf_result r, r2;
+    sf_run(cli_target, s, &o, &r);
+    sf_run(cli_target, s, NULL, &r2);
+    summary(files[f], k, &r);
+    if (r2.hash != r.hash) {
+      printf("%s: DETERMINISM MISMATCH: a second run gave trace hash %016" PRIx64
+             " (run %s check-determinism %s)\n",
+             files[f], r2.hash, cli_prog, files[f]);
+      rc = EXIT_NONDET;
+    } else if (r.failed && rc == EXIT_OK) {
+      rc = EXIT_FAILED;
+    }
+  }
+  free(s);
+  return rc;
+}
+
+/* ---- check-determinism --------------------------------------------------- */
+
+typedef struct {
+  sim_trace_rec *recs;
+  char (*lines)[256];
+  size_t n, cap;
+} recording;
+
+static void record(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                   size_t len) {
+  recording *rc = ctx;
+  (void)payload;
+  (void)len;
+  if (rc->n == rc->cap) {
+    size_t cap = rc->cap ? rc->cap * 2 : 1024;
+    if (cap > 4000000)
+      return;
+    sim_trace_rec *nr = realloc(rc->recs, cap * sizeof *nr);
+    char(*nl)[256] = realloc(rc->lines, cap * sizeof *nl);
+    if (!nr || !nl) {
+      free(nr ? nr : rc->recs);
+      rc->recs = NULL;
+      return;
+    }
+    rc->recs = nr;
+    rc->lines = nl;
+    rc->cap = cap;
+  }
+  rc->recs[rc->n] = *r;
+  sim_trace_format(w, r, rc->lines[rc->n], sizeof rc->lines[0]);
+  rc->n++;
+}
+
+static int same_rec(const sim_trace_rec *a, const sim_trace_rec *b) {
+  return a->time == b->time && a->kind == b->kind && a->reason == b->reason &&
+         a->node == b->node && a->peer == b->peer && a->msg_kind == b->msg_kind &&
+         a->len == b->len && a->a == b->a && a->b == b->b && a->prefix_len == b->prefix_len &&
+         !memcmp(a->prefix, b->prefix, a->prefix_len);
+}
+
+/* Hash of the file from a fresh process (this binary, hidden __hash command). */
+static int fresh_hash(const char *path, uint64_t *h) {
+  int fd[2];
+  if (pipe(fd) != 0)
+    return -1;
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    close(fd[0]);
+    dup2(fd[1], 1);
+    execl("/proc/self/exe", cli_prog, "--target", cli_target->name, "__hash", path, (char *)NULL);
+    _exit(127);
+  }
+  close(fd[1]);
+  char buf[64] = {0};
+  ssize_t n = read(fd[0], buf, sizeof buf - 1);
+  close(fd[0]);
+  int st;
+  waitpid(pid, &st, 0);
+  if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return -1;
+  *h = strtoull(buf, NULL, 16);
+  return 0;
+}
+
+int cmd_check_determinism(int argc, char **argv) {
+  uint64_t runs = 3;
+  int rc = EXIT_OK, nfiles = 0;
+  for (int i = 0; i < argc; i++)
+    if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+      if (cli_parse_u64(argv[++i], &runs) < 0 || runs < 2 || runs > 1000)
+        return cli_error("check-determinism: --runs wants 2..1000");
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return cli_error("check-determinism: unknown option '%s'", argv[i]);
+    } else {
+      nfiles++;
+    }
+  if (!nfiles)
+    return cli_error("check-determinism: no input files");
+  sf_scenario *s = cli_new_scenario();
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--runs")) {
+      i++;
+      continue;
+    }
+    cli_input_kind k;
+    if (cli_load(argv[i], s, &k, NULL) < 0) {
+      rc = EXIT_USAGE;
+      continue;
+    }
+    recording first = {0}, other = {0};
+    sf_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.trace = record;
+    o.trace_ctx = &first;
+    sf_result r0, r;
+    sf_run(cli_target, s, &o, &r0);
+    int bad = 0;
+    for (uint64_t n = 1; n < runs && !bad; n++) {
+      other.n = 0;
+      o.trace_ctx = &other;
+      sf_run(cli_target, s, &o, &r);
+      if (r.hash != r0.hash) {
+        bad = 1;
+        printf("%s: MISMATCH in-process: run 1 hash %016" PRIx64 ", run %" PRIu64
+               " hash %016" PRIx64 "\n",
+               argv[i], r0.hash, n + 1, r.hash);
+        size_t m = first.n < other.n ? first.n : other.n, d = 0;
+        while (d < m && same_rec(&first.recs[d], &other.recs[d]))
+          d++;
+        printf("  first divergence at event %zu:\n    run 1: %s\n    run %" PRIu64 ": %s\n", d,
+               d < first.n ? first.lines[d] : "(end of run)", n + 1,
+               d < other.n ? other.lines[d] : "(end of run)");
+      }
+    }
+    uint64_t fh;
+    if (!bad) {
+      if (fresh_hash(argv[i], &fh) != 0) {
+        printf("%s: could not run a fresh process\n", argv[i]);
+        rc = EXIT_USAGE;
+      } else if (fh != r0.hash) {
+        bad = 1;
+        printf("%s: MISMATCH across processes: this process %016" PRIx64
+               ", a fresh process %016" PRIx64 "\n",
+               argv[i], r0.hash, fh);
+      }
+    }
+    if (bad)
+      rc = EXIT_NONDET;
+    else
+      printf("%s: deterministic: %" PRIu64 " runs in-process and 1 in a fresh process, trace "
+             "hash %016" PRIx64 ", %zu events\n",
+             argv[i], runs, r0.hash, first.n);
+    free(first.recs);
+    free(first.lines);
+    free(other.recs);
+    free(other.lines);
+  }
+  free(s);
+  return rc;
+}
+
+/* ---- sweep --------------------------------------------------------------- */
+
+int cmd_sweep(int argc, char **argv) {
+  uint64_t a = 0, b = 999;
+  const char *out = NULL;
+  int first = 0, verbose = 0, quiet = 0, have_range = 0;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
+      if (cli_parse_range(argv[++i], &a, &b) < 0)
+        return cli_error("sweep: bad seed range '%s' (want A-B)", argv[i]);
+      have_range = 1;
+    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "--stop-on-first")) {
+      first = 1;
+    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+      verbose = 1;
+    } else if (!strcmp(argv[i], "-q")) {
+      quiet = 1;
+    } else {
+      return cli_error("sweep: unknown argument '%s' (see: %s help sweep)", argv[i], cli_prog);
+    }
+  }
+  if (!have_range)
+    return cli_error("sweep: --seeds A-B is required");
+  sf_scenario *s = cli_new_scenario();
+  static uint8_t buf[SF_MAX_INPUT];
+  uint64_t failures = 0, runs = 0, total = b - a + 1, step = total / 100 ? total / 100 : 1;
+  int tty = isatty(2);
+  for (uint64_t seed = a;; seed++) {
+    sf_generate_seed(seed, s);
+    sf_result r;
+    runs++;
+    int failed = sf_run(cli_target, s, NULL, &r);
+    if (verbose)
+      printf("seed %" PRIu64 " hash %016" PRIx64 " events %" PRIu64 "\n", seed, r.hash,
+             r.stats.events);
+    if (failed) {
+      failures++;
+      if (tty && !quiet)
+        fprintf(stderr, "\r\033[K");
+      printf("seed %" PRIu64 ": FAILED %s: %s\n", seed, r.failure.name, r.failure.message);
+      if (out) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s-seed-%" PRIu64 ".pb", out, cli_target->name, seed);
+        size_t n = sf_encode(s, buf, sizeof buf);
+        if (n <= sizeof buf && cli_write_file(path, buf, n) == 0)
+          printf("  saved %s\n", path);
+      }
+      fflush(stdout);
+      if (first)
+        break;
+    }
+    if (!quiet && (runs % step == 0 || seed == b) && (tty || runs % (step * 10) == 0))
+      fprintf(stderr, "%ssweep: %" PRIu64 "/%" PRIu64 " seeds, %" PRIu64 " failures%s",
+              tty ? "\r\033[K" : "", runs, total, failures, tty ? "" : "\n");
+    if (seed == b)
+      break;
+  }
+  if (tty && !quiet)
+    fprintf(stderr, "\n");
+  printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs, a,
+         a + runs - 1, failures);
+  free(s);
+  return failures ? EXIT_FAILED : EXIT_OK;
+}

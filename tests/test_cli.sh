@@ -1,0 +1,191 @@
+#!/bin/sh
+# The simfuzz command line on real crash files of the example target:
+# replay (timeline, filters, exit statuses), minimize (keeps the failure,
+# ends smaller than libFuzzer's own minimization, never touches its input),
+# show/encode (round trip with protoc), trace (Chrome JSON, HTML rendered in
+# headless Chromium), sweep, check-determinism (catches a nondeterministic
+# target), and one-line errors with exit status 2.
+# Usage: test_cli.sh BUILD_DIR
+set -u
+B=$1
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+S="$B/bin/simfuzz"
+T=pbstore_bug_reset_skip
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { # name, command...: passes when the command succeeds
+  name=$1
+  shift
+  if "$@" > "$work/out" 2>&1; then ok "$name"; else bad "$name"; sed 's/^/     /' "$work/out" | head -20; fi
+}
+status() { # expected status, command...: prints the status
+  want=$1
+  shift
+  "$@" > "$work/st.out" 2> "$work/st.err"
+  echo $? > "$work/st"
+  [ "$(cat "$work/st")" = "$want" ]
+}
+P="-I$SRC/proto $SRC/proto/scenario.proto"
+
+# crash files: a sweep of the planted-bug target finds some
+"$S" --target $T sweep --seeds 0-3000 -o "$work" -q > "$work/sweep.log"
+rc=$?
+crash=$(ls "$work"/$T-seed-*.pb 2>/dev/null | head -1)
+if [ "$rc" = 1 ] && [ -n "$crash" ] && grep -q "sweep: 3001 seeds" "$work/sweep.log"; then
+  ok "sweep finds and saves failures (exit 1)"
+else
+  bad "sweep finds and saves failures (exit 1)"
+fi
+check "sweep of the correct target: exit 0" "$S" --target pbstore sweep --seeds 0-500 -q
+
+# ---- replay ------------------------------------------------------------
+check "replay a failing scenario: exit 1, the report" sh -c "
+  \"$S\" --target $T replay '$crash' > '$work/r.txt'; [ \$? = 1 ] &&
+  grep -q \"FAILURE in target $T: invariant 'backup_log_is_prefix'\" '$work/r.txt' &&
+  grep -q 'steps executed:' '$work/r.txt' && grep -q 'last events:' '$work/r.txt' &&
+  grep -q ' FAIL ' '$work/r.txt' && grep -q 'ENTRY idx=' '$work/r.txt'"
+check "replay of passing scenarios: exit 0" "$B/bin/simfuzz-pbstore" replay -q \
+  "$B"/corpus/pbstore/*.pb "$SRC"/tests/regressions/pbstore/*.pb
+check "replay --node 1 --kinds faults shows only those events" sh -c "
+  \"$S\" --target $T replay --node 1 --kinds faults '$crash' | sed '/==simfuzz==/,\$d' |
+    grep -v ': scenario;' | grep -v ' FAIL ' > '$work/f.txt';
+  [ -s '$work/f.txt' ] && ! grep -Eq ' (send|deliver|timer|disk-write|boot) ' '$work/f.txt' &&
+  ! grep -v 'n1' '$work/f.txt' | grep -q ."
+check "replay --from/--to bound the timeline" sh -c "
+  \"$S\" --target $T replay --from 0.5 --to 800ms '$crash' | sed '/==simfuzz==/,\$d' |
+    awk '/^ *[0-9]+\\.[0-9]+s /{t=\$1+0; if (t < 0.5 || t > 0.8) { if (\$3 != \"FAIL\") bad=1 }} END {exit bad}'"
+check "replay reads text scenarios too" sh -c "
+  \"$S\" show '$crash' > '$work/crash.txt' && \"$S\" --target $T replay -q '$work/crash.txt'; [ \$? = 1 ]"
+check "replay reads raw bytes (generator) and damaged protobufs" sh -c "
+  head -c 300 /dev/urandom > '$work/raw' && \"$S\" --target pbstore replay -q '$work/raw' | grep -q 'raw bytes';
+  cp '$crash' '$work/damaged' && printf '\\062\\177' >> '$work/damaged' &&
+  \"$S\" --target pbstore replay -q '$work/damaged' | grep -q 'damaged scenario'"
+
+# ---- errors: one line, exit 2 --------------------------------------------
+for c in "replay $work/missing.pb" "replay $work" "show $work/missing" "minimize $crash" \
+         "replay --bogus $crash" "replay --kinds nonsense $crash" "sweep --seeds 9-1" \
+         "trace $crash" "encode $work/missing.txt -o $work/x.pb"; do
+  # shellcheck disable=SC2086
+  if status 2 "$S" --target $T $c && [ "$(wc -l < "$work/st.err")" = 1 ]; then
+    ok "error is one line, exit 2: $c"
+  else
+    bad "error is one line, exit 2: $c (exit $(cat "$work/st"))"; cat "$work/st.err"
+  fi
+done
+if status 2 "$S" --target nope replay "$crash" && grep -q "unknown target 'nope'" "$work/st.err"; then
+  ok "unknown target"; else bad "unknown target"; fi
+if status 2 "$S" replay "$crash" && grep -q "choose one with --target" "$work/st.err"; then
+  ok "several targets need --target"; else bad "several targets need --target"; fi
+printf 'steps { at_us: 5 heal { } }\nbogus_field: 3\n' > "$work/bad.txt"
+if status 2 "$S" --target $T replay "$work/bad.txt" && grep -q "line 2: Scenario has no field 'bogus_field'" "$work/st.err"; then
+  ok "malformed text: line and reason"; else bad "malformed text: line and reason"; cat "$work/st.err"; fi
+
+# ---- show / encode: round trip with protoc --------------------------------
+rt_ok=1
+for f in "$crash" "$B"/corpus/pbstore/*.pb "$SRC"/tests/regressions/pbstore/*.pb; do
+  "$S" show "$f" > "$work/s.txt" || rt_ok=0
+  protoc --encode=simfuzz.Scenario $P < "$work/s.txt" > "$work/p.bin" || rt_ok=0
+  "$S" encode "$work/s.txt" -o "$work/e.bin" 2>/dev/null || rt_ok=0
+  cmp -s "$work/p.bin" "$work/e.bin" || rt_ok=0
+  protoc --decode=simfuzz.Scenario $P < "$work/e.bin" > "$work/d.txt" || rt_ok=0
+  grep -v '^#' "$work/s.txt" | cmp -s - "$work/d.txt" || rt_ok=0
+done
+[ $rt_ok = 1 ] && ok "show/encode round-trip with protoc --encode/--decode" ||
+  bad "show/encode round-trip with protoc --encode/--decode"
+cp "$work/s.txt" "$work/same.txt"
+if status 2 "$S" encode "$work/same.txt" -o "$work/same.txt" && cmp -s "$work/s.txt" "$work/same.txt"; then
+  ok "encode refuses to overwrite its input"; else bad "encode refuses to overwrite its input"; fi
+
+# ---- minimize ------------------------------------------------------------
+sum_before=$(cksum < "$crash")
+"$S" --target $T minimize -q "$crash" -o "$work/min.pb" > "$work/min.log" 2>&1
+rc=$?
+if [ $rc = 0 ] && [ "$(cksum < "$crash")" = "$sum_before" ] && [ -s "$work/min.pb.txt" ] &&
+   grep -q "FAIL" "$work/min.pb.timeline.txt"; then
+  ok "minimize writes OUT, OUT.txt, OUT.timeline.txt and leaves its input alone"
+else
+  bad "minimize writes OUT, OUT.txt, OUT.timeline.txt and leaves its input alone"; cat "$work/min.log"
+fi
+steps() { "$S" show "$1" | grep -c '^steps {'; }
+before=$(steps "$crash")
+after=$(steps "$work/min.pb")
+what=$("$S" --target $T replay -q "$crash" | sed -n 's/.*-> FAILED //p')
+what_min=$("$S" --target $T replay -q "$work/min.pb" | sed -n 's/.*-> FAILED //p')
+if [ -n "$what" ] && [ "$what" = "$what_min" ] && [ "$after" -lt "$before" ]; then
+  ok "minimize keeps the failure ($what) and shrinks the steps: $before -> $after"
+else
+  bad "minimize keeps the failure ($what / $what_min), steps $before -> $after"
+fi
+if status 2 "$S" --target $T minimize "$crash" -o "$crash" && [ "$(cksum < "$crash")" = "$sum_before" ]; then
+  ok "minimize refuses to overwrite its input"; else bad "minimize refuses to overwrite its input"; fi
+if status 1 "$S" --target pbstore minimize "$B/corpus/pbstore/steady.pb" -o "$work/none.pb"; then
+  ok "minimize of a passing scenario: exit 1"; else bad "minimize of a passing scenario: exit 1"; fi
+if [ -x "$B/fuzz/${T}_fuzzer" ]; then
+  "$B/fuzz/${T}_fuzzer" "$crash" -minimize_crash=1 -runs=3000 -seed=1 -exact_artifact_path="$work/lf.pb" \
+    > "$work/lf.log" 2>&1
+  [ -s "$work/lf.pb" ] || cp "$crash" "$work/lf.pb"
+  lf=$(steps "$work/lf.pb")
+  lfb=$(wc -c < "$work/lf.pb")
+  mb=$(wc -c < "$work/min.pb")
+  if [ "$after" -lt "$lf" ] || { [ "$after" -eq "$lf" ] && [ "$mb" -lt "$lfb" ]; }; then
+    ok "simfuzz minimize beats libFuzzer -minimize_crash: $after steps/$mb bytes vs $lf steps/$lfb bytes"
+  else
+    bad "simfuzz minimize beats libFuzzer -minimize_crash: $after steps/$mb bytes vs $lf steps/$lfb bytes"
+  fi
+fi
+
+# ---- trace -------------------------------------------------------------
+if "$S" --target $T trace "$work/min.pb" --chrome "$work/t.json" --html "$work/t.html" > /dev/null &&
+   python3 -c "
+import json, sys
+d = json.load(open('$work/t.json'))['traceEvents']
+ph = [e['ph'] for e in d]
+names = [e.get('args', {}).get('name') for e in d if e['ph'] == 'M']
+assert 's' in ph and 'f' in ph and 'i' in ph and 'n0' in names, ph
+assert any(e.get('name') == 'FAIL' for e in d)
+"; then
+  ok "trace --chrome: valid JSON, a track per node, flows, instant faults, the failure"
+else
+  bad "trace --chrome: valid JSON, a track per node, flows, instant faults, the failure"
+fi
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+  dom=$(timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$work/chrome" --dump-dom "file://$work/t.html" 2>/dev/null)
+  body=$(echo "$dom" | grep -o '<body[^>]*>')
+  if echo "$body" | grep -q 'data-rendered="yes"' && ! echo "$body" | grep -q 'data-error' &&
+     echo "$dom" | grep -q 'FAILURE: '; then
+    ok "trace --html renders in headless Chromium without script errors"
+  else
+    bad "trace --html renders in headless Chromium without script errors"
+    echo "$dom" | grep -o '<body[^>]*>'
+  fi
+else
+  bad "trace --html: chromium is not installed (scripts/bootstrap.sh installs it)"
+fi
+
+# ---- check-determinism -----------------------------------------------------
+check "check-determinism: deterministic inputs, exit 0" sh -c "
+  \"$S\" --target $T check-determinism '$crash' '$work/min.pb' | grep -c 'deterministic:' | grep -q 2"
+"$B/bin/simfuzz-nondet" check-determinism "$crash" > "$work/nd.txt" 2>&1
+if [ $? = 3 ] && grep -q "MISMATCH in-process" "$work/nd.txt" && grep -q "first divergence at event" "$work/nd.txt"; then
+  ok "check-determinism catches a nondeterministic target (exit 3, first divergence)"
+else
+  bad "check-determinism catches a nondeterministic target"; cat "$work/nd.txt"
+fi
+if status 3 "$B/bin/simfuzz-nondet" replay -q "$crash"; then
+  ok "replay of a nondeterministic target: exit 3"; else bad "replay of a nondeterministic target: exit 3"; fi
+
+# ---- help ------------------------------------------------------------------
+for c in replay minimize show encode trace sweep check-determinism; do
+  if "$S" help $c | grep -q "EXIT STATUS" && "$S" $c --help | grep -q "SYNOPSIS"; then
+    ok "help $c"; else bad "help $c"; fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
