@@ -311,7 +311,7 @@ int cmd_check_determinism(int argc, char **argv) {
       rc = EXIT_NONDET;
     else
       printf("%s: deterministic: %" PRIu64 " runs in-process and 1 in a fresh process, trace "
-             "hash %016" PRIx64 ", %zu events\n",
+             "hash %016" PRIx64 ", %zu trace records\n",
              argv[i], runs, r0.hash, first.n);
     free(first.recs);
     free(first.lines);

@@ -25,24 +25,23 @@ crash=$(ls "$OUT"/crash-* | head -1)
 echo "found: $crash after $(grep -o '^#[0-9]*' "$OUT/fuzz.log" | tail -1 | tr -d '#') executions"
 grep -E "==simfuzz== (FAILURE|  )" "$OUT/fuzz.log" | head -3
 
-echo "== 2. minimizing the crash (libFuzzer -minimize_crash with the structure-aware mutator)"
-"$B/fuzz/${T}_fuzzer" "$crash" -minimize_crash=1 -runs=3000 -exact_artifact_path="$OUT/minimized.pb" \
-  > "$OUT/minimize.log" 2>&1 || true
-# keep the minimized file only if it fails the same way as the crash
-sig() { "$B/bin/simfuzz-$T" replay -q "$1" | sed -n 's/.*FAILED //p'; }
-if [ ! -s "$OUT/minimized.pb" ] || [ "$(sig "$OUT/minimized.pb")" != "$(sig "$crash")" ]; then
-  echo "(libFuzzer's minimization changed the failure; keeping the original crash)"
-  cp "$crash" "$OUT/minimized.pb"
-fi
-echo "crash: $(wc -c < "$crash") bytes -> minimized: $(wc -c < "$OUT/minimized.pb") bytes"
+echo "== 2. minimizing the crash (simfuzz minimize: same invariant, same check site)"
+S="$B/bin/simfuzz --target $T"
+$S minimize -q "$crash" -o "$OUT/minimized.pb"
 
-echo "== 3. replaying the minimized scenario"
+echo "== 3. the minimized scenario, as text"
+cat "$OUT/minimized.pb.txt"
+
+echo "== 4. replaying it: timeline of faults and connections, then the report"
 set +e
-"$B/bin/simfuzz-$T" replay "$OUT/minimized.pb"
+$S replay --kinds faults,conn "$OUT/minimized.pb"
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "replay did not fail (exit $rc)"; exit 1; }
 
-echo "== 4. the same scenario on the correct pbstore"
-"$B/bin/simfuzz-pbstore" replay "$OUT/minimized.pb"
-echo "main job done: the bug was found, minimized and replayed; files in $OUT/"
+echo "== 5. space-time diagram and Chrome trace"
+$S trace "$OUT/minimized.pb" --html "$OUT/minimized.html" --chrome "$OUT/minimized.json"
+
+echo "== 6. the same scenario on the correct pbstore"
+"$B/bin/simfuzz" --target pbstore replay -q "$OUT/minimized.pb"
+echo "main job done: the bug was found, minimized and replayed; open $OUT/minimized.html"
