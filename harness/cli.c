@@ -200,8 +200,8 @@ static int cmd_show(int argc, char **argv) {
     free(s);
     return EXIT_USAGE;
   }
-  printf("# %s: %s, %zu bytes; %" PRIu32 " steps (%" PRIu32 " faults)\n", argv[0],
-         cli_kind_name(k), bytes, s->nsteps, sf_fault_steps(s));
+  printf("# %s: %s, %zu bytes; %" PRIu32 " steps (%" PRIu32 " faults)\n", argv[0], cli_kind_name(k),
+         bytes, s->nsteps, sf_fault_steps(s));
   if (k == CLI_IN_GENERATED || k == CLI_IN_SALVAGED)
     printf("# shown as decoded: encode this text to get a scenario file that runs the same\n");
   int rc = sf_text_print(s, stdout) == 0 ? EXIT_OK : EXIT_USAGE;

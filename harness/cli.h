@@ -48,134 +48,133 @@ int cmd_sweep(int argc, char **argv);
 int cmd_minimize(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 
-#define HELP_REPLAY                                                                              \
-  "replay FILE... : run scenarios and print what happened\n\n"                                  \
-  "SYNOPSIS\n"                                                                                   \
-  "  replay [--from T] [--to T] [--node N]... [--kinds K,...] [--no-timeline] [-q] FILE...\n\n" \
-  "DESCRIPTION\n"                                                                                \
-  "  Runs each FILE on the target and prints its timeline (virtual time, node, event,\n"        \
-  "  the message as the target describes it, the fault's reason), then a summary and,\n"        \
-  "  when the run fails, the failure report: invariant, node, time, the steps executed,\n"       \
-  "  the last events and the faults that fired. FILE may be a libFuzzer or AFL++ crash\n"        \
-  "  file or a scenario in binary or text form; the format is detected. Each file is\n"          \
-  "  run twice and the trace hashes compared.\n\n"                                               \
-  "OPTIONS\n"                                                                                    \
-  "  --from T, --to T   only events in this window (T: 1.5, 1.5s, 300ms, 20us)\n"              \
-  "  --node N           only events of node N (repeatable)\n"                                   \
-  "  --kinds K,...      only these event kinds (send, deliver, drop, timer, crash, ...)\n"      \
-  "                     or groups: messages, faults, conn, disk, nodes\n"                      \
-  "  --no-timeline      summary and report only\n"                                              \
-  "  -q, --quiet        one summary line per file\n\n"                                          \
-  "EXIT STATUS\n"                                                                                \
-  "  0 no failure, 1 an invariant or liveness failure, 2 bad input or usage,\n"                 \
-  "  3 determinism mismatch (the two runs differed)\n\n"                                        \
-  "EXAMPLES\n"                                                                                   \
-  "  replay crash-4f1e...            what the fuzzer found\n"                                   \
+#define HELP_REPLAY                                                                                \
+  "replay FILE... : run scenarios and print what happened\n\n"                                     \
+  "SYNOPSIS\n"                                                                                     \
+  "  replay [--from T] [--to T] [--node N]... [--kinds K,...] [--no-timeline] [-q] FILE...\n\n"    \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs each FILE on the target and prints its timeline (virtual time, node, event,\n"           \
+  "  the message as the target describes it, the fault's reason), then a summary and,\n"           \
+  "  when the run fails, the failure report: invariant, node, time, the steps executed,\n"         \
+  "  the last events and the faults that fired. FILE may be a libFuzzer or AFL++ crash\n"          \
+  "  file or a scenario in binary or text form; the format is detected. Each file is\n"            \
+  "  run twice and the trace hashes compared.\n\n"                                                 \
+  "OPTIONS\n"                                                                                      \
+  "  --from T, --to T   only events in this window (T: 1.5, 1.5s, 300ms, 20us)\n"                  \
+  "  --node N           only events of node N (repeatable)\n"                                      \
+  "  --kinds K,...      only these event kinds (send, deliver, drop, timer, crash, ...)\n"         \
+  "                     or groups: messages, faults, conn, disk, nodes\n"                          \
+  "  --no-timeline      summary and report only\n"                                                 \
+  "  -q, --quiet        one summary line per file\n\n"                                             \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 no failure, 1 an invariant or liveness failure, 2 bad input or usage,\n"                    \
+  "  3 determinism mismatch (the two runs differed)\n\n"                                           \
+  "EXAMPLES\n"                                                                                     \
+  "  replay crash-4f1e...            what the fuzzer found\n"                                      \
   "  replay --kinds faults,conn --node 1 min.pb\n"
 
-#define HELP_MINIMIZE                                                                            \
-  "minimize FILE -o OUT : shrink a failing scenario, keeping the same failure\n\n"              \
-  "SYNOPSIS\n"                                                                                   \
-  "  minimize [--max-tries N] [-q] FILE -o OUT\n\n"                                              \
-  "DESCRIPTION\n"                                                                                \
-  "  Reduces a failing scenario at the level of scenario steps and keeps only candidates\n"      \
-  "  that fail the same way: the same invariant at the same check site (or liveness; for\n"     \
-  "  crashes of the system under test, the same signal, sanitizer error and top frame).\n"       \
-  "  Delta debugging over steps, then simplification of what remains (fewer nodes, rounder\n"    \
-  "  and fewer times, rates to 0, a shorter choice tape, fewer client operations, default\n"     \
-  "  network and disk), and a search around the result with scenario-level mutations that\n"   \
-  "  keeps only smaller scenarios failing the same way, repeated until nothing changes or\n"   \
-  "  the budget of tries is spent. Candidates run in forked children,\n"                       \
-  "  so a candidate that crashes cannot take the minimizer down. FILE is never changed.\n"       \
-  "  Writes OUT (binary, atomically), OUT.txt (text form) and OUT.timeline.txt.\n\n"            \
-  "OPTIONS\n"                                                                                    \
-  "  --max-tries N   stop after N candidate runs (default 4000)\n"                              \
-  "  -q              no progress line\n\n"                                                       \
-  "EXIT STATUS\n"                                                                                \
+#define HELP_MINIMIZE                                                                              \
+  "minimize FILE -o OUT : shrink a failing scenario, keeping the same failure\n\n"                 \
+  "SYNOPSIS\n"                                                                                     \
+  "  minimize [--max-tries N] [-q] FILE -o OUT\n\n"                                                \
+  "DESCRIPTION\n"                                                                                  \
+  "  Reduces a failing scenario at the level of scenario steps and keeps only candidates\n"        \
+  "  that fail the same way: the same invariant at the same check site (or liveness; for\n"        \
+  "  crashes of the system under test, the same signal, sanitizer error and top frame).\n"         \
+  "  Delta debugging over steps, then simplification of what remains (fewer nodes, rounder\n"      \
+  "  and fewer times, rates to 0, a shorter choice tape, fewer client operations, default\n"       \
+  "  network and disk), and a search around the result with scenario-level mutations that\n"       \
+  "  keeps only smaller scenarios failing the same way, repeated until nothing changes or\n"       \
+  "  the budget of tries is spent. Candidates run in forked children,\n"                           \
+  "  so a candidate that crashes cannot take the minimizer down. FILE is never changed.\n"         \
+  "  Writes OUT (binary, atomically), OUT.txt (text form) and OUT.timeline.txt.\n\n"               \
+  "OPTIONS\n"                                                                                      \
+  "  --max-tries N   stop after N candidate runs (default 4000)\n"                                 \
+  "  -q              no progress line\n\n"                                                         \
+  "EXIT STATUS\n"                                                                                  \
   "  0 minimized, 1 FILE does not fail (nothing to keep), 2 bad input or usage\n"
 
-#define HELP_SHOW                                                                                \
-  "show FILE : print a scenario in protobuf text format\n\n"                                     \
-  "SYNOPSIS\n"                                                                                   \
-  "  show FILE\n\n"                                                                              \
-  "DESCRIPTION\n"                                                                                \
-  "  Decodes FILE (binary, text or any crash file) as the fuzzers do and prints it in the\n"     \
-  "  text format of `protoc --decode=simfuzz.Scenario proto/scenario.proto`. Crash files\n"      \
-  "  that are not valid protobuf are shown as the scenario they decode to.\n\n"                 \
-  "EXIT STATUS\n"                                                                                \
+#define HELP_SHOW                                                                                  \
+  "show FILE : print a scenario in protobuf text format\n\n"                                       \
+  "SYNOPSIS\n"                                                                                     \
+  "  show FILE\n\n"                                                                                \
+  "DESCRIPTION\n"                                                                                  \
+  "  Decodes FILE (binary, text or any crash file) as the fuzzers do and prints it in the\n"       \
+  "  text format of `protoc --decode=simfuzz.Scenario proto/scenario.proto`. Crash files\n"        \
+  "  that are not valid protobuf are shown as the scenario they decode to.\n\n"                    \
+  "EXIT STATUS\n"                                                                                  \
   "  0 shown, 2 bad input or usage\n"
 
-#define HELP_ENCODE                                                                              \
-  "encode TEXT -o FILE : turn a text scenario into a scenario file\n\n"                          \
-  "SYNOPSIS\n"                                                                                   \
-  "  encode TEXT -o FILE\n\n"                                                                    \
-  "DESCRIPTION\n"                                                                                \
-  "  Parses TEXT (protobuf text format, as `protoc --encode=simfuzz.Scenario` reads it) and\n"   \
-  "  writes its binary encoding to FILE atomically. Refuses to overwrite TEXT.\n\n"             \
-  "EXIT STATUS\n"                                                                                \
+#define HELP_ENCODE                                                                                \
+  "encode TEXT -o FILE : turn a text scenario into a scenario file\n\n"                            \
+  "SYNOPSIS\n"                                                                                     \
+  "  encode TEXT -o FILE\n\n"                                                                      \
+  "DESCRIPTION\n"                                                                                  \
+  "  Parses TEXT (protobuf text format, as `protoc --encode=simfuzz.Scenario` reads it) and\n"     \
+  "  writes its binary encoding to FILE atomically. Refuses to overwrite TEXT.\n\n"                \
+  "EXIT STATUS\n"                                                                                  \
   "  0 written, 2 malformed text, unreadable input, unwritable output or usage\n"
 
-#define HELP_TRACE                                                                               \
-  "trace FILE : export a run as a Chrome trace or a space-time diagram\n\n"                     \
-  "SYNOPSIS\n"                                                                                   \
-  "  trace FILE [--chrome OUT.json] [--html OUT.html]\n\n"                                       \
-  "DESCRIPTION\n"                                                                                \
-  "  Runs FILE and writes:\n"                                                                    \
-  "  --chrome OUT.json  Chrome trace-event JSON (open it in Perfetto or chrome://tracing):\n"   \
-  "                     a track per node, flow arrows from each send to its delivery,\n"        \
-  "                     instant events for faults and the failure\n"                           \
-  "  --html OUT.html    one self-contained page with a space-time diagram: a line per node,\n"  \
-  "                     an arrow per message, drops, duplicates, resets, partitions, crashes\n" \
-  "                     and restarts marked, the failure highlighted; hover for details\n\n"   \
-  "EXIT STATUS\n"                                                                                \
+#define HELP_TRACE                                                                                 \
+  "trace FILE : export a run as a Chrome trace or a space-time diagram\n\n"                        \
+  "SYNOPSIS\n"                                                                                     \
+  "  trace FILE [--chrome OUT.json] [--html OUT.html]\n\n"                                         \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs FILE and writes:\n"                                                                      \
+  "  --chrome OUT.json  Chrome trace-event JSON (open it in Perfetto or chrome://tracing):\n"      \
+  "                     a track per node, flow arrows from each send to its delivery,\n"           \
+  "                     instant events for faults and the failure\n"                               \
+  "  --html OUT.html    one self-contained page with a space-time diagram: a line per node,\n"     \
+  "                     an arrow per message, drops, duplicates, resets, partitions, crashes\n"    \
+  "                     and restarts marked, the failure highlighted; hover for details\n\n"       \
+  "EXIT STATUS\n"                                                                                  \
   "  0 written (the run may fail; the export shows it), 2 bad input or usage\n"
 
-#define HELP_SWEEP                                                                               \
-  "sweep --seeds A-B : random-seed simulation\n\n"                                               \
-  "SYNOPSIS\n"                                                                                   \
-  "  sweep --seeds A-B [-o DIR] [--stop-on-first] [-v] [-q]\n\n"                                 \
-  "DESCRIPTION\n"                                                                                \
-  "  Runs the random scenario of every seed in A..B (swarm: each seed draws its own fault\n"    \
-  "  mix, network, disk and steps), the way FoundationDB-style simulators test. Prints a\n"      \
-  "  progress line and a summary; each failing seed's scenario is saved to DIR as\n"            \
-  "  <target>-seed-<N>.pb, a file every other command accepts.\n\n"                            \
-  "OPTIONS\n"                                                                                    \
-  "  -o DIR            save failures here\n"                                                     \
-  "  --stop-on-first   stop at the first failure\n"                                              \
-  "  -v                print every seed's trace hash\n"                                          \
-  "  -q                no progress line\n\n"                                                     \
-  "EXIT STATUS\n"                                                                                \
+#define HELP_SWEEP                                                                                 \
+  "sweep --seeds A-B : random-seed simulation\n\n"                                                 \
+  "SYNOPSIS\n"                                                                                     \
+  "  sweep --seeds A-B [-o DIR] [--stop-on-first] [-v] [-q]\n\n"                                   \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs the random scenario of every seed in A..B (swarm: each seed draws its own fault\n"       \
+  "  mix, network, disk and steps), the way FoundationDB-style simulators test. Prints a\n"        \
+  "  progress line and a summary; each failing seed's scenario is saved to DIR as\n"               \
+  "  <target>-seed-<N>.pb, a file every other command accepts.\n\n"                                \
+  "OPTIONS\n"                                                                                      \
+  "  -o DIR            save failures here\n"                                                       \
+  "  --stop-on-first   stop at the first failure\n"                                                \
+  "  -v                print every seed's trace hash\n"                                            \
+  "  -q                no progress line\n\n"                                                       \
+  "EXIT STATUS\n"                                                                                  \
   "  0 no failure, 1 failures found, 2 usage\n"
 
-#define HELP_CHECK                                                                               \
-  "check-determinism FILE... : check that each input replays identically\n\n"                   \
-  "SYNOPSIS\n"                                                                                   \
-  "  check-determinism [--runs N] FILE...\n\n"                                                  \
-  "DESCRIPTION\n"                                                                                \
-  "  Replays each FILE N times in this process (default 3) and once in a fresh process, and\n"  \
-  "  compares the trace hashes. On a mismatch it prints the first event where the runs\n"        \
-  "  diverge, from both runs.\n\n"                                                               \
-  "EXIT STATUS\n"                                                                                \
+#define HELP_CHECK                                                                                 \
+  "check-determinism FILE... : check that each input replays identically\n\n"                      \
+  "SYNOPSIS\n"                                                                                     \
+  "  check-determinism [--runs N] FILE...\n\n"                                                     \
+  "DESCRIPTION\n"                                                                                  \
+  "  Replays each FILE N times in this process (default 3) and once in a fresh process, and\n"     \
+  "  compares the trace hashes. On a mismatch it prints the first event where the runs\n"          \
+  "  diverge, from both runs.\n\n"                                                                 \
+  "EXIT STATUS\n"                                                                                  \
   "  0 deterministic, 3 a mismatch, 2 bad input or usage\n"
 
-#define HELP_GEN                                                                                 \
-  "gen SEED -o FILE : write the random scenario of SEED\n\n"                                    \
-  "SYNOPSIS\n"                                                                                   \
-  "  gen SEED -o FILE\n\n"                                                                       \
-  "DESCRIPTION\n"                                                                                \
-  "  Writes the scenario that `sweep` runs for SEED.\n\n"                                        \
-  "EXIT STATUS\n"                                                                                \
+#define HELP_GEN                                                                                   \
+  "gen SEED -o FILE : write the random scenario of SEED\n\n"                                       \
+  "SYNOPSIS\n"                                                                                     \
+  "  gen SEED -o FILE\n\n"                                                                         \
+  "DESCRIPTION\n"                                                                                  \
+  "  Writes the scenario that `sweep` runs for SEED.\n\n"                                          \
+  "EXIT STATUS\n"                                                                                  \
   "  0 written, 2 usage or unwritable output\n"
 
-#define HELP_FEATURES                                                                            \
-  "features FILE... : count the abstract states a corpus reaches\n\n"                           \
-  "SYNOPSIS\n"                                                                                   \
-  "  features FILE...\n\n"                                                                       \
-  "DESCRIPTION\n"                                                                                \
-  "  Runs every FILE and prints how many distinct feedback features (fault x message kind x\n"  \
+#define HELP_FEATURES                                                                              \
+  "features FILE... : count the abstract states a corpus reaches\n\n"                              \
+  "SYNOPSIS\n"                                                                                     \
+  "  features FILE...\n\n"                                                                         \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs every FILE and prints how many distinct feedback features (fault x message kind x\n"     \
   "  role, event pairs, role transitions, role vectors) they reach together.\n"
 
-#define HELP_TARGETS                                                                             \
-  "targets : list the targets built into this binary\n"
+#define HELP_TARGETS "targets : list the targets built into this binary\n"
 
 #endif

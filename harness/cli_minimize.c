@@ -5,8 +5,8 @@
 #include "textpb.h"
 
 #include <inttypes.h>
-#include <stddef.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +37,12 @@ static void crash_sig(const char *err, int signo, char *sig, size_t cap) {
     const char *sp2 = sp ? memchr(sp + 1, ' ', (size_t)(e + n - sp - 1)) : NULL;
     size_t tl = sp2 ? (size_t)(sp2 - e) : n;
     snprintf(type, sizeof type, "%.*s", (int)(tl < sizeof type - 1 ? tl : sizeof type - 1), e);
+  }
+  const char *ub = strstr(err, "SUMMARY: UndefinedBehaviorSanitizer: ");
+  if (!e && ub) { /* UBSan without a stack: its summary names kind and place */
+    ub += 37;
+    size_t n = strcspn(ub, "\n");
+    snprintf(type, sizeof type, "UBSan %.*s", (int)(n < 100 ? n : 100), ub);
   }
   const char *f = strstr(err, "#0 ");
   if (f) {
@@ -73,9 +79,8 @@ static void run_child(const sf_scenario *s, outcome *o) {
     if (r.failed && r.failure.is_liveness)
       snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " liveness\n", r.stats.events);
     else if (r.failed)
-      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " invariant %s at %s:%d\n",
-               r.stats.events, r.failure.name, r.failure.file ? r.failure.file : "?",
-               r.failure.line);
+      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " invariant %s at %s:%d\n", r.stats.events,
+               r.failure.name, r.failure.file ? r.failure.file : "?", r.failure.line);
     else
       snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " ok\n", r.stats.events);
     ssize_t w = write(2, line, strlen(line));
@@ -116,8 +121,8 @@ static int keeps(minimizer *m, sf_scenario *c, outcome *o) {
   sf_normalize(c);
   run_child(c, o);
   if (!m->quiet && (m->tries % 20 == 0))
-    fprintf(stderr, "\rminimize: %" PRIu64 " tries, %" PRIu32 " -> %" PRIu32 " steps   ",
-            m->tries, m->steps0, c->nsteps);
+    fprintf(stderr, "\rminimize: %" PRIu64 " tries, %" PRIu32 " -> %" PRIu32 " steps   ", m->tries,
+            m->steps0, c->nsteps);
   return !strcmp(o->sig, m->want);
 }
 
@@ -153,15 +158,15 @@ static int same(const sf_scenario *a, const sf_scenario *b) {
 }
 
 /* Try one modified copy; keep it if it still fails the same way. */
-#define TRY(m, s, c, edit)                                                                       \
-  do {                                                                                           \
-    outcome o_;                                                                                  \
-    *(c) = *(s);                                                                                 \
-    edit;                                                                                        \
-    if (!same((c), (s)) && keeps((m), (c), &o_)) {                                 \
-      *(s) = *(c);                                                                               \
-      changed = 1;                                                                               \
-    }                                                                                            \
+#define TRY(m, s, c, edit)                                                                         \
+  do {                                                                                             \
+    outcome o_;                                                                                    \
+    *(c) = *(s);                                                                                   \
+    edit;                                                                                          \
+    if (!same((c), (s)) && keeps((m), (c), &o_)) {                                                 \
+      *(s) = *(c);                                                                                 \
+      changed = 1;                                                                                 \
+    }                                                                                              \
   } while (0)
 
 static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
@@ -194,9 +199,7 @@ static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
       TRY(m, s, c, c->steps[i].mask_b = 0);
       TRY(m, s, c, c->steps[i].mask_a &= c->steps[i].mask_a & (0 - c->steps[i].mask_a));
       break;
-    case SF_STEP_RESET:
-      TRY(m, s, c, c->steps[i].flag = 1);
-      break;
+    case SF_STEP_RESET: TRY(m, s, c, c->steps[i].flag = 1); break;
     case SF_STEP_CLOCK:
       TRY(m, s, c, c->steps[i].offset_us = 0);
       TRY(m, s, c, c->steps[i].drift_ppm = 0);
@@ -206,11 +209,8 @@ static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
       TRY(m, s, c, memset(&c->steps[i].disk, 0, sizeof c->steps[i].disk));
       TRY(m, s, c, c->steps[i].k = 0);
       break;
-    case SF_STEP_LIVENESS:
-      TRY(m, s, c, c->steps[i].count = SF_DEFAULT_LIVENESS_MS);
-      break;
-    default:
-      break;
+    case SF_STEP_LIVENESS: TRY(m, s, c, c->steps[i].count = SF_DEFAULT_LIVENESS_MS); break;
+    default: break;
     }
     if (i < s->nsteps && s->steps[i].at_us) /* as early as possible */
       TRY(m, s, c, c->steps[i].at_us = 0);
@@ -258,14 +258,15 @@ static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
   }
   /* node numbers are taken modulo the node count: write them that way */
   uint32_t n = (uint32_t)sf_nodes_for(cli_target, s);
-  TRY(m, s, c, for (uint32_t i = 0; i < c->nsteps; i++) {
-    c->steps[i].node %= n;
-    c->steps[i].peer %= n;
-    for (unsigned g = 0; g < c->steps[i].ngroups; g++)
-      c->steps[i].group[g] = (uint8_t)(g < n ? c->steps[i].group[g] : 0);
-    if (c->steps[i].ngroups > n)
-      c->steps[i].ngroups = (uint8_t)n;
-  });
+  TRY(
+      m, s, c, for (uint32_t i = 0; i < c->nsteps; i++) {
+        c->steps[i].node %= n;
+        c->steps[i].peer %= n;
+        for (unsigned g = 0; g < c->steps[i].ngroups; g++)
+          c->steps[i].group[g] = (uint8_t)(g < n ? c->steps[i].group[g] : 0);
+        if (c->steps[i].ngroups > n)
+          c->steps[i].ngroups = (uint8_t)n;
+      });
   TRY(m, s, c, c->tape_len = 0);
   while (s->tape_len > 1 && m->tries < m->max_tries) {
     uint32_t before = s->tape_len;
@@ -275,8 +276,8 @@ static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
   }
   TRY(m, s, c, c->seed = 0);
   TRY(m, s, c, c->has_net = 0);
-  TRY(m, s, c, (c->net.loss_ppm = 0, c->net.dup_ppm = 0, c->net.reorder_ppm = 0,
-                c->net.corrupt_ppm = 0));
+  TRY(m, s, c,
+      (c->net.loss_ppm = 0, c->net.dup_ppm = 0, c->net.reorder_ppm = 0, c->net.corrupt_ppm = 0));
   TRY(m, s, c, c->has_disk = 0);
   TRY(m, s, c, memset(&c->swarm, 0, sizeof c->swarm));
   TRY(m, s, c, (c->fp_enable_ppm = 0, c->fp_fire_ppm = 0));
@@ -400,8 +401,8 @@ int cmd_minimize(int argc, char **argv) {
   if (!o0.sig[0]) {
     free(s);
     free(c);
-    fprintf(stderr, "%s: minimize: %s does not fail on target %s: nothing to keep\n", cli_prog,
-            in, cli_target->name);
+    fprintf(stderr, "%s: minimize: %s does not fail on target %s: nothing to keep\n", cli_prog, in,
+            cli_target->name);
     return EXIT_FAILED;
   }
   m.want = o0.sig;

@@ -19,7 +19,9 @@ typedef struct {
   uint64_t shown;
 } timeline;
 
-static uint64_t bit(unsigned k) { return 1ull << k; }
+static uint64_t bit(unsigned k) {
+  return 1ull << k;
+}
 
 static uint64_t group_kinds(const char *g) {
   if (!strcmp(g, "messages"))
@@ -213,9 +215,9 @@ static void record(void *ctx, const sim_world *w, const sim_trace_rec *r, const 
 }
 
 static int same_rec(const sim_trace_rec *a, const sim_trace_rec *b) {
-  return a->time == b->time && a->kind == b->kind && a->reason == b->reason &&
-         a->node == b->node && a->peer == b->peer && a->msg_kind == b->msg_kind &&
-         a->len == b->len && a->a == b->a && a->b == b->b && a->prefix_len == b->prefix_len &&
+  return a->time == b->time && a->kind == b->kind && a->reason == b->reason && a->node == b->node &&
+         a->peer == b->peer && a->msg_kind == b->msg_kind && a->len == b->len && a->a == b->a &&
+         a->b == b->b && a->prefix_len == b->prefix_len &&
          !memcmp(a->prefix, b->prefix, a->prefix_len);
 }
 

@@ -75,19 +75,35 @@ static const char *detail(const ev *e) {
 
 static int is_fault(unsigned k) {
   switch (k) {
-  case SIM_EV_DROP: case SIM_EV_DUP: case SIM_EV_CORRUPT: case SIM_EV_REORDER:
-  case SIM_EV_HOLD: case SIM_EV_RELEASE: case SIM_EV_CRASH: case SIM_EV_RESTART:
-  case SIM_EV_PAUSE: case SIM_EV_RESUME: case SIM_EV_PARTITION: case SIM_EV_HEAL:
-  case SIM_EV_LINK: case SIM_EV_CONN_RESET: case SIM_EV_CONN_TIMEOUT: case SIM_EV_CONN_REFUSED:
-  case SIM_EV_CONN_STALL: case SIM_EV_DISK_EIO: case SIM_EV_DISK_LOST: case SIM_EV_CLOCK:
-  case SIM_EV_FAULTPOINT: case SIM_EV_FAIL:
-    return 1;
-  default:
-    return 0;
+  case SIM_EV_DROP:
+  case SIM_EV_DUP:
+  case SIM_EV_CORRUPT:
+  case SIM_EV_REORDER:
+  case SIM_EV_HOLD:
+  case SIM_EV_RELEASE:
+  case SIM_EV_CRASH:
+  case SIM_EV_RESTART:
+  case SIM_EV_PAUSE:
+  case SIM_EV_RESUME:
+  case SIM_EV_PARTITION:
+  case SIM_EV_HEAL:
+  case SIM_EV_LINK:
+  case SIM_EV_CONN_RESET:
+  case SIM_EV_CONN_TIMEOUT:
+  case SIM_EV_CONN_REFUSED:
+  case SIM_EV_CONN_STALL:
+  case SIM_EV_DISK_EIO:
+  case SIM_EV_DISK_LOST:
+  case SIM_EV_CLOCK:
+  case SIM_EV_FAULTPOINT:
+  case SIM_EV_FAIL: return 1;
+  default: return 0;
   }
 }
 
-static double us(uint64_t ns) { return (double)ns / 1000.0; } /* export formatting only */
+static double us(uint64_t ns) {
+  return (double)ns / 1000.0;
+} /* export formatting only */
 
 static int write_chrome(const char *path, const evlist *l, int nodes, const sf_result *r) {
   char tmp[4300];
@@ -99,19 +115,26 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
   fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"target\":\"");
   json_str(f, cli_target->name);
   fprintf(f, "\",\"trace_hash\":\"%016" PRIx64 "\"},\"traceEvents\":[\n", r->hash);
-  fprintf(f, "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"simfuzz %s\"}}",
+  fprintf(f,
+          "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"simfuzz %s\"}}",
           cli_target->name);
   for (int i = 0; i < nodes; i++)
-    fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"n%d\"}}",
+    fprintf(f,
+            ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"n%"
+            "d\"}}",
             i + 1, i);
-  fprintf(f, ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"world\"}}",
+  fprintf(f,
+          ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":"
+          "\"world\"}}",
           nodes + 1);
   for (size_t i = 0; i < l->n; i++) {
     const sim_trace_rec *x = &l->v[i].r;
     int tid = x->node >= 0 && x->node < nodes ? x->node + 1 : nodes + 1;
     const char *kind = sim_ev_name(x->kind);
     if (is_fault(x->kind)) {
-      fprintf(f, ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"fault\",\"name\":\"",
+      fprintf(f,
+              ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"fault\","
+              "\"name\":\"",
               x->kind == SIM_EV_FAIL || x->node < 0 ? "g" : "t", tid, us(x->time));
       json_str(f, kind);
       fprintf(f, "\",\"args\":{\"detail\":\"");
@@ -119,9 +142,12 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
       fprintf(f, "\"}}");
       continue;
     }
-    fprintf(f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":1,\"cat\":\"%s\",\"name\":\"",
-            tid, us(x->time), x->kind == SIM_EV_SEND || x->kind == SIM_EV_DELIVER ||
-                                      x->kind == SIM_EV_CONN_DATA ? "message" : "event");
+    fprintf(
+        f, ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":1,\"cat\":\"%s\",\"name\":\"",
+        tid, us(x->time),
+        x->kind == SIM_EV_SEND || x->kind == SIM_EV_DELIVER || x->kind == SIM_EV_CONN_DATA
+            ? "message"
+            : "event");
     json_str(f, kind);
     fprintf(f, "\",\"args\":{\"detail\":\"");
     json_str(f, detail(&l->v[i]));
@@ -130,10 +156,14 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
      * CONN_DATA b = id) */
     uint64_t id = x->kind == SIM_EV_CONN_DATA ? x->b : x->a;
     if (x->kind == SIM_EV_SEND)
-      fprintf(f, ",\n{\"ph\":\"s\",\"id\":%" PRIu64 ",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"message\",\"name\":\"message\"}",
+      fprintf(f,
+              ",\n{\"ph\":\"s\",\"id\":%" PRIu64
+              ",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"message\",\"name\":\"message\"}",
               id, tid, us(x->time));
     else if (x->kind == SIM_EV_DELIVER || x->kind == SIM_EV_CONN_DATA)
-      fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64 ",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"message\",\"name\":\"message\"}",
+      fprintf(f,
+              ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%" PRIu64
+              ",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"message\",\"name\":\"message\"}",
               id, tid, us(x->time));
   }
   fprintf(f, "\n]}\n");
@@ -163,7 +193,8 @@ static int write_html(const char *path, const char *input, const evlist *l, int 
           r->hash, l->dropped, r->failed);
   if (r->failed) {
     char fl[600];
-    snprintf(fl, sizeof fl, "%s '%s'%s at t=%.6fs: %s", r->failure.is_liveness ? "liveness" : "invariant",
+    snprintf(fl, sizeof fl, "%s '%s'%s at t=%.6fs: %s",
+             r->failure.is_liveness ? "liveness" : "invariant",
              r->failure.name ? r->failure.name : "?", "", (double)r->failure.time / 1e9,
              r->failure.message);
     fprintf(f, "\"failure\":\"");

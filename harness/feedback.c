@@ -16,20 +16,19 @@
 /* Two-level switch (64 x 64): 4096 distinct blocks, each with its own
  * side-effect-free barrier, while SanitizerCoverage's switch tracing
  * compares against 64 + 64 case values per call instead of 4096. */
-#define IN1(o, i)                                                                          \
-  case (i):                                                                                \
-    __asm__ volatile("" : : "r"((unsigned)((o) * 64 + (i))));                              \
+#define IN1(o, i)                                                                                  \
+  case (i):                                                                                        \
+    __asm__ volatile("" : : "r"((unsigned)((o)*64 + (i))));                                        \
     break;
 #define IN4(o, i) IN1(o, i) IN1(o, (i) + 1) IN1(o, (i) + 2) IN1(o, (i) + 3)
 #define IN16(o, i) IN4(o, i) IN4(o, (i) + 4) IN4(o, (i) + 8) IN4(o, (i) + 12)
 #define IN64(o) IN16(o, 0) IN16(o, 16) IN16(o, 32) IN16(o, 48)
-#define OUT1(o)                                                                            \
-  case (o):                                                                                \
-    switch (lo) {                                                                          \
-      IN64(o)                                                                              \
-    default:                                                                               \
-      break;                                                                               \
-    }                                                                                      \
+#define OUT1(o)                                                                                    \
+  case (o):                                                                                        \
+    switch (lo) {                                                                                  \
+      IN64(o)                                                                                      \
+    default: break;                                                                                \
+    }                                                                                              \
     break;
 #define OUT4(o) OUT1(o) OUT1((o) + 1) OUT1((o) + 2) OUT1((o) + 3)
 #define OUT16(o) OUT4(o) OUT4((o) + 4) OUT4((o) + 8) OUT4((o) + 12)
@@ -41,7 +40,6 @@ SF_NOOPT void sf_feedback_path(uint32_t b) {
     OUT16(16)
     OUT16(32)
     OUT16(48)
-  default:
-    break;
+  default: break;
   }
 }

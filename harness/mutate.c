@@ -17,10 +17,14 @@ static uint64_t next(rng *r) {
   return z ^ (z >> 31);
 }
 
-static uint32_t below(rng *r, uint32_t n) { return n ? (uint32_t)(next(r) % n) : 0; }
+static uint32_t below(rng *r, uint32_t n) {
+  return n ? (uint32_t)(next(r) % n) : 0;
+}
 
 static const uint32_t rates[] = {0, 1000, 10000, 50000, 100000, 300000, 1000000};
-static uint32_t rate(rng *r) { return rates[below(r, sizeof rates / sizeof rates[0])]; }
+static uint32_t rate(rng *r) {
+  return rates[below(r, sizeof rates / sizeof rates[0])];
+}
 
 static uint64_t max_time(const sf_scenario *s) {
   return s->nsteps ? s->steps[s->nsteps - 1].at_us : 0;
@@ -59,9 +63,7 @@ static void random_params(rng *r, sf_step *st) {
     st->flag = below(r, 4) == 0;
     random_net(r, &st->net);
     break;
-  case SF_STEP_DELIVER:
-    st->k = below(r, 4);
-    break;
+  case SF_STEP_DELIVER: st->k = below(r, 4); break;
   case SF_STEP_CLOCK:
     st->offset_us = (int64_t)below(r, 2000001) - 1000000;
     st->drift_ppm = (int32_t)below(r, 200001) - 100000;
@@ -88,11 +90,8 @@ static void random_params(rng *r, sf_step *st) {
     st->count = 1 + below(r, 8);
     st->interval_us = below(r, 4) ? below(r, 50000) : 0;
     break;
-  case SF_STEP_LIVENESS:
-    st->count = 1000 + below(r, 20000);
-    break;
-  default:
-    break;
+  case SF_STEP_LIVENESS: st->count = 1000 + below(r, 20000); break;
+  default: break;
   }
 }
 
@@ -112,9 +111,9 @@ static void random_step(rng *r, const sf_scenario *s, sf_step *st) {
 static void retime(rng *r, sf_step *st) {
   int64_t d;
   switch (below(r, 3)) {
-  case 0: d = (int64_t)below(r, 2001) - 1000; break;          /* +-1 ms */
-  case 1: d = (int64_t)below(r, 200001) - 100000; break;      /* +-100 ms */
-  default: d = (int64_t)below(r, 4000001) - 2000000; break;   /* +-2 s */
+  case 0: d = (int64_t)below(r, 2001) - 1000; break;        /* +-1 ms */
+  case 1: d = (int64_t)below(r, 200001) - 100000; break;    /* +-100 ms */
+  default: d = (int64_t)below(r, 4000001) - 2000000; break; /* +-2 s */
   }
   int64_t t = (int64_t)st->at_us + d;
   st->at_us = t < 0 ? 0 : (uint64_t)t;
@@ -123,15 +122,9 @@ static void retime(rng *r, sf_step *st) {
 /* Tweak one parameter of a step, keeping its kind. */
 static void tweak(rng *r, sf_step *st) {
   switch (below(r, 4)) {
-  case 0:
-    st->node = below(r, 8);
-    break;
-  case 1:
-    st->peer = below(r, 8);
-    break;
-  case 2:
-    retime(r, st);
-    break;
+  case 0: st->node = below(r, 8); break;
+  case 1: st->peer = below(r, 8); break;
+  case 2: retime(r, st); break;
   default: {
     sf_step fresh = *st;
     random_params(r, &fresh);
@@ -152,9 +145,7 @@ static void mutate_tape(rng *r, sf_scenario *s) {
       s->tape[s->tape_len++] = (uint8_t)next(r);
     break;
   }
-  case 1: /* shrink */
-    s->tape_len = s->tape_len ? below(r, s->tape_len) : 0;
-    break;
+  case 1: /* shrink */ s->tape_len = s->tape_len ? below(r, s->tape_len) : 0; break;
   default: /* overwrite a few bytes with extremes or random values */
   {
     if (!s->tape_len) { /* start a tape: every byte defined */
@@ -229,9 +220,7 @@ static void one_mutation(rng *r, sf_scenario *s) {
       s->swarm.loss_pct = below(r, 2) ? 0 : 25 * (1 + below(r, 16));
     break;
   case 12:
-  case 13: /* choice tape */
-    mutate_tape(r, s);
-    break;
+  case 13: /* choice tape */ mutate_tape(r, s); break;
   case 14: /* run knobs */
     switch (below(r, 5)) {
     case 0: s->seed = next(r); break;

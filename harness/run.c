@@ -29,8 +29,8 @@ struct run_state {
   void *ctx;
   sim_world *w;
   int n;
-  uint64_t all; /* mask of existing nodes */
-  int steps_closed; /* a liveness step ran: later steps are ignored */
+  uint64_t all;           /* mask of existing nodes */
+  int steps_closed;       /* a liveness step ran: later steps are ignored */
   uint64_t live_deadline; /* absolute deadline of the liveness window */
   uint32_t steps_run, fault_steps_run, ops_run, op_seq;
   uint32_t nexec; /* execution log: the first execution of each step */
@@ -150,17 +150,15 @@ static int is_fault_record(unsigned k) {
   case SIM_EV_DISK_EIO:
   case SIM_EV_DISK_LOST:
   case SIM_EV_CLOCK:
-  case SIM_EV_FAULTPOINT:
-    return 1;
-  default:
-    return 0;
+  case SIM_EV_FAULTPOINT: return 1;
+  default: return 0;
   }
 }
 
 /* Records that take part in the ordered-pair features. */
 static int is_protocol_record(unsigned k) {
-  return k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA || k == SIM_EV_BOOT ||
-         k == SIM_EV_CONN_UP || k == SIM_EV_CONN_ACCEPT || k == SIM_EV_CONN_CLOSE;
+  return k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA || k == SIM_EV_BOOT || k == SIM_EV_CONN_UP ||
+         k == SIM_EV_CONN_ACCEPT || k == SIM_EV_CONN_CLOSE;
 }
 
 static void fb_trace(run_state *rs, const sim_trace_rec *r) {
@@ -310,12 +308,8 @@ static void run_step(sim_world *w, void *arg) {
       sim_partition(w, ma, mb, st->flag);
     break;
   }
-  case SF_STEP_HEAL:
-    sim_heal(w);
-    break;
-  case SF_STEP_ISOLATE:
-    sim_isolate(w, a);
-    break;
+  case SF_STEP_HEAL: sim_heal(w); break;
+  case SF_STEP_ISOLATE: sim_isolate(w, a); break;
   case SF_STEP_SPLIT: {
     uint8_t g[SIM_MAX_NODES] = {0};
     for (int i = 0; i < n && i < st->ngroups; i++)
@@ -323,9 +317,7 @@ static void run_step(sim_world *w, void *arg) {
     sim_split(w, g);
     break;
   }
-  case SF_STEP_RESET:
-    sim_reset_conns(w, a, st->flag || a == b ? -1 : b);
-    break;
+  case SF_STEP_RESET: sim_reset_conns(w, a, st->flag || a == b ? -1 : b); break;
   case SF_STEP_LINK: {
     sim_link_params p;
     to_link(rs->s, &st->net, &p);
@@ -335,27 +327,13 @@ static void run_step(sim_world *w, void *arg) {
       sim_link_set(w, a, b, &p);
     break;
   }
-  case SF_STEP_HOLD:
-    sim_link_hold(w, a, b);
-    break;
-  case SF_STEP_RELEASE:
-    sim_link_release(w, a, b);
-    break;
-  case SF_STEP_DELIVER:
-    sim_link_deliver_kth(w, a, b, st->k);
-    break;
-  case SF_STEP_CRASH:
-    sim_node_crash(w, a);
-    break;
-  case SF_STEP_RESTART:
-    sim_node_restart(w, a);
-    break;
-  case SF_STEP_PAUSE:
-    sim_node_pause(w, a);
-    break;
-  case SF_STEP_RESUME:
-    sim_node_resume(w, a);
-    break;
+  case SF_STEP_HOLD: sim_link_hold(w, a, b); break;
+  case SF_STEP_RELEASE: sim_link_release(w, a, b); break;
+  case SF_STEP_DELIVER: sim_link_deliver_kth(w, a, b, st->k); break;
+  case SF_STEP_CRASH: sim_node_crash(w, a); break;
+  case SF_STEP_RESTART: sim_node_restart(w, a); break;
+  case SF_STEP_PAUSE: sim_node_pause(w, a); break;
+  case SF_STEP_RESUME: sim_node_resume(w, a); break;
   case SF_STEP_CLOCK:
     if (st->offset_us)
       sim_clock_set_offset(w, a, st->offset_us * 1000);
@@ -393,8 +371,7 @@ static void run_step(sim_world *w, void *arg) {
       sim_require_liveness(w, (uint64_t)ms * SIM_NS_PER_MS);
     }
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -560,7 +537,9 @@ void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len) {
   sf_run_input(t, data, len, &o, NULL);
 }
 
-int sf_feedback_enabled(void) { return SF_FEEDBACK; }
+int sf_feedback_enabled(void) {
+  return SF_FEEDBACK;
+}
 
 void sf_driver_init(void) {
 #if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
@@ -620,8 +599,8 @@ static void print_last_events(sim_world *w, FILE *f, int lines) {
   free(recs);
 }
 
-void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r,
-                     sim_world *w, FILE *f, const char *input, int last) {
+void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r, sim_world *w,
+                     FILE *f, const char *input, int last) {
   const sim_failure *fl = &r->failure;
   uint64_t secs = fl->time / SIM_NS_PER_S, us = fl->time % SIM_NS_PER_S / 1000;
   fprintf(f, "==simfuzz== FAILURE in target %s: %s '%s'", t->name,
@@ -652,8 +631,7 @@ void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *
           "==simfuzz== scenario: %d nodes, %" PRIu32 " steps (%" PRIu32 " faults), %" PRIu32
           " choice bytes, seed %" PRIu64 "; trace hash %016" PRIx64 "\n",
           r->nodes, s->nsteps, sf_fault_steps(s), s->tape_len, s->seed, r->hash);
-  fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name,
-          input ? input : "<crash-file>");
+  fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name, input ? input : "<crash-file>");
 }
 
 /* Abort mode: print the report, re-run the same scenario in a fresh world

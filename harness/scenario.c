@@ -10,15 +10,24 @@
 /* ---- names ------------------------------------------------------------ */
 
 static const char *const step_names[SF_STEP__COUNT] = {
-    [SF_STEP_PARTITION] = "partition", [SF_STEP_HEAL] = "heal",
-    [SF_STEP_ISOLATE] = "isolate",     [SF_STEP_SPLIT] = "split",
-    [SF_STEP_RESET] = "reset",         [SF_STEP_LINK] = "link",
-    [SF_STEP_HOLD] = "hold",           [SF_STEP_RELEASE] = "release",
-    [SF_STEP_DELIVER] = "deliver",     [SF_STEP_CRASH] = "crash",
-    [SF_STEP_RESTART] = "restart",     [SF_STEP_PAUSE] = "pause",
-    [SF_STEP_RESUME] = "resume",       [SF_STEP_CLOCK] = "clock",
-    [SF_STEP_DISK] = "disk",           [SF_STEP_FAULTPOINT] = "faultpoint",
-    [SF_STEP_OP] = "op",               [SF_STEP_LIVENESS] = "liveness",
+    [SF_STEP_PARTITION] = "partition",
+    [SF_STEP_HEAL] = "heal",
+    [SF_STEP_ISOLATE] = "isolate",
+    [SF_STEP_SPLIT] = "split",
+    [SF_STEP_RESET] = "reset",
+    [SF_STEP_LINK] = "link",
+    [SF_STEP_HOLD] = "hold",
+    [SF_STEP_RELEASE] = "release",
+    [SF_STEP_DELIVER] = "deliver",
+    [SF_STEP_CRASH] = "crash",
+    [SF_STEP_RESTART] = "restart",
+    [SF_STEP_PAUSE] = "pause",
+    [SF_STEP_RESUME] = "resume",
+    [SF_STEP_CLOCK] = "clock",
+    [SF_STEP_DISK] = "disk",
+    [SF_STEP_FAULTPOINT] = "faultpoint",
+    [SF_STEP_OP] = "op",
+    [SF_STEP_LIVENESS] = "liveness",
 };
 
 const char *sf_step_name(unsigned kind) {
@@ -59,8 +68,7 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
   case SF_STEP_CRASH:
   case SF_STEP_RESTART:
   case SF_STEP_PAUSE:
-  case SF_STEP_RESUME:
-    return snprintf(buf, cap, "%s n%d", sf_step_name(st->kind), a);
+  case SF_STEP_RESUME: return snprintf(buf, cap, "%s n%d", sf_step_name(st->kind), a);
   case SF_STEP_SPLIT: {
     int k = snprintf(buf, cap, "split groups");
     for (int i = 0; i < n && k >= 0 && (size_t)k < cap; i++)
@@ -72,14 +80,12 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
       return snprintf(buf, cap, "reset all connections of n%d", a);
     return snprintf(buf, cap, "reset n%d<->n%d", a, b);
   case SF_STEP_LINK:
-    return snprintf(buf, cap,
-                    "link %s%d%s%d loss=%u dup=%u reorder=%u corrupt=%u ppm, latency %u-%u us",
-                    st->flag ? "(all) n" : "n", a, "->n", b, st->net.loss_ppm, st->net.dup_ppm,
-                    st->net.reorder_ppm, st->net.corrupt_ppm, st->net.latency_min_us,
-                    st->net.latency_max_us);
+    return snprintf(
+        buf, cap, "link %s%d%s%d loss=%u dup=%u reorder=%u corrupt=%u ppm, latency %u-%u us",
+        st->flag ? "(all) n" : "n", a, "->n", b, st->net.loss_ppm, st->net.dup_ppm,
+        st->net.reorder_ppm, st->net.corrupt_ppm, st->net.latency_min_us, st->net.latency_max_us);
   case SF_STEP_HOLD:
-  case SF_STEP_RELEASE:
-    return snprintf(buf, cap, "%s n%d->n%d", sf_step_name(st->kind), a, b);
+  case SF_STEP_RELEASE: return snprintf(buf, cap, "%s n%d->n%d", sf_step_name(st->kind), a, b);
   case SF_STEP_DELIVER:
     return snprintf(buf, cap, "deliver message #%u pending on n%d->n%d now", st->k, a, b);
   case SF_STEP_CLOCK:
@@ -88,9 +94,11 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
   case SF_STEP_DISK:
     return snprintf(buf, cap, "disk n%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s", a,
                     st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
-                    st->disk.write_eio_ppm, st->disk.sync_eio_ppm,
-                    st->k ? ", fail the next " : "",
-                    st->k == 1 ? "read" : st->k == 2 ? "write" : st->k == 3 ? "sync" : "");
+                    st->disk.write_eio_ppm, st->disk.sync_eio_ppm, st->k ? ", fail the next " : "",
+                    st->k == 1   ? "read"
+                    : st->k == 2 ? "write"
+                    : st->k == 3 ? "sync"
+                                 : "");
   case SF_STEP_FAULTPOINT:
     if (st->flag)
       return snprintf(buf, cap, "faultpoint site %u off", st->k);
@@ -101,8 +109,7 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
                     st->interval_us);
   case SF_STEP_LIVENESS:
     return snprintf(buf, cap, "heal everything; require liveness within %u ms", st->count);
-  default:
-    return snprintf(buf, cap, "%s", sf_step_name(st->kind));
+  default: return snprintf(buf, cap, "%s", sf_step_name(st->kind));
   }
 }
 
@@ -110,30 +117,20 @@ sf_fault_kind sf_step_fault(unsigned kind) {
   switch (kind) {
   case SF_STEP_PARTITION:
   case SF_STEP_ISOLATE:
-  case SF_STEP_SPLIT:
-    return SF_FAULT_PARTITION;
-  case SF_STEP_RESET:
-    return SF_FAULT_RESET;
-  case SF_STEP_LINK:
-    return SF_FAULT_LOSS;
+  case SF_STEP_SPLIT: return SF_FAULT_PARTITION;
+  case SF_STEP_RESET: return SF_FAULT_RESET;
+  case SF_STEP_LINK: return SF_FAULT_LOSS;
   case SF_STEP_HOLD:
   case SF_STEP_RELEASE:
-  case SF_STEP_DELIVER:
-    return SF_FAULT_HOLD;
+  case SF_STEP_DELIVER: return SF_FAULT_HOLD;
   case SF_STEP_CRASH:
-  case SF_STEP_RESTART:
-    return SF_FAULT_CRASH;
+  case SF_STEP_RESTART: return SF_FAULT_CRASH;
   case SF_STEP_PAUSE:
-  case SF_STEP_RESUME:
-    return SF_FAULT_PAUSE;
-  case SF_STEP_CLOCK:
-    return SF_FAULT_CLOCK;
-  case SF_STEP_DISK:
-    return SF_FAULT_DISK;
-  case SF_STEP_FAULTPOINT:
-    return SF_FAULT_FAULTPOINT;
-  default:
-    return (sf_fault_kind)0;
+  case SF_STEP_RESUME: return SF_FAULT_PAUSE;
+  case SF_STEP_CLOCK: return SF_FAULT_CLOCK;
+  case SF_STEP_DISK: return SF_FAULT_DISK;
+  case SF_STEP_FAULTPOINT: return SF_FAULT_FAULTPOINT;
+  default: return (sf_fault_kind)0;
   }
 }
 
@@ -155,9 +152,13 @@ void sf_scenario_init(sf_scenario *s) {
 
 /* ---- normalisation ------------------------------------------------------ */
 
-static uint32_t clamp32(uint64_t v, uint32_t hi) { return v > hi ? hi : (uint32_t)v; }
+static uint32_t clamp32(uint64_t v, uint32_t hi) {
+  return v > hi ? hi : (uint32_t)v;
+}
 
-static int64_t clamp_s64(int64_t v, int64_t lim) { return v > lim ? lim : v < -lim ? -lim : v; }
+static int64_t clamp_s64(int64_t v, int64_t lim) {
+  return v > lim ? lim : v < -lim ? -lim : v;
+}
 
 static void norm_net(sf_net *n) {
   n->latency_min_us = clamp32(n->latency_min_us, SF_MAX_LATENCY_US);
@@ -198,15 +199,12 @@ static int norm_step(const sf_step *in, sf_step *o) {
     o->mask_b = in->mask_b;
     o->flag = in->flag ? 1 : 0;
     break;
-  case SF_STEP_HEAL:
-    break;
+  case SF_STEP_HEAL: break;
   case SF_STEP_ISOLATE:
   case SF_STEP_CRASH:
   case SF_STEP_RESTART:
   case SF_STEP_PAUSE:
-  case SF_STEP_RESUME:
-    o->node = node;
-    break;
+  case SF_STEP_RESUME: o->node = node; break;
   case SF_STEP_SPLIT:
     o->ngroups = in->ngroups > SIM_MAX_NODES ? SIM_MAX_NODES : in->ngroups;
     for (unsigned i = 0; i < o->ngroups; i++)
@@ -263,8 +261,7 @@ static int norm_step(const sf_step *in, sf_step *o) {
   case SF_STEP_LIVENESS:
     o->count = in->count == 0 ? SF_DEFAULT_LIVENESS_MS : clamp32(in->count, SF_MAX_LIVENESS_MS);
     break;
-  default:
-    return 0;
+  default: return 0;
   }
   return 1;
 }
@@ -354,9 +351,7 @@ static int from_step(const Simfuzz__Step *m, sf_step *o) {
     o->mask_b = m->partition->b;
     o->flag = m->partition->oneway;
     break;
-  case SIMFUZZ__STEP__KIND_HEAL:
-    o->kind = SF_STEP_HEAL;
-    break;
+  case SIMFUZZ__STEP__KIND_HEAL: o->kind = SF_STEP_HEAL; break;
   case SIMFUZZ__STEP__KIND_ISOLATE:
     o->kind = SF_STEP_ISOLATE;
     o->node = m->isolate->node;
@@ -443,8 +438,7 @@ static int from_step(const Simfuzz__Step *m, sf_step *o) {
     o->kind = SF_STEP_LIVENESS;
     o->count = m->liveness->deadline_ms;
     break;
-  default:
-    return 0;
+  default: return 0;
   }
   return 1;
 }
@@ -512,10 +506,8 @@ static size_t field_len(const uint8_t *p, size_t n) {
       if (!(p[i++] & 0x80))
         return i;
     }
-  case 1:
-    return i + 8 <= n ? i + 8 : 0;
-  case 5:
-    return i + 4 <= n ? i + 4 : 0;
+  case 1: return i + 8 <= n ? i + 8 : 0;
+  case 5: return i + 4 <= n ? i + 4 : 0;
   case 2:
     for (int sh = 0;; sh += 7) {
       if (i >= n || sh > 63)
@@ -525,8 +517,7 @@ static size_t field_len(const uint8_t *p, size_t n) {
         break;
     }
     return v <= n - i ? i + (size_t)v : 0;
-  default:
-    return 0;
+  default: return 0;
   }
 }
 
@@ -534,11 +525,19 @@ static size_t field_len(const uint8_t *p, size_t n) {
  * resume after damage. */
 static int known_key(uint8_t k) {
   switch (k) {
-  case 0x08: case 0x10: case 0x18: case 0x22: case 0x2a: case 0x32:
-  case 0x3a: case 0x40: case 0x4a: case 0x50: case 0x58: case 0x60:
-    return 1;
-  default:
-    return 0;
+  case 0x08:
+  case 0x10:
+  case 0x18:
+  case 0x22:
+  case 0x2a:
+  case 0x32:
+  case 0x3a:
+  case 0x40:
+  case 0x4a:
+  case 0x50:
+  case 0x58:
+  case 0x60: return 1;
+  default: return 0;
   }
 }
 
@@ -741,8 +740,8 @@ static void to_step(const sf_step *s, step_msg *o) {
     simfuzz__disk_faults__init(&o->u.disk);
     o->u.disk.node = s->node;
     to_disk(&s->disk, &o->dsk);
-    if (s->disk.keep_ppm || s->disk.corrupt_ppm || s->disk.read_eio_ppm ||
-        s->disk.write_eio_ppm || s->disk.sync_eio_ppm)
+    if (s->disk.keep_ppm || s->disk.corrupt_ppm || s->disk.read_eio_ppm || s->disk.write_eio_ppm ||
+        s->disk.sync_eio_ppm)
       o->u.disk.params = &o->dsk; /* an all-default message is left out */
     o->u.disk.fail_op = s->k;
     o->u.disk.fail_nth = s->count;
@@ -774,8 +773,7 @@ static void to_step(const sf_step *s, step_msg *o) {
     m->kind_case = SIMFUZZ__STEP__KIND_LIVENESS;
     m->liveness = &o->u.live;
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -850,7 +848,9 @@ size_t sf_encode(const sf_scenario *s, uint8_t *buf, size_t cap) {
   return need;
 }
 
-size_t sf_encoded_size(const sf_scenario *s) { return sf_encode(s, NULL, 0); }
+size_t sf_encoded_size(const sf_scenario *s) {
+  return sf_encode(s, NULL, 0);
+}
 
 /* ---- generator: bytes as a choice stream -------------------------------- */
 
@@ -859,27 +859,36 @@ typedef struct {
   size_t n, i;
 } reader;
 
-static uint32_t r8(reader *r) { return r->i < r->n ? r->p[r->i++] : 0; }
-static uint32_t r16(reader *r) { return r8(r) | r8(r) << 8; }
-static uint32_t r32(reader *r) { return r16(r) | r16(r) << 16; }
-static uint64_t r64(reader *r) { return (uint64_t)r32(r) | (uint64_t)r32(r) << 32; }
+static uint32_t r8(reader *r) {
+  return r->i < r->n ? r->p[r->i++] : 0;
+}
+static uint32_t r16(reader *r) {
+  return r8(r) | r8(r) << 8;
+}
+static uint32_t r32(reader *r) {
+  return r16(r) | r16(r) << 16;
+}
+static uint64_t r64(reader *r) {
+  return (uint64_t)r32(r) | (uint64_t)r32(r) << 32;
+}
 
 /* Small tables keep generated rates meaningful: mostly off, sometimes
  * heavy. */
 static const uint32_t rate_table[8] = {0, 0, 0, 1000, 10000, 50000, 200000, 500000};
 
-static uint32_t rate(reader *r) { return rate_table[r8(r) & 7]; }
+static uint32_t rate(reader *r) {
+  return rate_table[r8(r) & 7];
+}
 
 /* Step kinds by weight: faults dominate, client ops keep work flowing. */
 static const uint8_t kind_table[32] = {
-    SF_STEP_OP,        SF_STEP_OP,      SF_STEP_OP,      SF_STEP_OP,
-    SF_STEP_OP,        SF_STEP_OP,      SF_STEP_PARTITION, SF_STEP_PARTITION,
-    SF_STEP_PARTITION, SF_STEP_ISOLATE, SF_STEP_SPLIT,   SF_STEP_HEAL,
-    SF_STEP_HEAL,      SF_STEP_RESET,   SF_STEP_RESET,   SF_STEP_RESET,
-    SF_STEP_LINK,      SF_STEP_LINK,    SF_STEP_HOLD,    SF_STEP_RELEASE,
-    SF_STEP_DELIVER,   SF_STEP_CRASH,   SF_STEP_CRASH,   SF_STEP_RESTART,
-    SF_STEP_RESTART,   SF_STEP_PAUSE,   SF_STEP_RESUME,  SF_STEP_CLOCK,
-    SF_STEP_DISK,      SF_STEP_FAULTPOINT, SF_STEP_OP,   SF_STEP_LIVENESS,
+    SF_STEP_OP,      SF_STEP_OP,        SF_STEP_OP,        SF_STEP_OP,        SF_STEP_OP,
+    SF_STEP_OP,      SF_STEP_PARTITION, SF_STEP_PARTITION, SF_STEP_PARTITION, SF_STEP_ISOLATE,
+    SF_STEP_SPLIT,   SF_STEP_HEAL,      SF_STEP_HEAL,      SF_STEP_RESET,     SF_STEP_RESET,
+    SF_STEP_RESET,   SF_STEP_LINK,      SF_STEP_LINK,      SF_STEP_HOLD,      SF_STEP_RELEASE,
+    SF_STEP_DELIVER, SF_STEP_CRASH,     SF_STEP_CRASH,     SF_STEP_RESTART,   SF_STEP_RESTART,
+    SF_STEP_PAUSE,   SF_STEP_RESUME,    SF_STEP_CLOCK,     SF_STEP_DISK,      SF_STEP_FAULTPOINT,
+    SF_STEP_OP,      SF_STEP_LIVENESS,
 };
 
 static void gen_net(reader *r, sf_net *n) {
@@ -939,16 +948,12 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
       for (int g = 0; g < 8; g++)
         st->group[g] = (uint8_t)((x >> g) & 1);
       break;
-    case SF_STEP_RESET:
-      st->flag = (r8(r) & 3) == 0;
-      break;
+    case SF_STEP_RESET: st->flag = (r8(r) & 3) == 0; break;
     case SF_STEP_LINK:
       st->flag = (r8(r) & 3) == 0;
       gen_net(r, &st->net);
       break;
-    case SF_STEP_DELIVER:
-      st->k = r8(r) % 4;
-      break;
+    case SF_STEP_DELIVER: st->k = r8(r) % 4; break;
     case SF_STEP_CLOCK:
       st->offset_us = (int64_t)(r16(r) % 2001) * 1000 - 1000000;
       st->drift_ppm = (int32_t)(r16(r) % 200001) - 100000;
@@ -971,11 +976,8 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
       st->count = 1 + r8(r) % 8;
       st->interval_us = (r8(r) % 50) * 1000;
       break;
-    case SF_STEP_LIVENESS:
-      st->count = 2000 + r8(r) % 16 * 1000;
-      break;
-    default:
-      break;
+    case SF_STEP_LIVENESS: st->count = 2000 + r8(r) % 16 * 1000; break;
+    default: break;
     }
   }
   s->tail_ms = 500 + r8(r) % 32 * 100;

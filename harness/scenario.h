@@ -24,16 +24,16 @@
 extern "C" {
 #endif
 
-#define SF_MAX_STEPS 256               /**< steps kept per scenario */
-#define SF_MAX_AT_US 60000000ull       /**< latest step time: 60 s */
-#define SF_MAX_TAIL_MS 60000u          /**< longest run after the last step */
-#define SF_DEFAULT_TAIL_MS 2000u       /**< run after the last step, by default */
-#define SF_MAX_OP_COUNT 64u            /**< repetitions of one client op step */
-#define SF_MAX_LATENCY_US 10000000u    /**< 10 s */
-#define SF_MAX_LIVENESS_MS 60000u      /**< longest liveness deadline */
-#define SF_DEFAULT_LIVENESS_MS 10000u  /**< liveness deadline by default */
-#define SF_MAX_INPUT 65536u            /**< bytes of input read; the rest is ignored */
-#define SF_FORMAT_VERSION 1u           /**< version written by this build */
+#define SF_MAX_STEPS 256              /**< steps kept per scenario */
+#define SF_MAX_AT_US 60000000ull      /**< latest step time: 60 s */
+#define SF_MAX_TAIL_MS 60000u         /**< longest run after the last step */
+#define SF_DEFAULT_TAIL_MS 2000u      /**< run after the last step, by default */
+#define SF_MAX_OP_COUNT 64u           /**< repetitions of one client op step */
+#define SF_MAX_LATENCY_US 10000000u   /**< 10 s */
+#define SF_MAX_LIVENESS_MS 60000u     /**< longest liveness deadline */
+#define SF_DEFAULT_LIVENESS_MS 10000u /**< liveness deadline by default */
+#define SF_MAX_INPUT 65536u           /**< bytes of input read; the rest is ignored */
+#define SF_FORMAT_VERSION 1u          /**< version written by this build */
 
 /** Step kinds (values are stable: they name steps in reports and traces). */
 typedef enum {

@@ -80,9 +80,9 @@ typedef struct sf_run_opts {
   uint32_t trace_ring;  /**< records kept for reports (0 = 256) */
   sim_trace_fn trace;   /**< extra consumer of every trace record */
   void *trace_ctx;
-  FILE *report;         /**< where failure reports go (NULL = stderr) */
-  const char *input;    /**< input file name for the replay line, if known */
-  uint64_t max_events;  /**< event budget (0 = SF_MAX_EVENTS) */
+  FILE *report;        /**< where failure reports go (NULL = stderr) */
+  const char *input;   /**< input file name for the replay line, if known */
+  uint64_t max_events; /**< event budget (0 = SF_MAX_EVENTS) */
   /** Called at the end of the run, before the world is destroyed (reports
    *  that need the trace ring). */
   void (*on_finish)(void *ctx, sim_world *w, const struct sf_result *r);
@@ -97,20 +97,20 @@ typedef struct sf_run_opts {
 
 /** What one run did. */
 struct sf_result {
-  int failed;             /**< 1 if an invariant, end check or liveness failed */
-  sim_failure failure;    /**< valid when failed */
-  sim_stop stop;          /**< why the simulation stopped */
-  const char *budget;     /**< budget reason when stop == SIM_STOP_BUDGET */
-  uint64_t hash;          /**< trace hash at the end (or at the failure) */
-  uint64_t end_time;      /**< virtual time at the end, ns */
-  sim_stats stats;        /**< fault counters */
-  int nodes;              /**< node count used */
-  uint32_t steps_run;     /**< steps executed */
-  uint32_t fault_steps_run; /**< fault-injecting steps executed */
-  uint32_t ops_run;       /**< client operations executed */
-  uint32_t features;      /**< distinct feedback features reached */
-  sf_decode_kind decoded; /**< how the input was read (sf_run_input) */
-  uint32_t nexec;         /**< steps in the execution log below */
+  int failed;                       /**< 1 if an invariant, end check or liveness failed */
+  sim_failure failure;              /**< valid when failed */
+  sim_stop stop;                    /**< why the simulation stopped */
+  const char *budget;               /**< budget reason when stop == SIM_STOP_BUDGET */
+  uint64_t hash;                    /**< trace hash at the end (or at the failure) */
+  uint64_t end_time;                /**< virtual time at the end, ns */
+  sim_stats stats;                  /**< fault counters */
+  int nodes;                        /**< node count used */
+  uint32_t steps_run;               /**< steps executed */
+  uint32_t fault_steps_run;         /**< fault-injecting steps executed */
+  uint32_t ops_run;                 /**< client operations executed */
+  uint32_t features;                /**< distinct feedback features reached */
+  sf_decode_kind decoded;           /**< how the input was read (sf_run_input) */
+  uint32_t nexec;                   /**< steps in the execution log below */
   uint16_t exec_step[SF_MAX_STEPS]; /**< index of each executed step, in order */
   uint64_t exec_time[SF_MAX_STEPS]; /**< virtual time it ran, ns */
 };
@@ -134,8 +134,8 @@ void sf_driver_init(void);
 
 /** Print a failure report for a finished run (the format fuzzers print
  *  before aborting): failure, last `last` events, fault counters, replay. */
-void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r,
-                     sim_world *w, FILE *f, const char *input, int last);
+void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r, sim_world *w,
+                     FILE *f, const char *input, int last);
 
 /** Number of nodes a scenario runs with on a target. */
 int sf_nodes_for(const sf_target *t, const sf_scenario *s);

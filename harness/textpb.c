@@ -38,36 +38,40 @@ static void print_bytes(FILE *f, const uint8_t *p, size_t n) {
 
 static int is_zero(const ProtobufCFieldDescriptor *fd, const void *v) {
   switch (fd->type) {
-  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
-  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_ENUM:
-  case PROTOBUF_C_TYPE_BOOL: case PROTOBUF_C_TYPE_FLOAT:
-    return *(const uint32_t *)v == 0;
-  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
-    return *(const uint64_t *)v == 0;
-  case PROTOBUF_C_TYPE_STRING:
-    return !*(char *const *)v || !**(char *const *)v;
-  case PROTOBUF_C_TYPE_BYTES:
-    return ((const ProtobufCBinaryData *)v)->len == 0;
-  case PROTOBUF_C_TYPE_MESSAGE:
-    return *(void *const *)v == NULL;
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32:
+  case PROTOBUF_C_TYPE_ENUM:
+  case PROTOBUF_C_TYPE_BOOL:
+  case PROTOBUF_C_TYPE_FLOAT: return *(const uint32_t *)v == 0;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE: return *(const uint64_t *)v == 0;
+  case PROTOBUF_C_TYPE_STRING: return !*(char *const *)v || !**(char *const *)v;
+  case PROTOBUF_C_TYPE_BYTES: return ((const ProtobufCBinaryData *)v)->len == 0;
+  case PROTOBUF_C_TYPE_MESSAGE: return *(void *const *)v == NULL;
   }
   return 0;
 }
 
 static size_t type_size(ProtobufCType t) {
   switch (t) {
-  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
-    return 8;
-  case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
-    return sizeof(void *);
-  case PROTOBUF_C_TYPE_BYTES:
-    return sizeof(ProtobufCBinaryData);
-  case PROTOBUF_C_TYPE_BOOL:
-    return sizeof(protobuf_c_boolean);
-  default:
-    return 4;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE: return 8;
+  case PROTOBUF_C_TYPE_STRING:
+  case PROTOBUF_C_TYPE_MESSAGE: return sizeof(void *);
+  case PROTOBUF_C_TYPE_BYTES: return sizeof(ProtobufCBinaryData);
+  case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
+  default: return 4;
   }
 }
 
@@ -76,18 +80,16 @@ static void print_msg(FILE *f, const ProtobufCMessage *m, int indent);
 static void print_value(FILE *f, const ProtobufCFieldDescriptor *fd, const void *v, int indent) {
   fprintf(f, "%*s%s", indent, "", fd->name);
   switch (fd->type) {
-  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
-    fprintf(f, ": %" PRId32 "\n", *(const int32_t *)v);
-    break;
-  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
-    fprintf(f, ": %" PRIu32 "\n", *(const uint32_t *)v);
-    break;
-  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-    fprintf(f, ": %" PRId64 "\n", *(const int64_t *)v);
-    break;
-  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
-    fprintf(f, ": %" PRIu64 "\n", *(const uint64_t *)v);
-    break;
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32: fprintf(f, ": %" PRId32 "\n", *(const int32_t *)v); break;
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32: fprintf(f, ": %" PRIu32 "\n", *(const uint32_t *)v); break;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64: fprintf(f, ": %" PRId64 "\n", *(const int64_t *)v); break;
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64: fprintf(f, ": %" PRIu64 "\n", *(const uint64_t *)v); break;
   case PROTOBUF_C_TYPE_BOOL:
     fprintf(f, ": %s\n", *(const protobuf_c_boolean *)v ? "true" : "false");
     break;
@@ -115,9 +117,7 @@ static void print_value(FILE *f, const ProtobufCFieldDescriptor *fd, const void 
     print_msg(f, *(const ProtobufCMessage *const *)v, indent + 2);
     fprintf(f, "%*s}\n", indent, "");
     break;
-  default:
-    fputs(": 0\n", f);
-    break;
+  default: fputs(": 0\n", f); break;
   }
 }
 
@@ -344,7 +344,8 @@ static int scalar(lexer *lx, const ProtobufCFieldDescriptor *fd, void *dst) {
   if (fd->type == PROTOBUF_C_TYPE_ENUM && isalpha(peek(lx))) {
     char tok[128];
     ident(lx, tok, sizeof tok);
-    const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value_by_name(fd->descriptor, tok);
+    const ProtobufCEnumValue *ev =
+        protobuf_c_enum_descriptor_get_value_by_name(fd->descriptor, tok);
     if (!ev) {
       fail(lx, "unknown value '%s' for %s", tok, fd->name);
       return 0;
@@ -357,23 +358,29 @@ static int scalar(lexer *lx, const ProtobufCFieldDescriptor *fd, void *dst) {
   if (!number(lx, &neg, &v))
     return 0;
   switch (fd->type) {
-  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
   case PROTOBUF_C_TYPE_ENUM:
     if (v > (neg ? 2147483648ull : 2147483647ull))
       goto range;
     *(int32_t *)dst = neg ? (int32_t)(0 - v) : (int32_t)v;
     return 1;
-  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32:
     if (neg || v > UINT32_MAX)
       goto range;
     *(uint32_t *)dst = (uint32_t)v;
     return 1;
-  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
     if (v > (neg ? 9223372036854775808ull : 9223372036854775807ull))
       goto range;
     *(int64_t *)dst = neg ? (int64_t)(0 - v) : (int64_t)v;
     return 1;
-  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
     if (neg)
       goto range;
     *(uint64_t *)dst = v;
@@ -383,9 +390,7 @@ static int scalar(lexer *lx, const ProtobufCFieldDescriptor *fd, void *dst) {
       goto range;
     *(protobuf_c_boolean *)dst = (protobuf_c_boolean)v;
     return 1;
-  default:
-    fail(lx, "field %s: unsupported type", fd->name);
-    return 0;
+  default: fail(lx, "field %s: unsupported type", fd->name); return 0;
   }
 range:
   fail(lx, "value out of range for %s", fd->name);

@@ -138,6 +138,25 @@ if [ -x "$B/fuzz/${T}_fuzzer" ]; then
   fi
 fi
 
+# a crashing system under test: candidates run in forked children
+cat > "$work/crashy.txt" <<'TXT'
+steps { at_us: 1000 op { count: 2 } }
+steps { at_us: 2000 heal { } }
+steps { at_us: 3000 isolate { node: 1 } }
+steps { at_us: 4000 op { count: 1 } }
+steps { at_us: 5000 op { count: 4 } }
+steps { at_us: 6000 crash { node: 1 } }
+TXT
+"$S" encode "$work/crashy.txt" -o "$work/crashy.pb" 2>/dev/null
+"$B/bin/simfuzz-crashy" minimize -q "$work/crashy.pb" -o "$work/crashy.min" > "$work/cm.log" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "failure kept: crash: signal" "$work/cm.log" &&
+   [ "$(steps "$work/crashy.min")" -lt 6 ]; then
+  ok "minimize survives a crashing target and keeps the crash ($(grep 'steps:' "$work/cm.log" | tr -s ' '))"
+else
+  bad "minimize survives a crashing target"; cat "$work/cm.log"
+fi
+
 # ---- trace -------------------------------------------------------------
 if "$S" --target $T trace "$work/min.pb" --chrome "$work/t.json" --html "$work/t.html" > /dev/null &&
    python3 -c "

@@ -35,7 +35,7 @@ static sim_link_params base(void) {
 
 #define REPRODUCES(p, n, seed)                                                                     \
   do {                                                                                             \
-    recorder *r2_ = recorder_new();                                                                     \
+    recorder *r2_ = recorder_new();                                                                \
     CHECK_HASH(blast(r2_, (p), (n), (seed), NULL), blast(r2_, (p), (n), (seed), NULL));            \
     free(r2_);                                                                                     \
   } while (0)

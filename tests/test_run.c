@@ -29,7 +29,9 @@ static void trigger(sf_scenario *s) {
   sf_normalize(s);
 }
 
-static sf_scenario *alloc_s(void) { return test_alloc(sizeof(sf_scenario)); }
+static sf_scenario *alloc_s(void) {
+  return test_alloc(sizeof(sf_scenario));
+}
 
 TEST(planted_bug_fails_correct_mode_passes) {
   sf_scenario *s = alloc_s();
@@ -148,8 +150,7 @@ static int p_live(void *ctx, sim_world *w) {
 }
 static void p_nondet_check(void *ctx, sim_world *w) {
   ping_ctx *c = ctx;
-  SIM_INVARIANT(w, 1, !(c->delivered > 0 && nondet_runs % 2 == 1), "flaky", "run %d",
-                nondet_runs);
+  SIM_INVARIANT(w, 1, !(c->delivered > 0 && nondet_runs % 2 == 1), "flaky", "run %d", nondet_runs);
 }
 static void *p_nondet_create(int nodes) {
   nondet_runs++;
@@ -162,14 +163,25 @@ static uint32_t p_observe(void *ctx, sim_world *w, int node) {
 }
 static const sf_check nondet_checks[] = {{"flaky", p_nondet_check}, {NULL, NULL}};
 
-static const sf_target ping = {
-    .name = "ping", .min_nodes = 2, .max_nodes = 4, .default_nodes = 2,
-    .create = p_create, .destroy = free, .ops = &ping_ops, .workload = p_workload,
-    .live = p_live, .observe = p_observe};
-static const sf_target nondet = {
-    .name = "nondet", .min_nodes = 2, .max_nodes = 2, .default_nodes = 2,
-    .create = p_nondet_create, .destroy = free, .ops = &ping_ops, .workload = p_workload,
-    .invariants = nondet_checks};
+static const sf_target ping = {.name = "ping",
+                               .min_nodes = 2,
+                               .max_nodes = 4,
+                               .default_nodes = 2,
+                               .create = p_create,
+                               .destroy = free,
+                               .ops = &ping_ops,
+                               .workload = p_workload,
+                               .live = p_live,
+                               .observe = p_observe};
+static const sf_target nondet = {.name = "nondet",
+                                 .min_nodes = 2,
+                                 .max_nodes = 2,
+                                 .default_nodes = 2,
+                                 .create = p_nondet_create,
+                                 .destroy = free,
+                                 .ops = &ping_ops,
+                                 .workload = p_workload,
+                                 .invariants = nondet_checks};
 
 static void pings(sf_scenario *s, uint32_t count) {
   sf_scenario_init(s);
@@ -225,7 +237,7 @@ TEST(liveness_after_heal) {
   late->at_us = 600000;
   late->count = 10;
   CHECK_EQ(s->steps[0].kind, SF_STEP_ISOLATE); /* sorted first: at 0 */
-  s->steps[0].kind = SF_STEP_HEAL;              /* undo the isolation */
+  s->steps[0].kind = SF_STEP_HEAL;             /* undo the isolation */
   sf_normalize(s);
   CHECK_EQ(sf_run(&ping, s, NULL, &r), 0);
   CHECK_EQ(r.ops_run, 5);

@@ -16,7 +16,9 @@ size_t afl_custom_trim(void *data, unsigned char **out_buf);
 int afl_custom_post_trim(void *data, unsigned char success);
 void afl_custom_deinit(void *data);
 
-static sf_scenario *alloc_s(void) { return test_alloc(sizeof(sf_scenario)); }
+static sf_scenario *alloc_s(void) {
+  return test_alloc(sizeof(sf_scenario));
+}
 
 /* Every field within the documented bounds. */
 static void check_bounded(const sf_scenario *s) {
@@ -276,11 +278,11 @@ TEST(damaged_protobufs_are_salvaged) {
       at += 2 + flen;
     }
     if (at < n && buf[at] == 0x32 && buf[at + 1] < 128 && steps_seen > 0) {
-      buf[at + 1] = 0x7f; /* now claims 127 bytes: the step no longer parses */
+      buf[at + 1] = 0x7f;                      /* now claims 127 bytes: the step no longer parses */
       sf_decode_kind k = sf_decode(buf, n, t); /* rarely still valid: the
                                                   swallowed bytes may parse */
       if (k == SF_DECODED_SALVAGED) {
-        CHECK(t->nsteps >= steps_seen);       /* those before the damage */
+        CHECK(t->nsteps >= steps_seen);        /* those before the damage */
         CHECK(t->nsteps + 1 >= s->nsteps - 1); /* and, resynchronised, most after */
         salvaged++;
       }
@@ -314,7 +316,8 @@ TEST(unknown_fields_are_ignored) {
   free(t);
 }
 
-TEST_MAIN(T(random_bytes_decode_bounded), T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
+TEST_MAIN(T(random_bytes_decode_bounded), T(unknown_fields_are_ignored),
+          T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
           T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
           T(afl_custom_mutator_and_trim))

@@ -47,17 +47,17 @@ enum { TICK = 1 };
 #define TICK_NS (50 * SIM_NS_PER_MS)
 
 typedef struct {
-  sim_conn conn;   /* primary: connection to this backup, 0 if none */
-  int hello;       /* primary: the backup's hello arrived on conn */
-  int skip_hello;  /* primary (bug): resume without waiting for a hello */
-  uint32_t next;   /* primary: next index to send */
-  uint32_t acked;  /* primary: backup's acknowledged length */
+  sim_conn conn;      /* primary: connection to this backup, 0 if none */
+  int hello;          /* primary: the backup's hello arrived on conn */
+  int skip_hello;     /* primary (bug): resume without waiting for a hello */
+  uint32_t next;      /* primary: next index to send */
+  uint32_t acked;     /* primary: backup's acknowledged length */
   int64_t full_since; /* primary: local clock when the window filled, or -1 */
 } peer_t;
 
 typedef struct {
-  uint32_t len;         /* entries in log */
-  uint32_t durable;     /* primary: entries synced (and so sendable) */
+  uint32_t len;     /* entries in log */
+  uint32_t durable; /* primary: entries synced (and so sendable) */
   uint64_t log[MAX_LOG];
   peer_t peer[SIM_MAX_NODES];
 } pnode;
@@ -82,7 +82,9 @@ static void put64(uint8_t *b, uint64_t v) {
 static uint32_t get32(const uint8_t *b) {
   return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
-static uint64_t get64(const uint8_t *b) { return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32; }
+static uint64_t get64(const uint8_t *b) {
+  return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32;
+}
 
 static uint64_t checksum(uint32_t idx, uint64_t v) {
   uint64_t x = v ^ ((uint64_t)idx << 40) ^ 0x5bd1e9955bd1e995ull;
@@ -105,7 +107,9 @@ static int store(sim_world *w, int node, uint32_t idx, uint64_t v) {
 /* An I/O error the node cannot trust its way around (a failed sync may have
  * lost data that the cache still shows): crash, and recover from the durable
  * image on restart. The caller must return at once: the state is freed. */
-static void panic(sim_world *w, int node) { sim_node_crash(w, node); }
+static void panic(sim_world *w, int node) {
+  sim_node_crash(w, node);
+}
 
 /* Load records up to the first missing or damaged one. A read error is
  * retried; if it persists, panic rather than serve a truncated log.
@@ -239,8 +243,8 @@ static void primary_conn(sim_world *w, pnode *p, sim_conn h, sim_conn_event ev, 
 
 /* ---- backup ---- */
 
-static void backup_conn(cluster *c, sim_world *w, int node, pnode *p, sim_conn h,
-                        sim_conn_event ev, const uint8_t *d, size_t len) {
+static void backup_conn(cluster *c, sim_world *w, int node, pnode *p, sim_conn h, sim_conn_event ev,
+                        const uint8_t *d, size_t len) {
   uint8_t ack[5];
   ack[0] = MSG_ACK;
   switch (ev) {
@@ -268,11 +272,8 @@ static void backup_conn(cluster *c, sim_world *w, int node, pnode *p, sim_conn h
       sim_conn_send(w, node, h, ack, sizeof ack);
     }
     break;
-  case SIM_CONN_CLOSED:
-    sim_conn_close(w, node, h);
-    break;
-  default:
-    break;
+  case SIM_CONN_CLOSED: sim_conn_close(w, node, h); break;
+  default: break;
   }
 }
 
@@ -301,8 +302,8 @@ static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
     primary_tick(w, sim_node_data(w, 0));
 }
 
-static void conn(void *ctx, sim_world *w, int node, sim_conn h, sim_conn_event ev,
-                 const void *data, size_t len) {
+static void conn(void *ctx, sim_world *w, int node, sim_conn h, sim_conn_event ev, const void *data,
+                 size_t len) {
   pnode *p = sim_node_data(w, node);
   if (node == 0)
     primary_conn(w, p, h, ev, data, len);
@@ -346,8 +347,8 @@ static void check_backup_prefix(void *ctx, sim_world *w) {
       continue;
     for (uint32_t i = c->check_from[b]; i < p->len; i++)
       SIM_INVARIANT(w, b, i < c->hist_len && p->log[i] == c->hist[i], "backup_log_is_prefix",
-                    "backup n%d entry %" PRIu32 " is %016" PRIx64 " but the primary's is %016" PRIx64
-                    " (history length %" PRIu32 ")",
+                    "backup n%d entry %" PRIu32 " is %016" PRIx64
+                    " but the primary's is %016" PRIx64 " (history length %" PRIu32 ")",
                     b, i, p->log[i], i < c->hist_len ? c->hist[i] : 0, c->hist_len);
     c->check_from[b] = p->len;
   }
