@@ -26,7 +26,8 @@ set(SF_SIM_SOURCES
 set(SF_HARNESS_SOURCES
   ${PROJECT_SOURCE_DIR}/harness/scenario.c ${PROJECT_SOURCE_DIR}/harness/run.c
   ${PROJECT_SOURCE_DIR}/harness/feedback.c ${PROJECT_SOURCE_DIR}/harness/mutate.c
-  ${PROJECT_SOURCE_DIR}/harness/textpb.c ${SF_PROTO_OUT}/scenario.pb-c.c)
+  ${PROJECT_SOURCE_DIR}/harness/textpb.c ${PROJECT_SOURCE_DIR}/harness/linearize.c
+  ${SF_PROTO_OUT}/scenario.pb-c.c)
 set(SF_INCLUDES ${PROJECT_SOURCE_DIR}/sim ${PROJECT_SOURCE_DIR}/harness ${SF_PROTO_OUT}
   ${SF_PROTOBUF_C_INCLUDE})
 if(SIMFUZZ_FEEDBACK)
