@@ -89,6 +89,30 @@ int cli_write_file(const char *path, const void *data, size_t len) {
   return 0;
 }
 
+FILE *cli_create(const char *path, char *tmp, size_t cap) {
+  if (snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid()) >= (int)cap) {
+    cli_error("%s: path too long", path);
+    return NULL;
+  }
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    cli_error("%s: %s", tmp, strerror(errno));
+  return f;
+}
+
+int cli_commit(FILE *f, const char *tmp, const char *path) {
+  int err = ferror(f) != 0;
+  err |= fflush(f) != 0;
+  err |= fsync(fileno(f)) != 0;
+  err |= fclose(f) != 0;
+  if (err || rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return cli_error("%s: write failed: %s", path, e ? strerror(e) : "error"), -1;
+  }
+  return 0;
+}
+
 const char *cli_kind_name(cli_input_kind k) {
   switch (k) {
   case CLI_IN_TEXT: return "text scenario";

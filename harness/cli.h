@@ -27,6 +27,12 @@ int cli_error(const char *fmt, ...)
 uint8_t *cli_read_file(const char *path, size_t *len);
 /** Write a file atomically (temporary file, fsync, rename); -1 after an error. */
 int cli_write_file(const char *path, const void *data, size_t len);
+/** Open path's temporary sibling for writing (tmp receives its name);
+ *  NULL after printing an error. */
+FILE *cli_create(const char *path, char *tmp, size_t cap);
+/** Close f and rename tmp to path (atomic replace); -1 after an error (the
+ *  temporary file is removed). */
+int cli_commit(FILE *f, const char *tmp, const char *path);
 /** 1 if both paths name the same existing file. */
 int cli_same_file(const char *a, const char *b);
 /** Load any scenario file (text, binary, crash file); -1 after an error. */

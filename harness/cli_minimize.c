@@ -46,14 +46,27 @@ static void crash_sig(const char *err, int signo, char *sig, size_t cap) {
   }
   const char *f = strstr(err, "#0 ");
   if (f) {
+    size_t line = strcspn(f, "\n");
     const char *in = strstr(f, " in ");
-    if (in && in < f + 200) {
+    const char *mod = memchr(f, '(', line);
+    if (in && in < f + line) { /* symbolized: the function */
       in += 4;
       size_t n = strcspn(in, " \n");
       snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1), in);
+    } else if (mod) { /* not symbolized: module+offset, stable for one binary */
+      const char *base = mod + 1;
+      for (const char *q = base; q < f + line && *q != ')'; q++)
+        if (*q == '/')
+          base = q + 1;
+      size_t n = strcspn(base, ")\n");
+      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1),
+               base);
     }
   }
-  snprintf(sig, cap, "crash: signal %d %s %s", signo, type, frame);
+  if (signo > 0)
+    snprintf(sig, cap, "crash: signal %d %s %s", signo, type, frame);
+  else /* sanitizers report, then exit with a status */
+    snprintf(sig, cap, "crash: exit %d %s %s", -signo, type, frame);
 }
 
 /* Run s in a forked child (so a crash of the system under test cannot take
@@ -98,7 +111,7 @@ static void run_child(const sf_scenario *s, outcome *o) {
   int st = 0;
   waitpid(pid, &st, 0);
   if (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
-    int signo = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    int signo = WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st);
     if (signo == SIGALRM)
       snprintf(o->sig, sizeof o->sig, "timeout");
     else
@@ -304,7 +317,7 @@ static int mutation_search(minimizer *m, sf_scenario *s, sf_scenario *c, uint64_
   sf_scenario *d = cli_new_scenario(), *walk = cli_new_scenario();
   *walk = *s; /* walks the plateau of same-size scenarios that fail the same way */
   outcome o;
-  uint64_t stop = m->tries + budget;
+  uint64_t stop = s->nsteps <= 1 ? m->tries : m->tries + budget; /* one step: minimal */
   uint64_t since = m->tries;
   for (uint64_t seed = 1; m->tries < stop && m->tries < m->max_tries; seed++) {
     if (m->tries - since > 150) { /* restart the walk from the best so far */
@@ -341,11 +354,9 @@ static int mutation_search(minimizer *m, sf_scenario *s, sf_scenario *c, uint64_
 /* Output of `replay` for the minimized scenario, for OUT.timeline.txt. */
 static int write_timeline(const char *path, const char *scenario_path) {
   char tmp[4300];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return cli_error("%s: path too long", path), -1;
-  FILE *f = fopen(tmp, "w");
+  FILE *f = cli_create(path, tmp, sizeof tmp);
   if (!f)
-    return cli_error("%s: cannot write", tmp), -1;
+    return -1;
   fflush(stdout);
   pid_t pid = fork();
   if (pid == 0) {
@@ -357,15 +368,43 @@ static int write_timeline(const char *path, const char *scenario_path) {
   }
   int st;
   waitpid(pid, &st, 0);
-  int err = fclose(f) != 0 || !WIFEXITED(st) || WEXITSTATUS(st) >= EXIT_USAGE;
-  if (err || rename(tmp, path) != 0) {
+  if (!WIFEXITED(st) || WEXITSTATUS(st) >= EXIT_USAGE) {
+    fclose(f);
     remove(tmp);
     return cli_error("%s: could not write the timeline", path), -1;
   }
-  return 0;
+  return cli_commit(f, tmp, path);
+}
+
+/* Crashing candidates under ASan print a report; symbolizing it costs far
+ * more than the run. ASan reads its options at start-up only, so minimize
+ * re-executes itself once with symbolization off; the forked candidates
+ * inherit it. Returns only if no re-exec was needed or possible. */
+static void reexec_unsymbolized(int argc, char **argv) {
+  if (getenv("SIMFUZZ_MINIMIZE_REEXEC"))
+    return;
+  const char *old = getenv("ASAN_OPTIONS");
+  char opts[2048];
+  snprintf(opts, sizeof opts, "%s%ssymbolize=0", old ? old : "", old && *old ? ":" : "");
+  setenv("ASAN_OPTIONS", opts, 1);
+  setenv("SIMFUZZ_MINIMIZE_REEXEC", "1", 1);
+  char **args = calloc((size_t)argc + 5, sizeof *args);
+  if (!args)
+    return;
+  int k = 0;
+  args[k++] = (char *)cli_prog;
+  args[k++] = "--target";
+  args[k++] = (char *)cli_target->name;
+  args[k++] = "minimize";
+  for (int i = 0; i < argc; i++)
+    args[k++] = argv[i];
+  fflush(stdout);
+  execv("/proc/self/exe", args);
+  free(args); /* exec failed: go on in this process */
 }
 
 int cmd_minimize(int argc, char **argv) {
+  reexec_unsymbolized(argc, argv);
   const char *in = NULL, *out = NULL;
   minimizer m = {0, 4000, NULL, 0, 0};
   for (int i = 0; i < argc; i++) {

@@ -28,13 +28,13 @@ static uint64_t group_kinds(const char *g) {
     return bit(SIM_EV_SEND) | bit(SIM_EV_DELIVER) | bit(SIM_EV_DROP) | bit(SIM_EV_DUP) |
            bit(SIM_EV_CORRUPT) | bit(SIM_EV_REORDER) | bit(SIM_EV_HOLD) | bit(SIM_EV_RELEASE) |
            bit(SIM_EV_CONN_DATA);
-  if (!strcmp(g, "faults"))
-    return bit(SIM_EV_DROP) | bit(SIM_EV_DUP) | bit(SIM_EV_CORRUPT) | bit(SIM_EV_REORDER) |
-           bit(SIM_EV_HOLD) | bit(SIM_EV_RELEASE) | bit(SIM_EV_CRASH) | bit(SIM_EV_RESTART) |
-           bit(SIM_EV_PAUSE) | bit(SIM_EV_RESUME) | bit(SIM_EV_PARTITION) | bit(SIM_EV_HEAL) |
-           bit(SIM_EV_LINK) | bit(SIM_EV_CONN_RESET) | bit(SIM_EV_CONN_TIMEOUT) |
-           bit(SIM_EV_CONN_REFUSED) | bit(SIM_EV_CONN_STALL) | bit(SIM_EV_DISK_EIO) |
-           bit(SIM_EV_DISK_LOST) | bit(SIM_EV_CLOCK) | bit(SIM_EV_FAULTPOINT);
+  if (!strcmp(g, "faults")) {
+    uint64_t m = 0;
+    for (unsigned k = 1; k < SIM_EV__COUNT; k++)
+      if (sim_ev_is_fault(k) && k != SIM_EV_FAIL)
+        m |= bit(k);
+    return m;
+  }
   if (!strcmp(g, "conn")) {
     uint64_t m = 0;
     for (unsigned k = SIM_EV_CONN_OPEN; k <= SIM_EV_CONN_STALL; k++)

@@ -73,45 +73,15 @@ static const char *detail(const ev *e) {
   return p;
 }
 
-static int is_fault(unsigned k) {
-  switch (k) {
-  case SIM_EV_DROP:
-  case SIM_EV_DUP:
-  case SIM_EV_CORRUPT:
-  case SIM_EV_REORDER:
-  case SIM_EV_HOLD:
-  case SIM_EV_RELEASE:
-  case SIM_EV_CRASH:
-  case SIM_EV_RESTART:
-  case SIM_EV_PAUSE:
-  case SIM_EV_RESUME:
-  case SIM_EV_PARTITION:
-  case SIM_EV_HEAL:
-  case SIM_EV_LINK:
-  case SIM_EV_CONN_RESET:
-  case SIM_EV_CONN_TIMEOUT:
-  case SIM_EV_CONN_REFUSED:
-  case SIM_EV_CONN_STALL:
-  case SIM_EV_DISK_EIO:
-  case SIM_EV_DISK_LOST:
-  case SIM_EV_CLOCK:
-  case SIM_EV_FAULTPOINT:
-  case SIM_EV_FAIL: return 1;
-  default: return 0;
-  }
-}
-
 static double us(uint64_t ns) {
   return (double)ns / 1000.0;
 } /* export formatting only */
 
 static int write_chrome(const char *path, const evlist *l, int nodes, const sf_result *r) {
   char tmp[4300];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return cli_error("%s: path too long", path), -1;
-  FILE *f = fopen(tmp, "w");
+  FILE *f = cli_create(path, tmp, sizeof tmp);
   if (!f)
-    return cli_error("%s: cannot write", tmp), -1;
+    return -1;
   fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"target\":\"");
   json_str(f, cli_target->name);
   fprintf(f, "\",\"trace_hash\":\"%016" PRIx64 "\"},\"traceEvents\":[\n", r->hash);
@@ -131,7 +101,7 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
     const sim_trace_rec *x = &l->v[i].r;
     int tid = x->node >= 0 && x->node < nodes ? x->node + 1 : nodes + 1;
     const char *kind = sim_ev_name(x->kind);
-    if (is_fault(x->kind)) {
+    if (sim_ev_is_fault(x->kind)) {
       fprintf(f,
               ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"fault\","
               "\"name\":\"",
@@ -167,11 +137,7 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
               id, tid, us(x->time));
   }
   fprintf(f, "\n]}\n");
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    remove(tmp);
-    return cli_error("%s: write failed", path), -1;
-  }
-  return 0;
+  return cli_commit(f, tmp, path);
 }
 
 extern const char sf_trace_html_head[], sf_trace_html_tail[];
@@ -179,11 +145,9 @@ extern const char sf_trace_html_head[], sf_trace_html_tail[];
 static int write_html(const char *path, const char *input, const evlist *l, int nodes,
                       const sf_scenario *s, const sf_result *r) {
   char tmp[4300];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return cli_error("%s: path too long", path), -1;
-  FILE *f = fopen(tmp, "w");
+  FILE *f = cli_create(path, tmp, sizeof tmp);
   if (!f)
-    return cli_error("%s: cannot write", tmp), -1;
+    return -1;
   fputs(sf_trace_html_head, f);
   fprintf(f, "<script>\nconst SIMFUZZ = {\"target\":\"");
   json_str(f, cli_target->name);
@@ -219,11 +183,7 @@ static int write_html(const char *path, const char *input, const evlist *l, int 
   }
   fprintf(f, "]};\n</script>\n");
   fputs(sf_trace_html_tail, f);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    remove(tmp);
-    return cli_error("%s: write failed", path), -1;
-  }
-  return 0;
+  return cli_commit(f, tmp, path);
 }
 
 int cmd_trace(int argc, char **argv) {

@@ -15,15 +15,9 @@
 static int kv_step(uint64_t state, const sf_lin_op *op, uint64_t *next) {
   int pending = op->ret == SF_LIN_PENDING;
   switch (op->kind) {
-  case SF_KV_PUT:
-    *next = op->arg;
-    return 1;
-  case SF_KV_DEL:
-    *next = 0;
-    return 1;
-  case SF_KV_GET:
-    *next = state;
-    return pending || op->out == state;
+  case SF_KV_PUT: *next = op->arg; return 1;
+  case SF_KV_DEL: *next = 0; return 1;
+  case SF_KV_GET: *next = state; return pending || op->out == state;
   case SF_KV_CAS:
     if (pending) {
       *next = state == op->arg ? op->arg2 : state;
@@ -35,8 +29,7 @@ static int kv_step(uint64_t state, const sf_lin_op *op, uint64_t *next) {
     }
     *next = state;
     return state != op->arg;
-  default:
-    return 0;
+  default: return 0;
   }
 }
 
@@ -48,8 +41,9 @@ static int kv_describe(const sf_lin_op *op, char *buf, size_t cap) {
     snprintf(out, sizeof out, "pending");
   else
     snprintf(out, sizeof out, "%" PRIu64, op->out);
-  return snprintf(buf, cap, "client %" PRIu32 " %s(key=%" PRIu64 ", %" PRIu64 ", %" PRIu64
-                            ") -> %s [%" PRIu64 ", %s]",
+  return snprintf(buf, cap,
+                  "client %" PRIu32 " %s(key=%" PRIu64 ", %" PRIu64 ", %" PRIu64 ") -> %s [%" PRIu64
+                  ", %s]",
                   op->client, n, op->key, op->arg, op->arg2, out, op->call,
                   op->ret == SF_LIN_PENDING ? "inf" : "ret");
 }
@@ -59,14 +53,16 @@ const sf_lin_model sf_kv_model = {"kv", 0, kv_step, kv_describe};
 /* ---- memo: a hash set of (bitset, state) ------------------------------- */
 
 typedef struct {
-  size_t words;      /* bitset words */
-  uint64_t *slots;   /* per slot: hash, state, then `words` bitset words */
+  size_t words;    /* bitset words */
+  uint64_t *slots; /* per slot: hash, state, then `words` bitset words */
   uint8_t *used;
   size_t cap, n;
   uint64_t bytes, max_bytes;
 } memo;
 
-static size_t slot_words(const memo *m) { return 2 + m->words; }
+static size_t slot_words(const memo *m) {
+  return 2 + m->words;
+}
 
 static int memo_grow(memo *m) {
   size_t cap = m->cap ? m->cap * 2 : 1024;
@@ -124,9 +120,9 @@ static int memo_add(memo *m, uint64_t h, uint64_t state, const uint64_t *bits) {
 
 /* Entries of the doubly linked list of calls and returns, in time order. */
 typedef struct {
-  size_t op;       /* index into the key's ops */
+  size_t op; /* index into the key's ops */
   int is_call;
-  size_t match;    /* the other entry of the same op */
+  size_t match; /* the other entry of the same op */
   size_t prev, next;
 } entry;
 

@@ -33,13 +33,13 @@ extern "C" {
 
 /** One client operation. */
 typedef struct sf_lin_op {
-  uint64_t key;      /**< operations on different keys are independent */
-  uint32_t kind;     /**< model-defined operation (e.g. SF_KV_PUT) */
+  uint64_t key;       /**< operations on different keys are independent */
+  uint32_t kind;      /**< model-defined operation (e.g. SF_KV_PUT) */
   uint64_t arg, arg2; /**< inputs */
-  uint64_t out;      /**< observed output (ignored while pending) */
-  uint64_t call;     /**< invocation time */
-  uint64_t ret;      /**< response time, or SF_LIN_PENDING */
-  uint32_t client;   /**< who issued it (reports only) */
+  uint64_t out;       /**< observed output (ignored while pending) */
+  uint64_t call;      /**< invocation time */
+  uint64_t ret;       /**< response time, or SF_LIN_PENDING */
+  uint32_t client;    /**< who issued it (reports only) */
 } sf_lin_op;
 
 /** A sequential model. */
@@ -69,21 +69,21 @@ typedef enum {
 
 /** Search budget; zero fields take defaults. */
 typedef struct sf_lin_budget {
-  uint64_t max_steps;        /**< search steps over all keys (default 10,000,000) */
-  uint64_t max_cache_bytes;  /**< memoization memory (default 64 MiB) */
-  size_t max_ops_per_key;    /**< larger keys are "unknown" (default 4096) */
+  uint64_t max_steps;       /**< search steps over all keys (default 10,000,000) */
+  uint64_t max_cache_bytes; /**< memoization memory (default 64 MiB) */
+  size_t max_ops_per_key;   /**< larger keys are "unknown" (default 4096) */
 } sf_lin_budget;
 
 /** What a check found. */
 typedef struct sf_lin_report {
   sf_lin_result result;
-  uint64_t key;        /**< the key that is not linearizable (or unknown) */
-  size_t ops_on_key;   /**< operations on that key */
-  size_t failed_op;    /**< index (into the input) of an op the search could
-                            not place after the longest linearizable prefix */
-  size_t prefix;       /**< length of that longest prefix */
-  uint64_t steps;      /**< search steps used */
-  char message[256];   /**< one line for reports */
+  uint64_t key;      /**< the key that is not linearizable (or unknown) */
+  size_t ops_on_key; /**< operations on that key */
+  size_t failed_op;  /**< index (into the input) of an op the search could
+                          not place after the longest linearizable prefix */
+  size_t prefix;     /**< length of that longest prefix */
+  uint64_t steps;    /**< search steps used */
+  char message[256]; /**< one line for reports */
 } sf_lin_report;
 
 /** Check a history. ops need not be sorted. rep may be NULL. */

@@ -130,29 +130,10 @@ static void feature(run_state *rs, uint64_t f) {
   }
 }
 
+/* Fault records that count as features: every fault but repairs and the
+ * failure itself. */
 static int is_fault_record(unsigned k) {
-  switch (k) {
-  case SIM_EV_DROP:
-  case SIM_EV_DUP:
-  case SIM_EV_CORRUPT:
-  case SIM_EV_REORDER:
-  case SIM_EV_HOLD:
-  case SIM_EV_RELEASE:
-  case SIM_EV_CRASH:
-  case SIM_EV_RESTART:
-  case SIM_EV_PAUSE:
-  case SIM_EV_RESUME:
-  case SIM_EV_PARTITION:
-  case SIM_EV_CONN_RESET:
-  case SIM_EV_CONN_TIMEOUT:
-  case SIM_EV_CONN_REFUSED:
-  case SIM_EV_CONN_STALL:
-  case SIM_EV_DISK_EIO:
-  case SIM_EV_DISK_LOST:
-  case SIM_EV_CLOCK:
-  case SIM_EV_FAULTPOINT: return 1;
-  default: return 0;
-  }
+  return sim_ev_is_fault(k) && k != SIM_EV_HEAL && k != SIM_EV_LINK && k != SIM_EV_FAIL;
 }
 
 /* Records that take part in the ordered-pair features. */

@@ -582,6 +582,10 @@ size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max);
 /** Name of a trace kind ("send", "drop", ...). */
 const char *sim_ev_name(unsigned kind);
 
+/** 1 if records of this kind report a fault (a drop, duplicate, crash,
+ *  partition, reset, disk error, clock change, fault point, failure, ...). */
+int sim_ev_is_fault(unsigned kind);
+
 /** Name of a drop reason ("loss", "partition", ...). */
 const char *sim_drop_name(unsigned reason);
 

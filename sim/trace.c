@@ -118,6 +118,34 @@ const char *sim_ev_name(unsigned kind) {
   return kind < SIM_EV__COUNT && ev_names[kind] ? ev_names[kind] : "?";
 }
 
+int sim_ev_is_fault(unsigned kind) {
+  switch (kind) {
+  case SIM_EV_DROP:
+  case SIM_EV_DUP:
+  case SIM_EV_CORRUPT:
+  case SIM_EV_REORDER:
+  case SIM_EV_HOLD:
+  case SIM_EV_RELEASE:
+  case SIM_EV_CRASH:
+  case SIM_EV_RESTART:
+  case SIM_EV_PAUSE:
+  case SIM_EV_RESUME:
+  case SIM_EV_PARTITION:
+  case SIM_EV_HEAL:
+  case SIM_EV_LINK:
+  case SIM_EV_CONN_RESET:
+  case SIM_EV_CONN_TIMEOUT:
+  case SIM_EV_CONN_REFUSED:
+  case SIM_EV_CONN_STALL:
+  case SIM_EV_DISK_EIO:
+  case SIM_EV_DISK_LOST:
+  case SIM_EV_CLOCK:
+  case SIM_EV_FAULTPOINT:
+  case SIM_EV_FAIL: return 1;
+  default: return 0;
+  }
+}
+
 const char *sim_drop_name(unsigned reason) {
   static const char *const names[] = {"?",    "loss",           "partition", "queue-full",
                                       "down", "sender-crashed", "reset",     "budget"};
@@ -189,8 +217,8 @@ int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size
       APPEND(" n%d ---> n%d", r->node, r->peer);
     break;
   case SIM_EV_LINK:
-    APPEND(" %s loss=%" PRIu64 "ppm latency<=%" PRIu64 "us", r->reason ? "all links" : "",
-           r->a, r->b / 1000);
+    APPEND(" %s loss=%" PRIu64 "ppm latency<=%" PRIu64 "us", r->reason ? "all links" : "", r->a,
+           r->b / 1000);
     if (!r->reason)
       APPEND(" n%d->n%d", r->node, r->peer);
     break;
@@ -248,18 +276,30 @@ void sim_stats_print(const sim_world *w, FILE *f) {
     const char *name;
     uint64_t v;
   } c[] = {
-      {"datagrams_sent", s->sent},        {"delivered", s->delivered},
-      {"conns", s->conns_opened},         {"stream_bytes", s->stream_bytes},
-      {"lost", s->lost},                  {"duplicated", s->duplicated},
-      {"corrupted", s->corrupted},        {"reordered", s->reordered},
-      {"dropped_partition", s->dropped_partition}, {"dropped_queue", s->dropped_queue},
-      {"dropped_down", s->dropped_down},  {"held", s->held},
-      {"partitions", s->partitions},      {"crashes", s->crashes},
-      {"restarts", s->restarts},          {"pauses", s->pauses},
-      {"conn_resets", s->conns_reset},    {"conn_refused", s->conns_refused},
-      {"conn_timeouts", s->conns_timeout}, {"retransmits", s->seg_retransmits},
-      {"disk_eio", s->disk_eio},          {"sectors_lost", s->sectors_lost},
-      {"sectors_corrupted", s->sectors_corrupted}, {"clock_changes", s->clock_changes},
+      {"datagrams_sent", s->sent},
+      {"delivered", s->delivered},
+      {"conns", s->conns_opened},
+      {"stream_bytes", s->stream_bytes},
+      {"lost", s->lost},
+      {"duplicated", s->duplicated},
+      {"corrupted", s->corrupted},
+      {"reordered", s->reordered},
+      {"dropped_partition", s->dropped_partition},
+      {"dropped_queue", s->dropped_queue},
+      {"dropped_down", s->dropped_down},
+      {"held", s->held},
+      {"partitions", s->partitions},
+      {"crashes", s->crashes},
+      {"restarts", s->restarts},
+      {"pauses", s->pauses},
+      {"conn_resets", s->conns_reset},
+      {"conn_refused", s->conns_refused},
+      {"conn_timeouts", s->conns_timeout},
+      {"retransmits", s->seg_retransmits},
+      {"disk_eio", s->disk_eio},
+      {"sectors_lost", s->sectors_lost},
+      {"sectors_corrupted", s->sectors_corrupted},
+      {"clock_changes", s->clock_changes},
       {"faultpoints", s->faultpoints_fired},
   };
   fprintf(f, "events=%" PRIu64, s->events);

@@ -148,9 +148,9 @@ steps { at_us: 5000 op { count: 4 } }
 steps { at_us: 6000 crash { node: 1 } }
 TXT
 "$S" encode "$work/crashy.txt" -o "$work/crashy.pb" 2>/dev/null
-"$B/bin/simfuzz-crashy" minimize -q "$work/crashy.pb" -o "$work/crashy.min" > "$work/cm.log" 2>&1
+"$B/bin/simfuzz-crashy" minimize -q --max-tries 400 "$work/crashy.pb" -o "$work/crashy.min" > "$work/cm.log" 2>&1
 rc=$?
-if [ $rc = 0 ] && grep -q "failure kept: crash: signal" "$work/cm.log" &&
+if [ $rc = 0 ] && grep -q "failure kept: crash: " "$work/cm.log" &&
    [ "$(steps "$work/crashy.min")" -lt 6 ]; then
   ok "minimize survives a crashing target and keeps the crash ($(grep 'steps:' "$work/cm.log" | tr -s ' '))"
 else

@@ -41,8 +41,10 @@ TEST(sequential_and_concurrent_histories) {
   CHECK_EQ(check(a, 4), SF_LIN_OK);
   /* ...but two reads cannot see the write then not see it */
   sf_lin_op b[] = {
-      op(1, SF_KV_PUT, 1, 5, 0, 0, 10),  op(1, SF_KV_PUT, 1, 6, 0, 20, 100),
-      op(2, SF_KV_GET, 1, 0, 6, 30, 40), op(3, SF_KV_GET, 1, 0, 5, 50, 60),
+      op(1, SF_KV_PUT, 1, 5, 0, 0, 10),
+      op(1, SF_KV_PUT, 1, 6, 0, 20, 100),
+      op(2, SF_KV_GET, 1, 0, 6, 30, 40),
+      op(3, SF_KV_GET, 1, 0, 5, 50, 60),
   };
   CHECK_EQ(check(b, 4), SF_LIN_VIOLATION);
 }
