@@ -62,7 +62,8 @@ static void run_counted(exec_stats *st, const unsigned char *buf, size_t len) {
   st->faulted += r.fault_steps_run > 0;
   st->salvaged += r.decoded == SF_DECODED_SALVAGED;
   if (st->execs % 1000 == 0) {
-    fprintf(st->f, "%ld %lu %lu %lu %lu %lu\n", (long)getpid(), st->execs, st->proto, st->generated,
+    long pid = (long)getpid(); /* engine statistics, not a run: simfuzz-allow-nondeterminism */
+    fprintf(st->f, "%ld %lu %lu %lu %lu %lu\n", pid, st->execs, st->proto, st->generated,
             st->faulted, st->salvaged);
     fflush(st->f);
   }

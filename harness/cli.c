@@ -66,7 +66,8 @@ int cli_same_file(const char *a, const char *b) {
 
 int cli_write_file(const char *path, const void *data, size_t len) {
   char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+  long pid = (long)getpid(); /* names a temporary file: simfuzz-allow-nondeterminism */
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, pid) >= (int)sizeof tmp)
     return cli_error("%s: path too long", path), -1;
   FILE *f = fopen(tmp, "wb");
   if (!f)
@@ -90,7 +91,8 @@ int cli_write_file(const char *path, const void *data, size_t len) {
 }
 
 FILE *cli_create(const char *path, char *tmp, size_t cap) {
-  if (snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid()) >= (int)cap) {
+  long pid = (long)getpid(); /* names a temporary file: simfuzz-allow-nondeterminism */
+  if (snprintf(tmp, cap, "%s.tmp.%ld", path, pid) >= (int)cap) {
     cli_error("%s: path too long", path);
     return NULL;
   }

@@ -622,7 +622,8 @@ __attribute__((noinline)) static void determinism_failure(const sf_target *t, ui
   fprintf(stderr,
           "==simfuzz== DETERMINISM FAILURE in target %s: the same input gave trace hash "
           "%016" PRIx64 " then %016" PRIx64 ". The run depends on something outside the "
-          "input (wall clock, rand(), uninitialised memory, pointer order, global state).\n",
+          "input (wall clock, random numbers, uninitialised memory, pointer order, global "
+          "state).\n",
           t->name, a, b);
   abort();
 }

@@ -114,7 +114,7 @@ typedef struct sim_faultpoint_params {
 /** Resource budgets. Exceeding a run budget ends the run cleanly. */
 typedef struct sim_budgets {
   uint64_t max_events;     /**< events processed per world (run budget) */
-  uint64_t max_time_ns;    /**< virtual time (run budget) */
+  uint64_t max_time_ns;    /**< run budget of virtual time, ns */
   uint32_t max_msg_size;   /**< larger sends fail with -EMSGSIZE */
   uint32_t max_inflight;   /**< pending messages+segments in the world (run budget) */
   uint32_t max_pending;    /**< pending events in the scheduler (run budget) */
