@@ -368,3 +368,62 @@ out:
     *rep = r;
   return r.result;
 }
+
+/* ---- history recording ----------------------------------------------------- */
+
+size_t sf_history_invoke(sf_history *h, uint32_t client, uint32_t kind, uint64_t key, uint64_t arg,
+                         uint64_t arg2, uint64_t now) {
+  size_t max = h->max ? h->max : 100000;
+  if (h->n >= max) {
+    h->dropped++;
+    return SIZE_MAX;
+  }
+  if (h->n == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 64;
+    if (cap > max)
+      cap = max;
+    sf_lin_op *ops = realloc(h->ops, cap * sizeof *ops);
+    if (!ops) {
+      h->dropped++;
+      return SIZE_MAX;
+    }
+    h->ops = ops;
+    h->cap = cap;
+  }
+  sf_lin_op *o = &h->ops[h->n];
+  o->key = key;
+  o->kind = kind;
+  o->arg = arg;
+  o->arg2 = arg2;
+  o->out = 0;
+  o->call = now;
+  o->ret = SF_LIN_PENDING;
+  o->client = client;
+  return h->n++;
+}
+
+void sf_history_complete(sf_history *h, size_t id, uint64_t out, uint64_t now) {
+  if (id >= h->n || h->ops[id].ret != SF_LIN_PENDING)
+    return;
+  h->ops[id].out = out;
+  h->ops[id].ret = now < h->ops[id].call ? h->ops[id].call : now;
+}
+
+sf_lin_result sf_history_check(const sf_history *h, const sf_lin_model *m,
+                               const sf_lin_budget *budget, sf_lin_report *rep) {
+  if (h->dropped) {
+    if (rep) {
+      memset(rep, 0, sizeof *rep);
+      rep->result = SF_LIN_UNKNOWN;
+      snprintf(rep->message, sizeof rep->message,
+               "unknown: %zu operations were not recorded (history full)", h->dropped);
+    }
+    return SF_LIN_UNKNOWN;
+  }
+  return sf_linearizable(m, h->ops, h->n, budget, rep);
+}
+
+void sf_history_free(sf_history *h) {
+  free(h->ops);
+  memset(h, 0, sizeof *h);
+}

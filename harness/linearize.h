@@ -90,6 +90,32 @@ typedef struct sf_lin_report {
 sf_lin_result sf_linearizable(const sf_lin_model *m, const sf_lin_op *ops, size_t n,
                               const sf_lin_budget *budget, sf_lin_report *rep);
 
+/* ---- recording a history during a run ----------------------------------- */
+
+/** A client history being recorded (owned by the target's context). */
+typedef struct sf_history {
+  sf_lin_op *ops;
+  size_t n, cap, max; /* max: operations kept (0 = 100000); later ones are dropped */
+  size_t dropped;
+} sf_history;
+
+/** Record an invocation at time `now`; returns its id (use it to complete
+ *  the operation), or SIZE_MAX if the history is full (the op is dropped and
+ *  a later check answers "unknown" rather than judging a partial history). */
+size_t sf_history_invoke(sf_history *h, uint32_t client, uint32_t kind, uint64_t key, uint64_t arg,
+                         uint64_t arg2, uint64_t now);
+
+/** Record the response of operation id with output out at time `now`.
+ *  Operations never completed stay pending. Unknown ids are ignored. */
+void sf_history_complete(sf_history *h, size_t id, uint64_t out, uint64_t now);
+
+/** Check the recorded history against a model (see sf_linearizable). */
+sf_lin_result sf_history_check(const sf_history *h, const sf_lin_model *m,
+                               const sf_lin_budget *budget, sf_lin_report *rep);
+
+/** Free the history's memory. */
+void sf_history_free(sf_history *h);
+
 #ifdef __cplusplus
 }
 #endif

@@ -202,6 +202,34 @@ TEST(plugged_in_model) {
   CHECK_EQ(sf_linearizable(&counter, h, 4, NULL, NULL), SF_LIN_VIOLATION);
 }
 
-TEST_MAIN(T(sequential_and_concurrent_histories), T(classic_violations),
+TEST(recording_a_history) {
+  sf_history h = {0};
+  size_t a = sf_history_invoke(&h, 1, SF_KV_PUT, 1, 5, 0, 10);
+  size_t b = sf_history_invoke(&h, 2, SF_KV_GET, 1, 0, 0, 12);
+  sf_history_complete(&h, a, 0, 20);
+  sf_history_complete(&h, b, 5, 25);
+  sf_history_complete(&h, b, 7, 30);                /* a second response is ignored */
+  sf_history_complete(&h, 99, 0, 30);               /* unknown ids too */
+  sf_history_invoke(&h, 3, SF_KV_PUT, 1, 6, 0, 40); /* never answered: pending */
+  size_t c = sf_history_invoke(&h, 2, SF_KV_GET, 1, 0, 0, 50);
+  sf_history_complete(&h, c, 6, 60);
+  sf_lin_report r;
+  CHECK_EQ(sf_history_check(&h, &sf_kv_model, NULL, &r), SF_LIN_OK);
+  CHECK_EQ(h.ops[b].out, 5);
+  sf_history_complete(&h, sf_history_invoke(&h, 2, SF_KV_GET, 1, 0, 0, 70), 5, 80); /* stale */
+  CHECK_EQ(sf_history_check(&h, &sf_kv_model, NULL, &r), SF_LIN_VIOLATION);
+  sf_history_free(&h);
+  /* a full history is never judged */
+  sf_history small = {0};
+  small.max = 2;
+  sf_history_invoke(&small, 1, SF_KV_PUT, 1, 5, 0, 1);
+  sf_history_invoke(&small, 1, SF_KV_PUT, 1, 6, 0, 2);
+  CHECK_EQ(sf_history_invoke(&small, 1, SF_KV_GET, 1, 0, 0, 3), SIZE_MAX);
+  CHECK_EQ(sf_history_check(&small, &sf_kv_model, NULL, &r), SF_LIN_UNKNOWN);
+  CHECK(strstr(r.message, "not recorded"));
+  sf_history_free(&small);
+}
+
+TEST_MAIN(T(sequential_and_concurrent_histories), T(recording_a_history), T(classic_violations),
           T(pending_operations_may_or_may_not_take_effect), T(random_histories),
           T(budget_gives_unknown_not_a_false_failure), T(plugged_in_model))
