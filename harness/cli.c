@@ -65,29 +65,16 @@ int cli_same_file(const char *a, const char *b) {
 }
 
 int cli_write_file(const char *path, const void *data, size_t len) {
-  char tmp[4096];
-  long pid = (long)getpid(); /* names a temporary file: simfuzz-allow-nondeterminism */
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, pid) >= (int)sizeof tmp)
-    return cli_error("%s: path too long", path), -1;
-  FILE *f = fopen(tmp, "wb");
+  char tmp[4300];
+  FILE *f = cli_create(path, tmp, sizeof tmp);
   if (!f)
-    return cli_error("%s: %s", tmp, strerror(errno)), -1;
-  size_t w = len ? fwrite(data, 1, len, f) : 0;
-  int err = w != len;
-  err |= fflush(f) != 0;
-  err |= fsync(fileno(f)) != 0;
-  err |= fclose(f) != 0;
-  if (err) {
-    int e = errno;
+    return -1;
+  if (len && fwrite(data, 1, len, f) != len) {
+    fclose(f);
     remove(tmp);
-    return cli_error("%s: write failed: %s", path, e ? strerror(e) : "short write"), -1;
+    return cli_error("%s: write failed: short write", path), -1;
   }
-  if (rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return cli_error("%s: %s", path, strerror(e)), -1;
-  }
-  return 0;
+  return cli_commit(f, tmp, path);
 }
 
 FILE *cli_create(const char *path, char *tmp, size_t cap) {

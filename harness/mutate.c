@@ -11,10 +11,7 @@ typedef struct {
 } rng;
 
 static uint64_t next(rng *r) {
-  uint64_t z = (r->x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return sim_mix64(r->x += 0x9e3779b97f4a7c15ull);
 }
 
 static uint32_t below(rng *r, uint32_t n) {

@@ -49,14 +49,6 @@ struct run_state {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static uint32_t amp(uint32_t ppm, uint32_t pct) {
   if (pct == 0)
     return ppm;
@@ -122,7 +114,7 @@ int sf_nodes_for(const sf_target *t, const sf_scenario *s) {
 /* ---- feedback ------------------------------------------------------------ */
 
 static void feature(run_state *rs, uint64_t f) {
-  uint32_t b = (uint32_t)(mix(f) % SF_FB_BUCKETS);
+  uint32_t b = (uint32_t)(sim_mix64(f) % SF_FB_BUCKETS);
   uint64_t bit = 1ull << (b % 64);
   if (!(rs->bits[b / 64] & bit)) {
     rs->bits[b / 64] |= bit;
@@ -179,7 +171,7 @@ static void fb_observe(run_state *rs) {
     }
   uint64_t h = 0;
   for (int a = 0; a < rs->n; a++)
-    h = mix(h ^ sorted[a]);
+    h = sim_mix64(h ^ sorted[a]);
   rs->role_vec = h;
   feature(rs, 4ull << 60 | (h & 0x0fffffffffffffffull));
 }

@@ -992,11 +992,7 @@ void sf_generate_seed(uint64_t seed, sf_scenario *s) {
   uint8_t bytes[384];
   uint64_t x = seed;
   for (size_t i = 0; i < sizeof bytes; i += 8) {
-    x += 0x9e3779b97f4a7c15ull;
-    uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    uint64_t z = sim_mix64(x += 0x9e3779b97f4a7c15ull);
     for (int k = 0; k < 8; k++)
       bytes[i + (size_t)k] = (uint8_t)(z >> (8 * k));
   }

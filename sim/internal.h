@@ -191,14 +191,9 @@ struct sim_world {
   uint8_t failed;
 };
 
-/* splitmix64 finaliser */
+/* splitmix64 finaliser (the public sim_mix64) */
 static inline uint64_t sim__mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
+  return sim_mix64(x);
 }
 
 /* stream id: purpose (8 bits), a (24 bits), b (32 bits) */

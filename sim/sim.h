@@ -375,6 +375,17 @@ uint64_t sim_draw(const sim_world *w, uint64_t stream, uint64_t n);
 /** Build a stream id from a purpose byte and two 16-bit subjects. */
 uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b);
 
+/** The splitmix64 finaliser: a fast bijective 64-bit mix, for hashing and
+ *  for deriving decisions (header-only, usable without a world). */
+static inline uint64_t sim_mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
 /** Bernoulli decision with rate ppm drawn from (stream, n). */
 int sim_chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm);
 

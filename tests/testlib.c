@@ -14,10 +14,7 @@ void *test_alloc(size_t n) {
 }
 
 uint64_t test_rand(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  return sim_mix64(*state += 0x9e3779b97f4a7c15ull);
 }
 
 int test_main(const test_case *cases, size_t n, int argc, char **argv) {
