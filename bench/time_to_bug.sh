@@ -5,74 +5,109 @@
 #   (b) the same without state feedback                        (NOFB_DIR, -DSIMFUZZ_FEEDBACK=OFF)
 #   (c) AFL++ as OSS-Fuzz runs it: raw-byte havoc with the dictionary, no custom mutator
 #   (d) random-seed simulation: simfuzz sweep, seeds from a different offset per trial
-# Prints per method: hits/K, median time to the first crash (a miss counts as
-# the budget: the median is then a lower bound, marked >=), execs/s.
-# Usage: bench/time_to_bug.sh WITH_DIR NOFB_DIR [--quick|--full] [TARGET...]
-#   --quick: 3 trials, 60 s budget (a few minutes); --full: 10 trials, 300 s
-#   budget (hours for a whole zoo). Default targets: every *_bug_* fuzzer.
+# Every trial runs on one core; J trials run at once (default 2: one per
+# core of our machines). Prints per target and method: hits/K, median time
+# to the first crash (a miss counts as the budget, so a median over misses is
+# a lower bound, marked >=), median execs/s; then the ratio (d)/(a).
+#
+# Usage: bench/time_to_bug.sh WITH_DIR NOFB_DIR [--quick|--full|--trials K --budget S]
+#                             [-j J] [--methods abcd] [TARGET...]
+#   --quick  1 trial, 20 s budget: a few minutes for the whole zoo (a smoke run)
+#   --full   10 trials, 300 s budget: the figures in docs/BENCHMARKS.md are
+#            from this kind of run (hours for the whole zoo)
+# Default targets: every *_bug_* fuzzer in WITH_DIR.
 set -eu
 A=$1; N=$2; shift 2
-K=3; BUDGET=60
-case "${1:-}" in
-  --quick) shift ;;
-  --full) K=10; BUDGET=300; shift ;;
-esac
+K=3; BUDGET=60; J=2; METHODS=abcd
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) K=1; BUDGET=20; shift ;;
+    --full) K=10; BUDGET=300; shift ;;
+    --trials) K=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    -j) J=$2; shift 2 ;;
+    --methods) METHODS=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 targets="$*"
 [ -n "$targets" ] || targets=$(ls "$A"/fuzz/*_bug_*_fuzzer | sed 's|.*/||; s|_fuzzer$||')
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_BENCH_UNTIL_CRASH=1
+
+# One trial: method target k -> appends "method target seconds hit execs_per_s" to $work/res
+cat > "$work/trial.sh" << 'EOF'
+set -u
+m=$1; t=$2; k=$3 # and A N BUDGET work from the environment
 now() { date +%s.%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-trial() { # method target k -> "seconds hit execs_per_s"
-  m=$1; t=$2; k=$3
-  d=$work/$m-$t-$k
-  mkdir -p "$d/c"
-  cp "$A/corpus/$t"/*.pb "$d/c/" 2>/dev/null || true
-  s=$(now)
-  case $m in
-    a|b)
-      dir=$A; [ $m = b ] && dir=$N
-      "$dir/fuzz/${t}_fuzzer" "$d/c" -seed="$k" -max_total_time="$BUDGET" -timeout=10 \
-        -dict="$dir/fuzz/$t.dict" -artifact_prefix="$d/" -print_final_stats=1 > "$d/log" 2>&1 || true
-      e=$(now)
-      hit=0; ls "$d"/crash-* > /dev/null 2>&1 && hit=1
-      ex=$(awk '/stat::number_of_executed_units/ {print $2}' "$d/log" | tail -1) ;;
-    c)
-      timeout $((BUDGET + 30)) afl-fuzz -i "$A/corpus/$t" -o "$d/o" -x "$A/fuzz/$t.dict" -s "$k" \
-        -V "$BUDGET" -- "$A/fuzz/${t}_afl" > "$d/log" 2>&1 || true
-      e=$(now)
-      hit=0; ls "$d"/o/default/crashes/id:* > /dev/null 2>&1 && hit=1
-      ex=$(awk '/execs_done/ {print $3}' "$d/o/default/fuzzer_stats" 2>/dev/null || echo 0) ;;
-    d)
-      lo=$((k * 100000000))
-      timeout "$BUDGET" "$A/bin/simfuzz" --target "$t" sweep --seeds "$lo-$((lo + 99999999))" \
-        --stop-on-first -q > "$d/log" 2>&1 || true
-      e=$(now)
-      hit=0; grep -q "FAILED" "$d/log" && hit=1
-      ex=$(grep -c "" "$d/log" > /dev/null; sed -n 's/^seed \([0-9]*\):.*/\1/p' "$d/log" | head -1)
-      [ -n "$ex" ] && ex=$((ex - lo + 1)) || ex=0 ;;
-  esac
-  secs=$(echo "$e - $s" | bc)
-  [ "$hit" = 1 ] || secs=$BUDGET
-  echo "$secs $hit ${ex:-0}"
-}
-printf "%-32s %-44s %5s %14s %10s\n" target method hits "median TTB" "execs/s"
+d=$work/$m-$t-$k
+mkdir -p "$d/c"
+cp "$A/corpus/$t"/*.pb "$d/c/" 2> /dev/null || true
+s=$(now)
+ex=0
+case $m in
+  a|b)
+    dir=$A; [ "$m" = b ] && dir=$N
+    "$dir/fuzz/${t}_fuzzer" "$d/c" -seed="$k" -max_total_time="$BUDGET" -timeout=10 \
+      -dict="$dir/fuzz/$t.dict" -artifact_prefix="$d/" -print_final_stats=1 > "$d/log" 2>&1 || true
+    e=$(now)
+    hit=0; ls "$d"/crash-* > /dev/null 2>&1 && hit=1
+    ex=$(awk '/stat::number_of_executed_units/ {print $2}' "$d/log" | tail -1) ;;
+  c)
+    timeout $((BUDGET + 30)) afl-fuzz -i "$A/corpus/$t" -o "$d/o" -x "$A/fuzz/$t.dict" -s "$k" \
+      -V "$BUDGET" -- "$A/fuzz/${t}_afl" > "$d/log" 2>&1 || true
+    e=$(now)
+    hit=0; ls "$d"/o/default/crashes/id:* > /dev/null 2>&1 && hit=1
+    ex=$(awk '/execs_done/ {print $3}' "$d/o/default/fuzzer_stats" 2> /dev/null || echo 0) ;;
+  d)
+    lo=$((k * 100000000))
+    timeout "$BUDGET" "$A/bin/simfuzz" --target "$t" sweep --seeds "$lo-$((lo + 99999999))" \
+      --stop-on-first -q > "$d/log" 2>&1 || true
+    e=$(now)
+    hit=0; grep -q "FAILED" "$d/log" && hit=1
+    seed=$(sed -n 's/^seed \([0-9]*\):.*/\1/p' "$d/log" | head -1)
+    if [ -n "$seed" ]; then ex=$((seed - lo + 1)); else ex=-1; fi ;; # a miss: count unknown
+esac
+secs=$(echo "$e - $s" | bc)
+[ "$hit" = 1 ] || secs=$BUDGET
+echo "$m $t $secs $hit ${ex:-0}" >> "$work/res"
+rm -rf "$d"
+EOF
+
+: > "$work/res"
+: > "$work/jobs"
 for t in $targets; do
-  for m in a b c d; do
-    : > "$work/res"
-    for k in $(seq 1 "$K"); do trial $m "$t" "$k" >> "$work/res"; done
-    hits=$(awk '{h+=$2} END {print h}' "$work/res")
-    med=$(awk '{print $1}' "$work/res" | median)
-    eps=$(awk '{if ($1 > 0) print int($3 / $1)}' "$work/res" | median)
+  for m in $(echo "$METHODS" | sed 's/./& /g'); do
+    for k in $(seq 1 "$K"); do echo "$m $t $k" >> "$work/jobs"; done
+  done
+done
+echo "$(wc -l < "$work/jobs") trials, $J at a time, budget ${BUDGET}s each" >&2
+export A N BUDGET work
+xargs -P "$J" -L 1 sh "$work/trial.sh" < "$work/jobs"
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR) print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+printf "%-32s %-44s %5s %12s %10s\n" target method hits "median TTB" "execs/s"
+for t in $targets; do
+  ma=""; md=""; dm=""
+  for m in $(echo "$METHODS" | sed 's/./& /g'); do
+    awk -v m="$m" -v t="$t" '$1 == m && $2 == t' "$work/res" > "$work/r"
+    hits=$(awk '{h+=$4} END {print h+0}' "$work/r")
+    med=$(awk '{print $3}' "$work/r" | median)
+    eps=$(awk '{if ($3 > 0 && $5 > 0) print int($5 / $3)}' "$work/r" | median)
     mark=""; [ "$hits" -lt $(( (K + 1) / 2 )) ] && mark=">="
+    [ "$m" = a ] && ma=$med
+    [ "$m" = d ] && { md=$med; dm=$mark; }
     case $m in
       a) name="(a) libFuzzer + mutator + state feedback" ;;
       b) name="(b) libFuzzer + mutator, no state feedback" ;;
       c) name="(c) AFL++ raw havoc (as on OSS-Fuzz)" ;;
       d) name="(d) random-seed sweep" ;;
     esac
-    printf "%-32s %-44s %2s/%-2s %13ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "$eps"
+    printf "%-32s %-44s %2s/%-2s %11ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "${eps:--}"
   done
+  if [ -n "$ma" ] && [ -n "$md" ]; then
+    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(a)" "$dm" "$(echo "scale=1; $md / $ma" | bc)"
+  fi
 done
-echo "budget ${BUDGET}s per trial, $K trials per method"
+echo "budget ${BUDGET}s per trial, $K trials per method, $J trials at a time"

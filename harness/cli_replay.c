@@ -1,10 +1,12 @@
 /* simfuzz replay, check-determinism and sweep. */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -349,6 +351,11 @@ int cmd_sweep(int argc, char **argv) {
   }
   if (!have_range)
     return cli_error("sweep: --seeds A-B is required");
+  if (out && mkdir(out, 0777) < 0 && errno != EEXIST)
+    return cli_error("sweep: cannot create %s: %s", out, strerror(errno));
+  struct stat st;
+  if (out && (stat(out, &st) < 0 || !S_ISDIR(st.st_mode)))
+    return cli_error("sweep: %s is not a directory", out);
   sf_scenario *s = cli_new_scenario();
   static uint8_t buf[SF_MAX_INPUT];
   uint64_t failures = 0, runs = 0, total = b - a + 1, step = total / 100 ? total / 100 : 1;
@@ -372,6 +379,8 @@ int cmd_sweep(int argc, char **argv) {
         size_t n = sf_encode(s, buf, sizeof buf);
         if (n <= sizeof buf && cli_write_file(path, buf, n) == 0)
           printf("  saved %s\n", path);
+        else
+          fprintf(stderr, "%s: sweep: could not save %s\n", cli_prog, path);
       }
       fflush(stdout);
       if (first)

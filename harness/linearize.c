@@ -33,19 +33,28 @@ static int kv_step(uint64_t state, const sf_lin_op *op, uint64_t *next) {
   }
 }
 
+/* A time in ns as seconds with microseconds, like the timelines. */
+static void fmt_time(uint64_t ns, char *buf, size_t cap) {
+  if (ns == SF_LIN_PENDING)
+    snprintf(buf, cap, "never");
+  else
+    snprintf(buf, cap, "%" PRIu64 ".%06" PRIu64 "s", ns / 1000000000u, ns % 1000000000u / 1000u);
+}
+
 static int kv_describe(const sf_lin_op *op, char *buf, size_t cap) {
   static const char *const names[] = {"?", "put", "get", "cas", "del"};
   const char *n = op->kind <= SF_KV_DEL ? names[op->kind] : "?";
-  char out[32];
+  char out[32], call[32], ret[32];
   if (op->ret == SF_LIN_PENDING)
     snprintf(out, sizeof out, "pending");
   else
     snprintf(out, sizeof out, "%" PRIu64, op->out);
+  fmt_time(op->call, call, sizeof call);
+  fmt_time(op->ret, ret, sizeof ret);
   return snprintf(buf, cap,
-                  "client %" PRIu32 " %s(key=%" PRIu64 ", %" PRIu64 ", %" PRIu64 ") -> %s [%" PRIu64
-                  ", %s]",
-                  op->client, n, op->key, op->arg, op->arg2, out, op->call,
-                  op->ret == SF_LIN_PENDING ? "inf" : "ret");
+                  "client %" PRIu32 " %s(key=%" PRIu64 ", %" PRIu64 ", %" PRIu64
+                  ") -> %s, called %s, returned %s",
+                  op->client, n, op->key, op->arg, op->arg2, out, call, ret);
 }
 
 const sf_lin_model sf_kv_model = {"kv", 0, kv_step, kv_describe};
@@ -65,7 +74,7 @@ static size_t slot_words(const memo *m) {
 }
 
 static int memo_grow(memo *m) {
-  size_t cap = m->cap ? m->cap * 2 : 1024;
+  size_t cap = m->cap ? m->cap * 2 : 64;
   uint64_t bytes = (uint64_t)cap * (slot_words(m) * 8 + 1);
   if (bytes > m->max_bytes)
     return -1;

@@ -103,6 +103,7 @@ static void random_step(rng *r, const sf_scenario *s, sf_step *st) {
   else
     st->at_us = below(r, (uint32_t)(horizon > 60000000 ? 60000000 : horizon));
   random_params(r, st);
+  st->by_state = below(r, 3) == 0; /* "the leader", "a follower", ... */
 }
 
 static void retime(rng *r, sf_step *st) {
@@ -118,7 +119,8 @@ static void retime(rng *r, sf_step *st) {
 
 /* Tweak one parameter of a step, keeping its kind. */
 static void tweak(rng *r, sf_step *st) {
-  switch (below(r, 4)) {
+  switch (below(r, 5)) {
+  case 4: st->by_state = !st->by_state; break; /* by number <-> by role */
   case 0: st->node = below(r, 8); break;
   case 1: st->peer = below(r, 8); break;
   case 2: retime(r, st); break;

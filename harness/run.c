@@ -252,6 +252,31 @@ static void heal_all(run_state *rs) {
   }
 }
 
+/* perm[rank] = node, ranked by the target's observed state, highest first;
+ * ties by node number; crashed nodes (state 0) last. Identity without an
+ * observer. */
+static void rank_nodes(run_state *rs, int *perm) {
+  uint32_t key[SIM_MAX_NODES];
+  for (int i = 0; i < rs->n; i++) {
+    perm[i] = i;
+    key[i] = rs->t->observe && sim_node_up(rs->w, i) ? rs->t->observe(rs->ctx, rs->w, i) : 0;
+  }
+  for (int i = 1; i < rs->n; i++) /* insertion sort: stable, n <= 64 */
+    for (int j = i; j > 0 && key[perm[j - 1]] < key[perm[j]]; j--) {
+      int tmp = perm[j];
+      perm[j] = perm[j - 1];
+      perm[j - 1] = tmp;
+    }
+}
+
+static uint64_t remap_mask(uint64_t m, const int *perm, int n) {
+  uint64_t out = 0;
+  for (int i = 0; i < n; i++)
+    if (m >> i & 1)
+      out |= 1ull << perm[i];
+  return out;
+}
+
 static void run_step(sim_world *w, void *arg) {
   slot *sl = arg;
   run_state *rs = sl->rs;
@@ -263,6 +288,15 @@ static void run_step(sim_world *w, void *arg) {
     return;
   int n = rs->n;
   int a = (int)(st->node % (uint32_t)n), b = (int)(st->peer % (uint32_t)n);
+  int perm[SIM_MAX_NODES];
+  if (st->by_state) { /* node numbers are ranks: resolve them now */
+    rank_nodes(rs, perm);
+    a = perm[a];
+    b = perm[b];
+  } else {
+    for (int i = 0; i < n; i++)
+      perm[i] = i;
+  }
   rs->steps_run++;
   if (sl->remaining == (st->kind == SF_STEP_OP ? st->count : 1) && rs->nexec < SF_MAX_STEPS) {
     rs->exec_step[rs->nexec] = (uint16_t)sl->idx;
@@ -275,8 +309,8 @@ static void run_step(sim_world *w, void *arg) {
     feature(rs, 5ull << 60 | (uint64_t)st->kind << 40 | (rs->role_vec & 0xffffffffffull));
   switch (st->kind) {
   case SF_STEP_PARTITION: {
-    uint64_t ma = st->mask_a & rs->all;
-    uint64_t mb = st->mask_b ? st->mask_b & rs->all & ~ma : rs->all & ~ma;
+    uint64_t ma = remap_mask(st->mask_a & rs->all, perm, n);
+    uint64_t mb = st->mask_b ? remap_mask(st->mask_b & rs->all, perm, n) & ~ma : rs->all & ~ma;
     if (ma && mb)
       sim_partition(w, ma, mb, st->flag);
     break;
@@ -286,7 +320,7 @@ static void run_step(sim_world *w, void *arg) {
   case SF_STEP_SPLIT: {
     uint8_t g[SIM_MAX_NODES] = {0};
     for (int i = 0; i < n && i < st->ngroups; i++)
-      g[i] = st->group[i];
+      g[perm[i]] = st->group[i];
     sim_split(w, g);
     break;
   }

@@ -34,7 +34,7 @@ const char *sf_step_name(unsigned kind) {
   return kind < SF_STEP__COUNT && step_names[kind] ? step_names[kind] : "?";
 }
 
-static int mask_str(uint64_t m, int n, char *buf, size_t cap) {
+static int mask_str(uint64_t m, int n, char c, char *buf, size_t cap) {
   size_t k = 0;
   int first = 1;
   if (cap)
@@ -42,8 +42,8 @@ static int mask_str(uint64_t m, int n, char *buf, size_t cap) {
   k += (size_t)snprintf(buf, cap, "{");
   for (int i = 0; i < n && i < 64; i++)
     if (m >> i & 1) {
-      k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, "%sn%d",
-                            first ? "" : ",", i);
+      k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, "%s%c%d",
+                            first ? "" : ",", c, i);
       first = 0;
     }
   k += (size_t)snprintf(buf + (k < cap ? k : cap), k < cap ? cap - k : 0, "}");
@@ -56,43 +56,45 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
   int a = (int)(st->node % (uint32_t)n), b = (int)(st->peer % (uint32_t)n);
   uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
   char m1[200], m2[200];
+  char c = st->by_state ? 'r' : 'n'; /* r2: the node ranked 2 by observed state */
   switch (st->kind) {
   case SF_STEP_PARTITION: {
     uint64_t ma = st->mask_a & all;
     uint64_t mb = st->mask_b ? st->mask_b & all & ~ma : all & ~ma;
-    mask_str(ma, n, m1, sizeof m1);
-    mask_str(mb, n, m2, sizeof m2);
+    mask_str(ma, n, c, m1, sizeof m1);
+    mask_str(mb, n, c, m2, sizeof m2);
     return snprintf(buf, cap, "partition %s %s %s", m1, st->flag ? "-/->" : "-/-", m2);
   }
   case SF_STEP_ISOLATE:
   case SF_STEP_CRASH:
   case SF_STEP_RESTART:
   case SF_STEP_PAUSE:
-  case SF_STEP_RESUME: return snprintf(buf, cap, "%s n%d", sf_step_name(st->kind), a);
+  case SF_STEP_RESUME: return snprintf(buf, cap, "%s %c%d", sf_step_name(st->kind), c, a);
   case SF_STEP_SPLIT: {
     int k = snprintf(buf, cap, "split groups");
     for (int i = 0; i < n && k >= 0 && (size_t)k < cap; i++)
-      k += snprintf(buf + k, cap - (size_t)k, " n%d:%u", i, i < st->ngroups ? st->group[i] : 0);
+      k += snprintf(buf + k, cap - (size_t)k, " %c%d:%u", c, i, i < st->ngroups ? st->group[i] : 0);
     return k;
   }
   case SF_STEP_RESET:
     if (st->flag || a == b)
-      return snprintf(buf, cap, "reset all connections of n%d", a);
-    return snprintf(buf, cap, "reset n%d<->n%d", a, b);
+      return snprintf(buf, cap, "reset all connections of %c%d", c, a);
+    return snprintf(buf, cap, "reset %c%d<->%c%d", c, a, c, b);
   case SF_STEP_LINK:
     return snprintf(
-        buf, cap, "link %s%d%s%d loss=%u dup=%u reorder=%u corrupt=%u ppm, latency %u-%u us",
-        st->flag ? "(all) n" : "n", a, "->n", b, st->net.loss_ppm, st->net.dup_ppm,
+        buf, cap, "link %s%c%d->%c%d loss=%u dup=%u reorder=%u corrupt=%u ppm, latency %u-%u us",
+        st->flag ? "(all) " : "", c, a, c, b, st->net.loss_ppm, st->net.dup_ppm,
         st->net.reorder_ppm, st->net.corrupt_ppm, st->net.latency_min_us, st->net.latency_max_us);
   case SF_STEP_HOLD:
-  case SF_STEP_RELEASE: return snprintf(buf, cap, "%s n%d->n%d", sf_step_name(st->kind), a, b);
+  case SF_STEP_RELEASE:
+    return snprintf(buf, cap, "%s %c%d->%c%d", sf_step_name(st->kind), c, a, c, b);
   case SF_STEP_DELIVER:
-    return snprintf(buf, cap, "deliver message #%u pending on n%d->n%d now", st->k, a, b);
+    return snprintf(buf, cap, "deliver message #%u pending on %c%d->%c%d now", st->k, c, a, c, b);
   case SF_STEP_CLOCK:
-    return snprintf(buf, cap, "clock n%d offset=%lldus drift=%dppm jump=%lldus", a,
+    return snprintf(buf, cap, "clock %c%d offset=%lldus drift=%dppm jump=%lldus", c, a,
                     (long long)st->offset_us, st->drift_ppm, (long long)st->jump_us);
   case SF_STEP_DISK:
-    return snprintf(buf, cap, "disk n%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s", a,
+    return snprintf(buf, cap, "disk %c%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s", c, a,
                     st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
                     st->disk.write_eio_ppm, st->disk.sync_eio_ppm, st->k ? ", fail the next " : "",
                     st->k == 1   ? "read"
@@ -104,8 +106,8 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
       return snprintf(buf, cap, "faultpoint site %u off", st->k);
     return snprintf(buf, cap, "faultpoint site %u fires %u ppm", st->k, st->rate_ppm);
   case SF_STEP_OP:
-    return snprintf(buf, cap, "client op %u key=%llu value=%llu via n%d x%u every %uus", st->k,
-                    (unsigned long long)st->key, (unsigned long long)st->value, a, st->count,
+    return snprintf(buf, cap, "client op %u key=%llu value=%llu via %c%d x%u every %uus", st->k,
+                    (unsigned long long)st->key, (unsigned long long)st->value, c, a, st->count,
                     st->interval_us);
   case SF_STEP_LIVENESS:
     return snprintf(buf, cap, "heal everything; require liveness within %u ms", st->count);
@@ -192,6 +194,8 @@ static int norm_step(const sf_step *in, sf_step *o) {
   memset(o, 0, sizeof *o);
   o->kind = in->kind;
   o->at_us = in->at_us > SF_MAX_AT_US ? SF_MAX_AT_US : in->at_us;
+  o->by_state = in->by_state && in->kind != SF_STEP_HEAL && in->kind != SF_STEP_FAULTPOINT &&
+                in->kind != SF_STEP_LIVENESS;
   uint32_t node = in->node % SIM_MAX_NODES, peer = in->peer % SIM_MAX_NODES;
   switch (in->kind) {
   case SF_STEP_PARTITION:
@@ -344,6 +348,7 @@ static void from_disk(const Simfuzz__Disk *m, sf_disk *d) {
 static int from_step(const Simfuzz__Step *m, sf_step *o) {
   memset(o, 0, sizeof *o);
   o->at_us = m->at_us;
+  o->by_state = m->by_state ? 1 : 0;
   switch (m->kind_case) {
   case SIMFUZZ__STEP__KIND_PARTITION:
     o->kind = SF_STEP_PARTITION;
@@ -639,6 +644,7 @@ static void to_step(const sf_step *s, step_msg *o) {
   Simfuzz__Step *m = &o->st;
   simfuzz__step__init(m);
   m->at_us = s->at_us;
+  m->by_state = s->by_state ? 1 : 0;
   switch (s->kind) {
   case SF_STEP_PARTITION:
     simfuzz__partition__init(&o->u.partition);
@@ -937,6 +943,7 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
     uint32_t x = r8(r), y = r8(r);
     st->node = x;
     st->peer = y;
+    st->by_state = (x & 0xc0) == 0xc0; /* a quarter of the steps: by role */
     switch (st->kind) {
     case SF_STEP_PARTITION:
       st->mask_a = (uint64_t)1 << (x % 8) | (uint64_t)(y & 1) << ((x + 1) % 8);

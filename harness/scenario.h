@@ -101,11 +101,14 @@ typedef struct sf_swarm {
  *  CRASH/RESTART/PAUSE/RESUME node | CLOCK node, offset_us, drift_ppm, jump_us
  *  DISK node, disk, k=fail op (0 none, 1 read, 2 write, 3 sync), count=nth
  *  FAULTPOINT k=site, rate_ppm, flag=disable
- *  OP node, k=op code, key, value, count, interval_us | LIVENESS count=deadline ms */
+ *  OP node, k=op code, key, value, count, interval_us | LIVENESS count=deadline ms
+ *  by_state: node, peer, mask bits and group positions are ranks by the
+ *  target's observed state (rank 0 = highest, e.g. the leader). */
 typedef struct sf_step {
   uint64_t at_us;
   uint8_t kind; /* sf_step_kind */
   uint8_t flag;
+  uint8_t by_state; /* node numbers are ranks by observed state (see proto) */
   uint32_t node, peer, k, count, interval_us, rate_ppm;
   uint64_t mask_a, mask_b, key, value;
   int64_t offset_us, jump_us;

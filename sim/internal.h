@@ -120,6 +120,7 @@ typedef struct {
   int64_t clk_off; /* local = true + clk_off + drift since anchor */
   int32_t drift;   /* ppm */
   uint64_t anchor;
+  int64_t mono_drift; /* monotonic clock: drift accumulated before anchor */
   disk_t disk;
 } node_t;
 

@@ -548,6 +548,12 @@ int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth);
 /** The node's local clock (true time + offset + drift), ns, may be negative. */
 int64_t sim_clock(const sim_world *w, int node);
 
+/** The node's monotonic clock, ns since the world began, like
+ *  CLOCK_MONOTONIC: it runs at the node's drift rate but ignores offsets and
+ *  jumps, so durations measured with it (leases, timeouts) are off only by
+ *  drift. (A timer's delay is converted at the drift in force when it starts.) */
+int64_t sim_clock_mono(const sim_world *w, int node);
+
 /** Set the node clock's offset from true time (ns), keeping its drift. */
 int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns);
 

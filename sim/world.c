@@ -706,6 +706,14 @@ int64_t sim_clock(const sim_world *w, int node) {
   return sat_add(sat_add(t, nd->clk_off), drift_of(w->now - nd->anchor, nd->drift));
 }
 
+int64_t sim_clock_mono(const sim_world *w, int node) {
+  if (node < 0 || node >= w->n)
+    return 0;
+  const node_t *nd = &w->node[node];
+  int64_t t = w->now > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)w->now;
+  return sat_add(sat_add(t, nd->mono_drift), drift_of(w->now - nd->anchor, nd->drift));
+}
+
 static void clock_changed(sim_world *w, int node) {
   node_t *nd = &w->node[node];
   w->stats.clock_changes++;
@@ -726,7 +734,9 @@ int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
   if (drift_ppm < -200000 || drift_ppm > 200000)
     return -EINVAL;
   node_t *nd = &w->node[node];
-  nd->clk_off = sat_add(nd->clk_off, drift_of(w->now - nd->anchor, nd->drift));
+  int64_t since = drift_of(w->now - nd->anchor, nd->drift);
+  nd->clk_off = sat_add(nd->clk_off, since);
+  nd->mono_drift = sat_add(nd->mono_drift, since);
   nd->anchor = w->now;
   nd->drift = drift_ppm;
   clock_changed(w, node);

@@ -41,6 +41,13 @@ else
   bad "sweep finds and saves failures (exit 1)"
 fi
 check "sweep of the correct target: exit 0" "$S" --target pbstore sweep --seeds 0-500 -q
+"$S" --target $T sweep --seeds 0-3000 -o "$work/new-dir" -q > /dev/null
+[ -d "$work/new-dir" ] && ls "$work"/new-dir/*.pb > /dev/null 2>&1 && ok "sweep -o creates its directory" \
+  || bad "sweep -o creates its directory"
+: > "$work/plain-file"
+status 2 "$S" --target $T sweep --seeds 0-10 -o "$work/plain-file" -q && \
+  [ "$(wc -l < "$work/st.err")" = 1 ] && ok "sweep -o onto a file: one error line, exit 2" \
+  || bad "sweep -o onto a file: one error line, exit 2"
 
 # ---- replay ------------------------------------------------------------
 check "replay a failing scenario: exit 1, the report" sh -c "

@@ -168,6 +168,29 @@ TEST(clock_offset_drift_and_jump) {
   free(r);
 }
 
+TEST(monotonic_clock_drifts_but_ignores_offset_and_jumps) {
+  recorder *r = recorder_new();
+  sim_config c = recorder_config(r, 2, 1);
+  sim_world *w = recorder_world(&c);
+  sim_clock_set_offset(w, 0, -7 * (int64_t)SIM_NS_PER_S);
+  sim_clock_jump(w, 0, 3 * (int64_t)SIM_NS_PER_S);
+  sim_run(w, SIM_NS_PER_S, 0);
+  CHECK_EQ(sim_clock_mono(w, 0), (int64_t)SIM_NS_PER_S);
+  CHECK_EQ(sim_clock(w, 0), (int64_t)SIM_NS_PER_S - 4 * (int64_t)SIM_NS_PER_S);
+  /* -20 % for 1 s, then +10 % for 1 s: 0.8 s + 1.1 s on top of the first 1 s */
+  sim_clock_set_drift(w, 0, -200000);
+  sim_run(w, 2 * SIM_NS_PER_S, 0);
+  sim_clock_set_drift(w, 0, 100000);
+  sim_clock_jump(w, 0, -(int64_t)SIM_NS_PER_S);
+  sim_run(w, 3 * SIM_NS_PER_S, 0);
+  CHECK_EQ(sim_clock_mono(w, 0), (int64_t)(2900 * SIM_NS_PER_MS));
+  CHECK_EQ(sim_clock(w, 0), (int64_t)(2900 * SIM_NS_PER_MS) - 5 * (int64_t)SIM_NS_PER_S);
+  CHECK_EQ(sim_clock_mono(w, 1), (int64_t)(3 * SIM_NS_PER_S));
+  CHECK_EQ(sim_clock_mono(w, 9), 0);
+  sim_world_destroy(w);
+  free(r);
+}
+
 /* Fires of fault point `site` on node 0 over 1000 hits. */
 static int fires(sim_config *c, uint32_t site, int force, int64_t ppm) {
   sim_world *w = recorder_world(c);
@@ -211,4 +234,5 @@ TEST(fault_points) {
 
 TEST_MAIN(T(crash_drops_timers_and_traffic_both_ways), T(restart_boots_again_with_new_incarnation),
           T(pause_defers_events_until_resume), T(cancel_timer_of_paused_node),
-          T(crash_while_paused_discards_deferred), T(clock_offset_drift_and_jump), T(fault_points))
+          T(crash_while_paused_discards_deferred), T(clock_offset_drift_and_jump),
+          T(monotonic_clock_drifts_but_ignores_offset_and_jumps), T(fault_points))

@@ -202,6 +202,68 @@ static void fuzz_nondet(void) {
   sf_fuzz_one(&nondet, buf, n);
 }
 
+/* Which nodes are up and which links blocked when the run ends. */
+typedef struct {
+  int up[4];
+  int blocked_3_2, blocked_2_3, blocked_1_0;
+} by_state_seen;
+
+static void by_state_finish(void *ctx, sim_world *w, const sf_result *r) {
+  by_state_seen *b = ctx;
+  (void)r;
+  for (int i = 0; i < 4; i++)
+    b->up[i] = sim_node_up(w, i);
+  b->blocked_3_2 = sim_link_blocked(w, 3, 2);
+  b->blocked_2_3 = sim_link_blocked(w, 2, 3);
+  b->blocked_1_0 = sim_link_blocked(w, 1, 0);
+}
+
+static sf_step *add_step(sf_scenario *s, uint64_t at, sf_step_kind kind, uint32_t node) {
+  sf_step *st = &s->steps[s->nsteps++];
+  memset(st, 0, sizeof *st);
+  st->at_us = at;
+  st->kind = (uint8_t)kind;
+  st->node = node;
+  st->by_state = 1;
+  return st;
+}
+
+TEST(by_state_steps_address_nodes_by_rank) {
+  /* ping's observer ranks node 3 first, then 2, 1, 0; crashed nodes last */
+  sf_scenario *s = alloc_s();
+  sf_scenario_init(s);
+  s->nodes = 4;
+  sf_step *p = add_step(s, 1000, SF_STEP_PARTITION, 0);
+  p->mask_a = 1;                       /* rank 0 = n3 */
+  p->mask_b = 2;                       /* rank 1 = n2 */
+  p->flag = 1;                         /* one way: n3 -> n2 only */
+  add_step(s, 2000, SF_STEP_CRASH, 0); /* n3 */
+  add_step(s, 3000, SF_STEP_CRASH, 0); /* now n2: n3 is down, ranked last */
+  char d[256];
+  sf_step_describe(&s->steps[1], 4, d, sizeof d);
+  CHECK(strcmp(d, "crash r0") == 0);
+  uint8_t buf[1024];
+  size_t n = sf_encode(s, buf, sizeof buf);
+  sf_scenario *back = alloc_s();
+  CHECK_EQ(sf_decode(buf, n, back), SF_DECODED_PROTO);
+  CHECK_EQ(back->steps[2].by_state, 1);
+  by_state_seen seen;
+  memset(&seen, 0, sizeof seen);
+  sf_run_opts o = {.on_finish = by_state_finish, .finish_ctx = &seen};
+  sf_result r;
+  sf_run(&ping, back, &o, &r);
+  CHECK(seen.up[0] && seen.up[1] && !seen.up[2] && !seen.up[3]);
+  CHECK(seen.blocked_3_2 && !seen.blocked_2_3 && !seen.blocked_1_0);
+  /* the same steps by number hit n0 and n0 again */
+  for (uint32_t i = 0; i < back->nsteps; i++)
+    back->steps[i].by_state = 0;
+  sf_run(&ping, back, &o, &r);
+  CHECK(!seen.up[0] && seen.up[1] && seen.up[2] && seen.up[3]);
+  CHECK(!seen.blocked_3_2 && !seen.blocked_1_0);
+  free(s);
+  free(back);
+}
+
 TEST(nondeterministic_target_is_caught_at_its_own_site) {
   static char out[65536];
   int st = in_child(fuzz_nondet, out, sizeof out);
@@ -338,6 +400,7 @@ TEST(hostile_and_mutated_inputs_never_fail_the_correct_example) {
 }
 
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
+          T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example))

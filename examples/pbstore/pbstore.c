@@ -25,6 +25,7 @@
  * to fill the window and stall it, then a reset before the heal: in that
  * order.
  */
+#include "../common/wire.h"
 #include "simfuzz.h"
 
 #include <inttypes.h>
@@ -71,21 +72,6 @@ typedef struct {
 
 /* ---- encoding ---- */
 
-static void put32(uint8_t *b, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    b[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *b, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    b[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *b) {
-  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-static uint64_t get64(const uint8_t *b) {
-  return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32;
-}
-
 static uint64_t checksum(uint32_t idx, uint64_t v) {
   uint64_t x = v ^ ((uint64_t)idx << 40) ^ 0x5bd1e9955bd1e995ull;
   x ^= x >> 33;
@@ -97,8 +83,8 @@ static uint64_t checksum(uint32_t idx, uint64_t v) {
 
 static int store(sim_world *w, int node, uint32_t idx, uint64_t v) {
   uint8_t rec[REC];
-  put64(rec, v);
-  put64(rec + 8, checksum(idx, v));
+  wire_put64(rec, v);
+  wire_put64(rec + 8, checksum(idx, v));
   if (sim_disk_write(w, node, (uint64_t)idx * SLOT, rec, REC) != REC)
     return -1;
   return sim_disk_sync(w, node);
@@ -125,9 +111,10 @@ static int load(sim_world *w, int node, pnode *p) {
       panic(w, node);
       return -1;
     }
-    if (r != REC || get64(rec + 8) != checksum(p->len, get64(rec)) || get64(rec) == 0)
+    if (r != REC || wire_get64(rec + 8) != checksum(p->len, wire_get64(rec)) ||
+        wire_get64(rec) == 0)
       return 0;
-    p->log[p->len++] = get64(rec);
+    p->log[p->len++] = wire_get64(rec);
   }
   return 0;
 }
@@ -138,8 +125,8 @@ static int send_entry(sim_world *w, pnode *p, int b) {
   peer_t *pe = &p->peer[b];
   uint8_t m[13];
   m[0] = MSG_ENTRY;
-  put32(m + 1, pe->next);
-  put64(m + 5, p->log[pe->next]);
+  wire_put32(m + 1, pe->next);
+  wire_put64(m + 5, p->log[pe->next]);
   if (sim_conn_send(w, 0, pe->conn, m, sizeof m) != 0)
     return -1; /* not connected (yet) or out of buffers: retry on the next ack */
   pe->next++;
@@ -208,7 +195,7 @@ static void primary_conn(sim_world *w, pnode *p, sim_conn h, sim_conn_event ev, 
     break;
   case SIM_CONN_DATA:
     if (len == 5 && d[0] == MSG_ACK) {
-      uint32_t l = get32(d + 1);
+      uint32_t l = wire_get32(d + 1);
       if (!pe->hello) { /* the backup's hello: resume from its length */
         pe->hello = 1;
         pe->acked = l;
@@ -249,13 +236,13 @@ static void backup_conn(cluster *c, sim_world *w, int node, pnode *p, sim_conn h
   ack[0] = MSG_ACK;
   switch (ev) {
   case SIM_CONN_ACCEPTED: /* hello: tell the primary where to resume */
-    put32(ack + 1, p->len);
+    wire_put32(ack + 1, p->len);
     sim_conn_send(w, node, h, ack, sizeof ack);
     break;
   case SIM_CONN_DATA:
     if (len == 13 && d[0] == MSG_ENTRY) {
-      uint32_t i = get32(d + 1);
-      uint64_t v = get64(d + 5);
+      uint32_t i = wire_get32(d + 1);
+      uint64_t v = wire_get64(d + 5);
       if (i >= MAX_LOG || v == 0)
         break;
       /* the backup trusts the index the primary gives */
@@ -268,7 +255,7 @@ static void backup_conn(cluster *c, sim_world *w, int node, pnode *p, sim_conn h
         p->len = i + 1;
       if (i < c->check_from[node])
         c->check_from[node] = i;
-      put32(ack + 1, p->len);
+      wire_put32(ack + 1, p->len);
       sim_conn_send(w, node, h, ack, sizeof ack);
     }
     break;
@@ -327,8 +314,8 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
     return; /* the client gets an error */
   uint64_t v = ((uint64_t)op->seq + 1) << 32 | (op->value & 0xffffffffu);
   uint8_t rec[REC];
-  put64(rec, v);
-  put64(rec + 8, checksum(p->len, v));
+  wire_put64(rec, v);
+  wire_put64(rec + 8, checksum(p->len, v));
   if (sim_disk_write(w, 0, (uint64_t)p->len * SLOT, rec, REC) != REC)
     return;
   p->log[p->len++] = v;
@@ -339,7 +326,7 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 }
 
 /* Every backup's log is a prefix of the primary's durable history. */
-static void check_backup_prefix(void *ctx, sim_world *w) {
+SF_ORACLE static void check_backup_prefix(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int b = 1; b < c->n; b++) {
     pnode *p = sim_node_data(w, b);
@@ -355,7 +342,7 @@ static void check_backup_prefix(void *ctx, sim_world *w) {
 }
 
 /* The primary never loses a durable entry across restarts. */
-static void check_primary_durable(void *ctx, sim_world *w) {
+SF_ORACLE static void check_primary_durable(void *ctx, sim_world *w) {
   cluster *c = ctx;
   pnode *p = sim_node_data(w, 0);
   if (!p)
@@ -371,7 +358,7 @@ static const sf_check invariants[] = {
     {NULL, NULL},
 };
 
-static int live(void *ctx, sim_world *w) {
+SF_ORACLE static int live(void *ctx, sim_world *w) {
   cluster *c = ctx;
   pnode *p = sim_node_data(w, 0);
   if (!p)
@@ -396,10 +383,10 @@ static int describe(void *ctx, const void *msg, size_t have, size_t len, char *b
   const uint8_t *m = msg;
   (void)ctx;
   if (have >= 13 && len == 13 && m[0] == MSG_ENTRY)
-    return snprintf(buf, cap, "ENTRY idx=%" PRIu32 " op=%" PRIu64, get32(m + 1),
-                    (get64(m + 5) >> 32) - 1);
+    return snprintf(buf, cap, "ENTRY idx=%" PRIu32 " op=%" PRIu64, wire_get32(m + 1),
+                    (wire_get64(m + 5) >> 32) - 1);
   if (have >= 5 && len == 5 && m[0] == MSG_ACK)
-    return snprintf(buf, cap, "ACK len=%" PRIu32, get32(m + 1));
+    return snprintf(buf, cap, "ACK len=%" PRIu32, wire_get32(m + 1));
   return -1;
 }
 
@@ -409,7 +396,7 @@ static uint32_t classify(void *ctx, const void *msg, size_t len) {
 }
 
 /* Role: primary (window state of its most-lagging backup) or backup. */
-static uint32_t observe(void *ctx, sim_world *w, int node) {
+SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
   (void)ctx;
   pnode *p = sim_node_data(w, node);
   if (!p)

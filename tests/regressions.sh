@@ -1,0 +1,34 @@
+#!/bin/sh
+# Replays one directory of regression scenarios, tests/regressions/<target>/.
+#   <system>/*.pb          crashes found in the correct target (since fixed):
+#                          each must now pass.
+#   <system>_bug_<what>/<invariant>--<name>.pb
+#                          minimized crashes of a planted bug: each must still
+#                          fail on the bug target with that invariant (or
+#                          "liveness"), and pass on the correct <system>.
+# Usage: tests/regressions.sh BUILD_DIR REGRESSION_DIR
+set -u
+B=$1; D=$2
+t=$(basename "$D")
+sys=${t%%_bug_*}
+bad=0; n=0
+for f in "$D"/*.pb; do
+  [ -e "$f" ] || continue
+  n=$((n + 1))
+  if [ "$sys" = "$t" ]; then
+    out=$("$B/bin/simfuzz-$t" replay -q "$f" 2>&1); rc=$?
+    [ $rc = 0 ] || { echo "FAIL $f: expected to pass, got exit $rc: $out"; bad=1; }
+    continue
+  fi
+  want=$(basename "$f" | sed 's/--.*//')
+  out=$("$B/bin/simfuzz-$t" replay -q "$f" 2>&1); rc=$?
+  case "$rc:$out" in
+    1:*"FAILED $want"*) ;;
+    *) echo "FAIL $f: expected $t to fail with $want, got exit $rc: $out"; bad=1 ;;
+  esac
+  out=$("$B/bin/simfuzz-$sys" replay -q "$f" 2>&1); rc=$?
+  [ $rc = 0 ] || { echo "FAIL $f: expected $sys to pass, got exit $rc: $out"; bad=1; }
+done
+[ $n -gt 0 ] || { echo "FAIL $D: no scenarios"; exit 1; }
+[ $bad = 0 ] && echo "ok: $n scenarios in $t"
+exit $bad
