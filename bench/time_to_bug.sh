@@ -86,7 +86,7 @@ echo "$(wc -l < "$work/jobs") trials, $J at a time, budget ${BUDGET}s each" >&2
 export A N BUDGET work
 xargs -P "$J" -L 1 sh "$work/trial.sh" < "$work/jobs"
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR) print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+median() { sort -n | awk '{a[NR]=$1} END {if (NR) printf "%.2f\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-32s %-44s %5s %12s %10s\n" target method hits "median TTB" "execs/s"
 for t in $targets; do
   ma=""; md=""; dm=""
@@ -94,7 +94,7 @@ for t in $targets; do
     awk -v m="$m" -v t="$t" '$1 == m && $2 == t' "$work/res" > "$work/r"
     hits=$(awk '{h+=$4} END {print h+0}' "$work/r")
     med=$(awk '{print $3}' "$work/r" | median)
-    eps=$(awk '{if ($3 > 0 && $5 > 0) print int($5 / $3)}' "$work/r" | median)
+    eps=$(awk '{if ($3 > 0 && $5 > 0) print int($5 / $3)}' "$work/r" | median | sed 's/\.00$//')
     mark=""; [ "$hits" -lt $(( (K + 1) / 2 )) ] && mark=">="
     [ "$m" = a ] && ma=$med
     [ "$m" = d ] && { md=$med; dm=$mark; }
@@ -107,7 +107,7 @@ for t in $targets; do
     printf "%-32s %-44s %2s/%-2s %11ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "${eps:--}"
   done
   if [ -n "$ma" ] && [ -n "$md" ]; then
-    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(a)" "$dm" "$(echo "scale=1; $md / $ma" | bc)"
+    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(a)" "$dm" "$(awk -v d="$md" -v a="$ma" 'BEGIN {printf "%.1f", (a > 0 ? d / a : 0)}')"
   fi
 done
 echo "budget ${BUDGET}s per trial, $K trials per method, $J trials at a time"

@@ -43,6 +43,11 @@ target_link_libraries(simfuzz_harness PUBLIC simfuzz_sim ${SF_PROTOBUF_C_LIB})
 
 set(SIMFUZZ_FUZZ_SANITIZERS "address,undefined" CACHE STRING
     "Sanitizers of the libFuzzer builds (comma list; empty for none)")
+# The simulator and harness are tested under ASan+UBSan by the test suite
+# and fuzzed sanitized by harness_selftest_fuzzer; in the targets' fuzzers
+# only the system under test needs the checks (a sanitized core costs about
+# half the throughput of simulation-heavy targets).
+option(SIMFUZZ_SANITIZE_CORE "Sanitize the simulator and harness in the targets' fuzzers too" OFF)
 # The command line (main() lives here; each binary adds a target registry).
 set(SF_TRACE_HTML ${CMAKE_BINARY_DIR}/harness/trace_html.c)
 add_custom_command(
@@ -54,12 +59,42 @@ add_custom_command(
           ${PROJECT_SOURCE_DIR}/harness/trace_html_tail.in ${PROJECT_SOURCE_DIR}/cmake/embed.cmake)
 add_library(simfuzz_cli STATIC
   ${PROJECT_SOURCE_DIR}/harness/cli.c ${PROJECT_SOURCE_DIR}/harness/cli_replay.c
-  ${PROJECT_SOURCE_DIR}/harness/cli_minimize.c ${PROJECT_SOURCE_DIR}/harness/cli_trace.c
+  ${PROJECT_SOURCE_DIR}/harness/cli_minimize.c ${PROJECT_SOURCE_DIR}/harness/cli_triage.c
+  ${PROJECT_SOURCE_DIR}/harness/cli_trace.c
   ${SF_TRACE_HTML})
 target_link_libraries(simfuzz_cli PUBLIC simfuzz_harness)
 
+# OSS-Fuzz style: SIMFUZZ_ENGINE is $LIB_FUZZING_ENGINE. Everything is then
+# compiled with the CFLAGS the infrastructure chose (sanitizer, coverage
+# instrumentation, AFL++'s compiler) and only the fuzzers are linked, with
+# $CXX and the engine. The simulator and harness are kept out of the
+# fuzzers' coverage with an ignore list, as in our own builds.
+set(SIMFUZZ_ENGINE "" CACHE STRING
+    "Link the fuzzers with this engine and take compile flags from CFLAGS (OSS-Fuzz: \$LIB_FUZZING_ENGINE)")
 set(SF_HAVE_LIBFUZZER OFF)
-if(SIMFUZZ_FUZZERS AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+set(SF_CORE_NOCOV "")
+if(SIMFUZZ_ENGINE)
+  enable_language(CXX)
+  set(SF_HAVE_LIBFUZZER ON)
+  set(SF_FUZZ_CFLAGS "")
+  set(SF_SAN_CORE "")
+  separate_arguments(SF_FUZZ_LDFLAGS UNIX_COMMAND "${SIMFUZZ_ENGINE}")
+  include(CheckCCompilerFlag)
+  set(CMAKE_REQUIRED_FLAGS "-fsanitize-coverage=inline-8bit-counters")
+  check_c_compiler_flag(-fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/cmake/core.ignorelist
+                        SF_HAVE_IGNORELIST)
+  unset(CMAKE_REQUIRED_FLAGS)
+  if(SF_HAVE_IGNORELIST)
+    set(SF_CORE_NOCOV -fsanitize-coverage-ignorelist=${PROJECT_SOURCE_DIR}/cmake/core.ignorelist)
+  endif()
+  set(SF_CORE_SOURCES ${SF_SIM_SOURCES} ${SF_HARNESS_SOURCES})
+  add_library(simfuzz_fuzzcore STATIC ${SF_CORE_SOURCES})
+  target_include_directories(simfuzz_fuzzcore PUBLIC ${SF_INCLUDES})
+  target_compile_definitions(simfuzz_fuzzcore PUBLIC _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
+  target_compile_options(simfuzz_fuzzcore PRIVATE ${SF_CORE_NOCOV})
+  target_link_libraries(simfuzz_fuzzcore PUBLIC ${SF_PROTOBUF_C_LIB})
+  add_library(simfuzz_fuzzcore_san ALIAS simfuzz_fuzzcore) # CFLAGS sanitize everything
+elseif(SIMFUZZ_FUZZERS AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   set(SF_HAVE_LIBFUZZER ON)
   if(SIMFUZZ_FUZZ_SANITIZERS)
     set(SF_SAN ",${SIMFUZZ_FUZZ_SANITIZERS}")
@@ -86,15 +121,25 @@ if(SIMFUZZ_FUZZERS AND CMAKE_C_COMPILER_ID MATCHES "Clang")
   add_library(simfuzz_fuzzcore STATIC ${SF_CORE_SOURCES} $<TARGET_OBJECTS:simfuzz_fuzzfb>)
   target_include_directories(simfuzz_fuzzcore PUBLIC ${SF_INCLUDES})
   target_compile_definitions(simfuzz_fuzzcore PUBLIC _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
-  target_compile_options(simfuzz_fuzzcore PRIVATE ${SF_SAN_CORE} -fno-omit-frame-pointer -g)
+  if(SIMFUZZ_SANITIZE_CORE)
+    target_compile_options(simfuzz_fuzzcore PRIVATE ${SF_SAN_CORE})
+  endif()
+  target_compile_options(simfuzz_fuzzcore PRIVATE -fno-omit-frame-pointer -g)
   target_compile_options(simfuzz_fuzzcore INTERFACE ${SF_FUZZ_CFLAGS})
   target_link_libraries(simfuzz_fuzzcore PUBLIC ${SF_PROTOBUF_C_LIB})
+  # always sanitized: for harness_selftest_fuzzer, whose crashes are ours
+  add_library(simfuzz_fuzzcore_san STATIC ${SF_CORE_SOURCES} $<TARGET_OBJECTS:simfuzz_fuzzfb>)
+  target_include_directories(simfuzz_fuzzcore_san PUBLIC ${SF_INCLUDES})
+  target_compile_definitions(simfuzz_fuzzcore_san PUBLIC _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
+  target_compile_options(simfuzz_fuzzcore_san PRIVATE ${SF_SAN_CORE} -fno-omit-frame-pointer -g)
+  target_compile_options(simfuzz_fuzzcore_san INTERFACE ${SF_FUZZ_CFLAGS})
+  target_link_libraries(simfuzz_fuzzcore_san PUBLIC ${SF_PROTOBUF_C_LIB})
 endif()
 
 # The AFL++ custom mutator library: plain -fPIC code without sanitizers, as
 # it is loaded into afl-fuzz itself.
 set(SF_AFL_MUTATOR ${CMAKE_BINARY_DIR}/fuzz/libsimfuzz_mutator.so)
-if(SF_AFL_CC)
+if(SF_AFL_CC AND NOT SIMFUZZ_ENGINE)
   add_custom_command(
     OUTPUT ${SF_AFL_MUTATOR}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/fuzz
@@ -109,16 +154,19 @@ if(SF_AFL_CC)
   add_custom_target(simfuzz_afl_mutator ALL DEPENDS ${SF_AFL_MUTATOR})
 endif()
 
-# simfuzz_add_target(NAME name SOURCES src... [DEFINES def...] [CORPUS dir] [DICT file])
+# simfuzz_add_target(NAME name SOURCES src... [DEFINES def...] [CORPUS dir] [DICT file]
+#                    [SANITIZED_CORE])
 #   build/bin/simfuzz-<name>      the CLI for the target
-#   build/fuzz/<name>_fuzzer      libFuzzer (clang), ASan+UBSan
+#   build/fuzz/<name>_fuzzer      libFuzzer (clang), ASan+UBSan on the target's code
+#                                 (and on the simulator/harness with SANITIZED_CORE
+#                                 or -DSIMFUZZ_SANITIZE_CORE=ON)
 #   build/fuzz/<name>_afl         AFL++ persistent mode (when afl-clang-fast exists)
 #   build/corpus/<name>/*.pb      the seed corpus: corpus/<dir>/*.textproto encoded
 #   build/fuzz/<name>.dict        dictionary
 # Target sources define `const sf_target SF_TARGET_SYMBOL` named SF_TARGET_NAME
 # (both set here) and keep everything else static.
 function(simfuzz_add_target)
-  cmake_parse_arguments(T "" "NAME;CORPUS;DICT" "SOURCES;DEFINES" ${ARGN})
+  cmake_parse_arguments(T "SANITIZED_CORE" "NAME;CORPUS;DICT" "SOURCES;DEFINES" ${ARGN})
   if(NOT T_CORPUS)
     set(T_CORPUS ${T_NAME})
   endif()
@@ -149,12 +197,24 @@ function(simfuzz_add_target)
   if(SF_HAVE_LIBFUZZER)
     add_executable(${T_NAME}_fuzzer ${PROJECT_SOURCE_DIR}/harness/libfuzzer.c ${stub} ${T_SOURCES})
     target_compile_definitions(${T_NAME}_fuzzer PRIVATE ${defs})
-    target_link_libraries(${T_NAME}_fuzzer PRIVATE simfuzz_fuzzcore)
+    if(SIMFUZZ_ENGINE AND NOT SIMFUZZ_ENGINE MATCHES "-fsanitize=fuzzer")
+      # AFL++'s, honggfuzz's and centipede's drivers have no LLVMFuzzerMutate
+      target_compile_definitions(${T_NAME}_fuzzer PRIVATE SF_NO_CUSTOM_MUTATOR)
+    endif()
+    if(T_SANITIZED_CORE)
+      target_link_libraries(${T_NAME}_fuzzer PRIVATE simfuzz_fuzzcore_san)
+    else()
+      target_link_libraries(${T_NAME}_fuzzer PRIVATE simfuzz_fuzzcore)
+    endif()
     target_link_options(${T_NAME}_fuzzer PRIVATE ${SF_FUZZ_LDFLAGS})
     set_target_properties(${T_NAME}_fuzzer PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+    if(SIMFUZZ_ENGINE)
+      set_target_properties(${T_NAME}_fuzzer PROPERTIES LINKER_LANGUAGE CXX)
+    endif()
+    set_property(GLOBAL APPEND PROPERTY SIMFUZZ_FUZZERS ${T_NAME}_fuzzer ${T_NAME}_seeds)
   endif()
 
-  if(SF_AFL_CC)
+  if(SF_AFL_CC AND NOT SIMFUZZ_ENGINE)
     set(out ${CMAKE_BINARY_DIR}/fuzz/${T_NAME}_afl)
     set(defflags "")
     foreach(d ${defs})
@@ -222,4 +282,7 @@ function(simfuzz_finalize)
   endforeach()
   target_link_libraries(simfuzz PRIVATE simfuzz_cli)
   set_target_properties(simfuzz PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+  # every fuzzer with its seeds and dictionary (what an OSS-Fuzz build needs)
+  get_property(fuzzers GLOBAL PROPERTY SIMFUZZ_FUZZERS)
+  add_custom_target(simfuzz_fuzzers DEPENDS ${fuzzers})
 endfunction()

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -72,7 +73,7 @@ int cli_write_file(const char *path, const void *data, size_t len) {
   if (len && fwrite(data, 1, len, f) != len) {
     fclose(f);
     remove(tmp);
-    return cli_error("%s: write failed: short write", path), -1;
+    return cli_error("%s: write failed: %s", path, errno ? strerror(errno) : "short write"), -1;
   }
   return cli_commit(f, tmp, path);
 }
@@ -334,6 +335,7 @@ typedef struct {
 static const command commands[] = {
     {"replay", cmd_replay, 1, HELP_REPLAY},
     {"minimize", cmd_minimize, 1, HELP_MINIMIZE},
+    {"triage", cmd_triage, 1, HELP_TRIAGE},
     {"show", cmd_show, 0, HELP_SHOW},
     {"encode", cmd_encode, 0, HELP_ENCODE},
     {"trace", cmd_trace, 1, HELP_TRACE},
@@ -370,6 +372,9 @@ static void overview(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  /* A file size limit (ulimit -f) must fail a write with EFBIG, which the
+   * tools report in one line, rather than kill them halfway through. */
+  signal(SIGXFSZ, SIG_IGN);
   static char name[256];
   int ntargets = 0;
   for (const sf_target *const *t = sf_cli_targets; *t; t++)
@@ -437,7 +442,12 @@ int main(int argc, char **argv) {
     }
     if (commands[k].needs_target && !cli_target)
       return cli_error("%s: several targets are built in; choose one with --target NAME", cmd);
-    return commands[k].fn(n, argv + i);
+    int rc = commands[k].fn(n, argv + i);
+    /* output that could not be written (a full disk, a closed pipe) is an
+     * error too, not a silently truncated report */
+    if (fflush(stdout) != 0 || ferror(stdout))
+      rc = cli_error("%s: cannot write the output: %s", cmd, strerror(errno));
+    return rc;
   }
   return cli_error("unknown command '%s' (try: %s help)", cmd, cli_prog);
 }

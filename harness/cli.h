@@ -48,7 +48,28 @@ int cli_parse_u64(const char *s, uint64_t *v);
 /** "A-B" or "A" -> range; -1 if malformed. */
 int cli_parse_range(const char *s, uint64_t *a, uint64_t *b);
 
+/** How an isolated run of a scenario ended. */
+typedef struct cli_outcome {
+  char sig[512];       /**< failure signature; "" when the run passed */
+  uint64_t events;     /**< events of the run */
+  uint64_t hash;       /**< trace hash at the end or at the failure */
+  uint64_t time_ns;    /**< virtual time of the failure (or the end) */
+  int node;            /**< node of the failure, -1 if none */
+  char invariant[128]; /**< failed invariant, "liveness", or "" */
+  char message[256];   /**< failure message, or the crash's first report line */
+  int nondet;          /**< (twice) the second run in the same process differed */
+} cli_outcome;
+
+/** Run s in a forked child with a time limit, so that a crash or hang of
+ *  the system under test cannot take the tool down, and sum up how it
+ *  ended. The signature identifies a failure for deduplication: invariant
+ *  and check site, "liveness", or signal/exit status + sanitizer error +
+ *  top frame, or "timeout". With twice, the child runs s a second time and
+ *  sets nondet if that run differs (state surviving a run). */
+void cli_run_isolated(const sf_scenario *s, cli_outcome *o, int twice);
+
 int cmd_replay(int argc, char **argv);
+int cmd_triage(int argc, char **argv);
 int cmd_check_determinism(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_minimize(int argc, char **argv);
@@ -99,6 +120,24 @@ int cmd_trace(int argc, char **argv);
   "  -q              no progress line\n\n"                                                         \
   "EXIT STATUS\n"                                                                                  \
   "  0 minimized, 1 FILE does not fail (nothing to keep), 2 bad input or usage\n"
+
+#define HELP_TRIAGE                                                                                \
+  "triage FILE... : name each input's failure, for deduplication\n\n"                              \
+  "SYNOPSIS\n"                                                                                     \
+  "  triage [--json] FILE...\n\n"                                                                  \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs every FILE in forked children, so a crash or hang cannot take triage down:\n"            \
+  "  twice in one child and once in another. It prints the failure signature: the\n"               \
+  "  invariant and its check site, 'liveness', or for crashes of the system under test the\n"      \
+  "  signal or exit status, sanitizer error and top frame; 'timeout' after 20 s. Inputs\n"         \
+  "  with equal signatures are the same bug. The three runs must agree on the signature\n"         \
+  "  and trace hash, else the line says NOT\n"                                                     \
+  "  DETERMINISTIC. With --json, one JSON object per line: file, target, status (ok,\n"            \
+  "  failed, crash, timeout), signature, invariant, node, time_ns, events, hash,\n"                \
+  "  deterministic, message. No file is written.\n\n"                                              \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 every input passed, 1 some input failed, 2 an input could not be read (the others\n"        \
+  "  are still triaged)\n"
 
 #define HELP_SHOW                                                                                  \
   "show FILE : print a scenario in protobuf text format\n\n"                                       \

@@ -14,125 +14,19 @@
 #include <unistd.h>
 
 typedef struct {
-  char sig[512];   /* failure signature; "" when the run passed */
-  uint64_t events; /* events of the run */
-} outcome;
-
-typedef struct {
   uint64_t tries, max_tries;
   const char *want; /* the signature to keep */
   int quiet;
   uint32_t steps0;
 } minimizer;
 
-/* Signature of a crash from its stderr: sanitizer error type + top frame. */
-static void crash_sig(const char *err, int signo, char *sig, size_t cap) {
-  const char *e = strstr(err, "ERROR: ");
-  char type[128] = "", frame[160] = "";
-  if (e) {
-    e += 7;
-    size_t n = strcspn(e, "\n");
-    /* "AddressSanitizer: heap-use-after-free on address ..." -> 2 words */
-    const char *sp = memchr(e, ' ', n);
-    const char *sp2 = sp ? memchr(sp + 1, ' ', (size_t)(e + n - sp - 1)) : NULL;
-    size_t tl = sp2 ? (size_t)(sp2 - e) : n;
-    snprintf(type, sizeof type, "%.*s", (int)(tl < sizeof type - 1 ? tl : sizeof type - 1), e);
-  }
-  const char *ub = strstr(err, "SUMMARY: UndefinedBehaviorSanitizer: ");
-  if (!e && ub) { /* UBSan without a stack: its summary names kind and place */
-    ub += 37;
-    size_t n = strcspn(ub, "\n");
-    snprintf(type, sizeof type, "UBSan %.*s", (int)(n < 100 ? n : 100), ub);
-  }
-  const char *f = strstr(err, "#0 ");
-  if (f) {
-    size_t line = strcspn(f, "\n");
-    const char *in = strstr(f, " in ");
-    const char *mod = memchr(f, '(', line);
-    if (in && in < f + line) { /* symbolized: the function */
-      in += 4;
-      size_t n = strcspn(in, " \n");
-      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1), in);
-    } else if (mod) { /* not symbolized: module+offset, stable for one binary */
-      const char *base = mod + 1;
-      for (const char *q = base; q < f + line && *q != ')'; q++)
-        if (*q == '/')
-          base = q + 1;
-      size_t n = strcspn(base, ")\n");
-      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1),
-               base);
-    }
-  }
-  if (signo > 0)
-    snprintf(sig, cap, "crash: signal %d %s %s", signo, type, frame);
-  else /* sanitizers report, then exit with a status */
-    snprintf(sig, cap, "crash: exit %d %s %s", -signo, type, frame);
-}
-
-/* Run s in a forked child (so a crash of the system under test cannot take
- * the minimizer down) and describe how it ended. */
-static void run_child(const sf_scenario *s, outcome *o) {
-  int fd[2];
-  o->sig[0] = 0;
-  o->events = 0;
-  if (pipe(fd) != 0) {
-    snprintf(o->sig, sizeof o->sig, "internal: pipe failed");
-    return;
-  }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fd[0]);
-    dup2(fd[1], 2);
-    alarm(20); /* a hanging candidate ends as a timeout */
-    sf_result r;
-    sf_run(cli_target, s, NULL, &r);
-    char line[600];
-    if (r.failed && r.failure.is_liveness)
-      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " liveness\n", r.stats.events);
-    else if (r.failed)
-      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " invariant %s at %s:%d\n", r.stats.events,
-               r.failure.name, r.failure.file ? r.failure.file : "?", r.failure.line);
-    else
-      snprintf(line, sizeof line, "\nSFRESULT %" PRIu64 " ok\n", r.stats.events);
-    ssize_t w = write(2, line, strlen(line));
-    (void)w;
-    _exit(0);
-  }
-  close(fd[1]);
-  static char buf[65536];
-  size_t n = 0;
-  ssize_t k;
-  while ((k = read(fd[0], buf + n, sizeof buf - 1 - n)) > 0)
-    n += (size_t)k;
-  buf[n] = 0;
-  close(fd[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
-  if (WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0)) {
-    int signo = WIFSIGNALED(st) ? WTERMSIG(st) : -WEXITSTATUS(st);
-    if (signo == SIGALRM)
-      snprintf(o->sig, sizeof o->sig, "timeout");
-    else
-      crash_sig(buf, signo, o->sig, sizeof o->sig);
-    return;
-  }
-  const char *r = strstr(buf, "SFRESULT ");
-  if (!r)
-    return;
-  char what[520] = "";
-  if (sscanf(r, "SFRESULT %" SCNu64 " %519[^\n]", &o->events, what) == 2 && strcmp(what, "ok"))
-    snprintf(o->sig, sizeof o->sig, "%s", what);
-}
-
 /* Does candidate c still fail the same way? Counts the try. */
-static int keeps(minimizer *m, sf_scenario *c, outcome *o) {
+static int keeps(minimizer *m, sf_scenario *c, cli_outcome *o) {
   if (m->tries >= m->max_tries)
     return 0;
   m->tries++;
   sf_normalize(c);
-  run_child(c, o);
+  cli_run_isolated(c, o, 0);
   if (!m->quiet && (m->tries % 20 == 0))
     fprintf(stderr, "\rminimize: %" PRIu64 " tries, %" PRIu32 " -> %" PRIu32 " steps   ", m->tries,
             m->steps0, c->nsteps);
@@ -142,7 +36,7 @@ static int keeps(minimizer *m, sf_scenario *c, outcome *o) {
 /* Delta debugging over steps: remove chunks of size n/2, n/4, ..., 1. */
 static int ddmin_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
   int changed = 0;
-  outcome o;
+  cli_outcome o;
   for (uint32_t chunk = s->nsteps / 2 ? s->nsteps / 2 : 1; chunk >= 1; chunk /= 2) {
     for (uint32_t at = 0; at < s->nsteps && m->tries < m->max_tries;) {
       *c = *s;
@@ -173,7 +67,7 @@ static int same(const sf_scenario *a, const sf_scenario *b) {
 /* Try one modified copy; keep it if it still fails the same way. */
 #define TRY(m, s, c, edit)                                                                         \
   do {                                                                                             \
-    outcome o_;                                                                                    \
+    cli_outcome o_;                                                                                \
     *(c) = *(s);                                                                                   \
     edit;                                                                                          \
     if (!same((c), (s)) && keeps((m), (c), &o_)) {                                                 \
@@ -316,7 +210,7 @@ static int mutation_search(minimizer *m, sf_scenario *s, sf_scenario *c, uint64_
   int changed = 0;
   sf_scenario *d = cli_new_scenario(), *walk = cli_new_scenario();
   *walk = *s; /* walks the plateau of same-size scenarios that fail the same way */
-  outcome o;
+  cli_outcome o;
   uint64_t stop = s->nsteps <= 1 ? m->tries : m->tries + budget; /* one step: minimal */
   uint64_t since = m->tries;
   for (uint64_t seed = 1; m->tries < stop && m->tries < m->max_tries; seed++) {
@@ -368,10 +262,14 @@ static int write_timeline(const char *path, const char *scenario_path) {
   }
   int st;
   waitpid(pid, &st, 0);
+  if (WIFSIGNALED(st)) { /* the system under test crashed: that is the timeline's end */
+    fprintf(f, "(the replay was killed by signal %d here)\n", WTERMSIG(st));
+    return cli_commit(f, tmp, path);
+  }
   if (!WIFEXITED(st) || WEXITSTATUS(st) >= EXIT_USAGE) {
     fclose(f);
     remove(tmp);
-    return cli_error("%s: could not write the timeline", path), -1;
+    return cli_error("%s: could not write the timeline (out of space?)", path), -1;
   }
   return cli_commit(f, tmp, path);
 }
@@ -435,8 +333,8 @@ int cmd_minimize(int argc, char **argv) {
     free(c);
     return EXIT_USAGE;
   }
-  outcome o0;
-  run_child(s, &o0);
+  cli_outcome o0;
+  cli_run_isolated(s, &o0, 0);
   if (!o0.sig[0]) {
     free(s);
     free(c);
@@ -464,8 +362,8 @@ int cmd_minimize(int argc, char **argv) {
   }
   if (!m.quiet)
     fprintf(stderr, "\r\033[K");
-  outcome o1;
-  run_child(s, &o1);
+  cli_outcome o1;
+  cli_run_isolated(s, &o1, 0);
   int rc = EXIT_OK;
   if (strcmp(o1.sig, o0.sig)) { /* cannot happen: every kept candidate was checked */
     free(s);
@@ -502,7 +400,10 @@ int cmd_minimize(int argc, char **argv) {
   printf("  bytes:  %zu -> %zu (input %zu bytes, %s)\n", enc0, enc, bytes0, cli_kind_name(kind));
   printf("  events: %" PRIu64 " -> %" PRIu64 "\n", o0.events, o1.events);
   printf("  tries:  %" PRIu64 "%s\n", m.tries, m.tries >= m.max_tries ? " (limit reached)" : "");
-  printf("  wrote %s, %s.txt, %s.timeline.txt\n", out, out, out);
+  if (rc == EXIT_OK)
+    printf("  wrote %s, %s.txt, %s.timeline.txt\n", out, out, out);
+  else
+    printf("  NOT all outputs were written (see the error above)\n");
   free(buf);
   free(s);
   free(c);

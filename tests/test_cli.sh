@@ -164,6 +164,59 @@ else
   bad "minimize survives a crashing target"; cat "$work/cm.log"
 fi
 
+# ---- triage --------------------------------------------------------------
+"$S" --target $T triage "$crash" "$work/min.pb" > "$work/tri.out"
+rc=$?
+n=$(grep -c ": invariant backup_log_is_prefix at .*pbstore.c:[0-9]*$" "$work/tri.out")
+if [ $rc = 1 ] && [ "$n" = 2 ]; then
+  ok "triage: a crash and its minimized form share one signature (exit 1)"
+else
+  bad "triage: a crash and its minimized form share one signature (exit 1)"; cat "$work/tri.out"
+fi
+"$B/bin/simfuzz-crashy" triage --json "$work/crashy.pb" > "$work/tri.json"
+if python3 -c "
+import json
+o = json.loads(open('$work/tri.json').read())
+assert o['status'] == 'crash' and o['signature'].startswith('crash: ') and o['deterministic'], o
+"; then
+  ok "triage --json: a crashing target is a 'crash' with a signal/sanitizer signature"
+else
+  bad "triage --json: a crashing target"; cat "$work/tri.json"
+fi
+"$B/bin/simfuzz-nondet" triage "$work/min.pb" > "$work/tri.nd" 2>&1
+grep -q "NOT DETERMINISTIC" "$work/tri.nd" && ok "triage flags a nondeterministic failure" \
+  || { bad "triage flags a nondeterministic failure"; cat "$work/tri.nd"; }
+status 2 "$S" --target $T triage "$work/no-such-file" "$work/min.pb" && grep -q "invariant" "$work/st.out" \
+  && ok "triage: an unreadable input is exit 2, the others are still triaged" \
+  || bad "triage: an unreadable input is exit 2, the others are still triaged"
+
+# ---- a full disk (a file size limit) ------------------------------------------
+python3 -c "
+for i in range(200):
+    print('steps { at_us: %d op { node: 1 value: %d count: 2 } }' % (1000 * i, i))
+" > "$work/big.txt"
+cp "$crash" "$work/keep.pb"
+status 2 sh -c "ulimit -f 1; exec \"$S\" encode \"$work/big.txt\" -o \"$work/big.pb\""
+if [ "$(wc -l < "$work/st.err")" = 1 ] && grep -q "File too large" "$work/st.err" &&
+   ! ls "$work"/big.pb* > /dev/null 2>&1; then
+  ok "encode on a full disk: one error line, exit 2, no partial or temporary file"
+else
+  bad "encode on a full disk"; cat "$work/st.err"; ls "$work"/big.pb*
+fi
+status 2 sh -c "ulimit -f 1; exec \"$S\" --target $T minimize -q --max-tries 50 \"$work/keep.pb\" -o \"$work/full.pb\""
+if grep -q "File too large\|could not write" "$work/st.err" && cmp -s "$crash" "$work/keep.pb" &&
+   ! ls "$work"/full.pb.tmp* > /dev/null 2>&1; then
+  ok "minimize on a full disk: exit 2, the input intact, no temporary files"
+else
+  bad "minimize on a full disk"; cat "$work/st.err"
+fi
+mkdir "$work/ro" && chmod 555 "$work/ro"
+if [ "$(id -u)" != 0 ]; then
+  status 2 "$S" encode "$work/big.txt" -o "$work/ro/x.pb" && [ "$(wc -l < "$work/st.err")" = 1 ] \
+    && ok "encode into an unwritable directory: one error line, exit 2" \
+    || bad "encode into an unwritable directory"
+fi
+
 # ---- trace -------------------------------------------------------------
 if "$S" --target $T trace "$work/min.pb" --chrome "$work/t.json" --html "$work/t.html" > /dev/null &&
    python3 -c "
