@@ -18,8 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-extern const sf_target sf_target_pbstore, sf_target_raft_kv, sf_target_twopc,
-    sf_target_leaselock;
+extern const sf_target sf_target_pbstore, sf_target_raft_kv, sf_target_twopc, sf_target_leaselock;
 
 enum { DISTINCT = 1000, SAMPLE = 40 };
 
