@@ -50,7 +50,7 @@ for c in $configs; do
     -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Isim -Iharness -I"$out/proto" \
     sim/*.c harness/scenario.c harness/run.c harness/feedback.c harness/mutate.c \
     harness/textpb.c harness/linearize.c harness/cli.c harness/cli_replay.c \
-    harness/cli_minimize.c harness/cli_trace.c "$out/trace_html.c" \
+    harness/cli_minimize.c harness/cli_triage.c harness/cli_trace.c "$out/trace_html.c" \
     "$out/proto/scenario.pb-c.c" "$out/stub.c" examples/pbstore/pbstore.c -lprotobuf-c -o "$exe"
   "$exe" sweep --seeds 0-$((count - 1)) -v -q > "$exe.txt" || true
   if [ -z "$href" ]; then
