@@ -305,9 +305,9 @@ sf_lin_result sf_linearizable(const sf_lin_model *m, const sf_lin_op *ops, size_
   if (budget)
     b = *budget;
   if (!b.max_steps)
-    b.max_steps = 10000000;
+    b.max_steps = 1000000;
   if (!b.max_cache_bytes)
-    b.max_cache_bytes = 64ull << 20;
+    b.max_cache_bytes = 16ull << 20;
   if (!b.max_ops_per_key)
     b.max_ops_per_key = 4096;
   sf_lin_report r;

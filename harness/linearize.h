@@ -69,8 +69,9 @@ typedef enum {
 
 /** Search budget; zero fields take defaults. */
 typedef struct sf_lin_budget {
-  uint64_t max_steps;       /**< search steps over all keys (default 10,000,000) */
-  uint64_t max_cache_bytes; /**< memoization memory (default 64 MiB) */
+  uint64_t max_steps;       /**< search steps over all keys (default 1,000,000: within the
+                                 harness's per-run budget of well under a second) */
+  uint64_t max_cache_bytes; /**< memoization memory (default 16 MiB) */
   size_t max_ops_per_key;   /**< larger keys are "unknown" (default 4096) */
 } sf_lin_budget;
 

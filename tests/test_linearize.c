@@ -15,9 +15,12 @@ static sf_lin_op op(uint32_t client, uint32_t kind, uint64_t key, uint64_t arg, 
   return o;
 }
 
+/* The search itself, with room to decide these histories (the defaults
+ * are sized for a fuzzing run's time budget; see the budget test). */
 static sf_lin_result check(const sf_lin_op *h, size_t n) {
   sf_lin_report r;
-  sf_lin_result res = sf_linearizable(&sf_kv_model, h, n, NULL, &r);
+  sf_lin_budget b = {10000000, 64ull << 20, 0};
+  sf_lin_result res = sf_linearizable(&sf_kv_model, h, n, &b, &r);
   CHECK_EQ(r.result, res);
   return res;
 }
