@@ -536,12 +536,20 @@ int sf_run_input(const sf_target *t, const uint8_t *data, size_t len, const sf_r
   return failed;
 }
 
+/* Set once by sf_driver_init from SIMFUZZ_PRINT_HASH: the drivers then
+ * print each run's trace hash (the determinism matrix compares fuzzer,
+ * AFL++ and CLI builds with it). Process configuration, not run state. */
+static int print_hash;
+
 void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len) {
   sf_run_opts o;
   memset(&o, 0, sizeof o);
   o.abort_on_failure = 1;
   o.feedback = 1;
-  sf_run_input(t, data, len, &o, NULL);
+  sf_result r;
+  sf_run_input(t, data, len, &o, &r);
+  if (print_hash)
+    fprintf(stderr, "simfuzz-hash %016" PRIx64 "\n", r.hash);
 }
 
 int sf_feedback_enabled(void) {
@@ -549,6 +557,8 @@ int sf_feedback_enabled(void) {
 }
 
 void sf_driver_init(void) {
+  const char *ph = getenv("SIMFUZZ_PRINT_HASH");
+  print_hash = ph && *ph && strcmp(ph, "0");
 #if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
