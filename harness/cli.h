@@ -37,6 +37,9 @@ int cli_commit(FILE *f, const char *tmp, const char *path);
 int cli_same_file(const char *a, const char *b);
 /** Load any scenario file (text, binary, crash file); -1 after an error. */
 int cli_load(const char *path, sf_scenario *s, cli_input_kind *kind, size_t *bytes);
+/** Write s as the contents of a JSON string (without the quotes), also
+ *  safe inside an HTML <script>. */
+void cli_json_str(FILE *f, const char *s);
 /** How a file was read, in words. */
 const char *cli_kind_name(cli_input_kind k);
 /** A heap scenario (exits on out of memory). */

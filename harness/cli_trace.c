@@ -44,21 +44,6 @@ static void collect(void *ctx, const sim_world *w, const sim_trace_rec *r, const
   sim_trace_format(w, r, e->text, sizeof e->text);
 }
 
-/* JSON string contents (without quotes). */
-static void json_str(FILE *f, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else if (c == '<') /* keeps "</script>" out of the HTML page */
-      fputs("\\u003c", f);
-    else
-      fputc(c, f);
-  }
-}
-
 /* The text after the fixed "time node kind" columns of a timeline line. */
 static const char *detail(const ev *e) {
   const char *p = e->text;
@@ -83,7 +68,7 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
   if (!f)
     return -1;
   fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"target\":\"");
-  json_str(f, cli_target->name);
+  cli_json_str(f, cli_target->name);
   fprintf(f, "\",\"trace_hash\":\"%016" PRIx64 "\"},\"traceEvents\":[\n", r->hash);
   fprintf(f,
           "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"simfuzz %s\"}}",
@@ -106,9 +91,9 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
               ",\n{\"ph\":\"i\",\"s\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"cat\":\"fault\","
               "\"name\":\"",
               x->kind == SIM_EV_FAIL || x->node < 0 ? "g" : "t", tid, us(x->time));
-      json_str(f, kind);
+      cli_json_str(f, kind);
       fprintf(f, "\",\"args\":{\"detail\":\"");
-      json_str(f, detail(&l->v[i]));
+      cli_json_str(f, detail(&l->v[i]));
       fprintf(f, "\"}}");
       continue;
     }
@@ -118,9 +103,9 @@ static int write_chrome(const char *path, const evlist *l, int nodes, const sf_r
         x->kind == SIM_EV_SEND || x->kind == SIM_EV_DELIVER || x->kind == SIM_EV_CONN_DATA
             ? "message"
             : "event");
-    json_str(f, kind);
+    cli_json_str(f, kind);
     fprintf(f, "\",\"args\":{\"detail\":\"");
-    json_str(f, detail(&l->v[i]));
+    cli_json_str(f, detail(&l->v[i]));
     fprintf(f, "\"}}");
     /* flow arrows: send -> deliver (datagrams: a = id; streams: SEND a = id,
      * CONN_DATA b = id) */
@@ -150,9 +135,9 @@ static int write_html(const char *path, const char *input, const evlist *l, int 
     return -1;
   fputs(sf_trace_html_head, f);
   fprintf(f, "<script>\nconst SIMFUZZ = {\"target\":\"");
-  json_str(f, cli_target->name);
+  cli_json_str(f, cli_target->name);
   fprintf(f, "\",\"input\":\"");
-  json_str(f, input);
+  cli_json_str(f, input);
   fprintf(f, "\",\"nodes\":%d,\"hash\":\"%016" PRIx64 "\",\"dropped\":%zu,\"failed\":%d,", nodes,
           r->hash, l->dropped, r->failed);
   if (r->failed) {
@@ -162,7 +147,7 @@ static int write_html(const char *path, const char *input, const evlist *l, int 
              r->failure.name ? r->failure.name : "?", "", (double)r->failure.time / 1e9,
              r->failure.message);
     fprintf(f, "\"failure\":\"");
-    json_str(f, fl);
+    cli_json_str(f, fl);
     fprintf(f, "\",\"failure_node\":%d,", r->failure.node);
   }
   fprintf(f, "\"steps\":[");
@@ -170,7 +155,7 @@ static int write_html(const char *path, const char *input, const evlist *l, int 
     char d[256];
     sf_step_describe(&s->steps[r->exec_step[i]], nodes, d, sizeof d);
     fprintf(f, "%s[%.3f,\"", i ? "," : "", us(r->exec_time[i]));
-    json_str(f, d);
+    cli_json_str(f, d);
     fprintf(f, "\"]");
   }
   fprintf(f, "],\n\"events\":[\n");
@@ -178,7 +163,7 @@ static int write_html(const char *path, const char *input, const evlist *l, int 
     const sim_trace_rec *x = &l->v[i].r;
     fprintf(f, "%s[%.3f,\"%s\",%d,%d,%" PRIu64 ",%" PRIu64 ",%u,\"", i ? ",\n" : "", us(x->time),
             sim_ev_name(x->kind), x->node, x->peer, x->a, x->b, (unsigned)x->reason);
-    json_str(f, detail(&l->v[i]));
+    cli_json_str(f, detail(&l->v[i]));
     fprintf(f, "\"]");
   }
   fprintf(f, "]};\n</script>\n");

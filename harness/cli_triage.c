@@ -141,19 +141,6 @@ void cli_run_isolated(const sf_scenario *s, cli_outcome *o, int twice) {
   }
 }
 
-/* JSON string body (no quotes) of s. */
-static void json_str(FILE *f, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-}
-
 int cmd_triage(int argc, char **argv) {
   int json = 0, nfiles = 0, failed = 0, bad = 0;
   for (int i = 0; i < argc; i++) {
@@ -183,19 +170,19 @@ int cmd_triage(int argc, char **argv) {
       failed = 1;
     if (json) {
       printf("{\"file\": \"");
-      json_str(stdout, argv[i]);
+      cli_json_str(stdout, argv[i]);
       printf("\", \"target\": \"%s\", \"status\": \"%s\", \"signature\": \"", cli_target->name,
              !a.sig[0]                         ? "ok"
              : !strcmp(a.invariant, "crash")   ? "crash"
              : !strcmp(a.invariant, "timeout") ? "timeout"
                                                : "failed");
-      json_str(stdout, a.sig);
+      cli_json_str(stdout, a.sig);
       printf("\", \"invariant\": \"");
-      json_str(stdout, a.invariant);
+      cli_json_str(stdout, a.invariant);
       printf("\", \"node\": %d, \"time_ns\": %" PRIu64 ", \"events\": %" PRIu64
              ", \"hash\": \"%016" PRIx64 "\", \"deterministic\": %s, \"message\": \"",
              a.node, a.time_ns, a.events, a.hash, det ? "true" : "false");
-      json_str(stdout, a.message);
+      cli_json_str(stdout, a.message);
       printf("\"}\n");
     } else if (a.sig[0]) {
       printf("%s: %s%s\n", argv[i], a.sig, det ? "" : " [NOT DETERMINISTIC]");
