@@ -751,6 +751,20 @@ SF_ORACLE static rnode *live_node(sim_world *w, int k) {
   return sim_node_up(w, k) ? sim_node_data(w, k) : NULL;
 }
 
+/* A running node for the checks; after a reboot the checks' memory of it
+ * starts over (its log was reloaded from disk). */
+SF_ORACLE static rnode *checked_node(cluster *c, sim_world *w, int k) {
+  rnode *p = live_node(w, k);
+  if (p && c->inc[k] != sim_node_incarnation(w, k)) {
+    c->inc[k] = sim_node_incarnation(w, k);
+    c->ph_len[k] = 0;
+    c->checked_term[k] = 0;
+    c->checked_apply[k] = 0;
+    c->checked_commit[k] = 0;
+  }
+  return p;
+}
+
 /* At most one leader per term, ever. */
 SF_ORACLE static void check_election_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
@@ -777,16 +791,9 @@ SF_ORACLE static uint64_t entry_hash(uint64_t h, const entry *e) {
 SF_ORACLE static void check_log_matching(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 0; k < c->n; k++) {
-    rnode *p = live_node(w, k);
+    rnode *p = checked_node(c, w, k);
     if (!p)
       continue;
-    if (c->inc[k] != sim_node_incarnation(w, k)) { /* rebooted: recompute */
-      c->inc[k] = sim_node_incarnation(w, k);
-      c->ph_len[k] = 0;
-      c->checked_term[k] = 0;
-      c->checked_apply[k] = 0;
-      c->checked_commit[k] = 0;
-    }
     uint32_t i = p->dirty; /* entries before it are unchanged since last time */
     if (i > c->ph_len[k] + 1)
       i = c->ph_len[k] + 1;
@@ -821,7 +828,7 @@ SF_ORACLE static void check_log_matching(void *ctx, sim_world *w) {
 SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 0; k < c->n; k++) {
-    rnode *p = live_node(w, k);
+    rnode *p = checked_node(c, w, k);
     if (!p || p->role != LEADER)
       continue;
     if (c->checked_term[k] != p->term) {
@@ -841,7 +848,7 @@ SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
 SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 0; k < c->n; k++) {
-    rnode *p = live_node(w, k);
+    rnode *p = checked_node(c, w, k);
     if (!p)
       continue;
     uint32_t upto = p->commit < p->len ? p->commit : p->len;

@@ -44,8 +44,9 @@
 
 enum { MAXN = 7, MAX_TXN = 256, MAX_REC = 1024, MAX_OUT = 2 * MAX_TXN };
 enum { M_PREPARE = 1, M_VOTE, M_COMMIT, M_ABORT, M_ACK, M_STATUS };
-/* transaction states: coordinator (C_*) and participant (P_*) */
-enum { C_NONE = 0, C_COLLECTING, C_COMMITTING, C_ABORTING, C_DONE };
+/* transaction states: coordinator (C_*) and participant (P_*); a
+ * coordinator's transaction is finished once C_DONE_* */
+enum { C_NONE = 0, C_COLLECTING, C_COMMITTING, C_ABORTING, C_DONE_ABORT, C_DONE_COMMIT };
 enum { P_NONE = 0, P_VOTED_NO, P_PREPARED, P_COMMITTED, P_ABORTED };
 /* durable records */
 enum { R_COMMIT = 1, R_PREPARED, R_COMMITTED, R_ABORTED };
@@ -226,16 +227,13 @@ static void coord_recv(sim_world *w, tnode *p, int from, uint8_t type, uint32_t 
   case M_STATUS:
     if (x->st == C_COLLECTING)
       return; /* the decision is coming */
-    msg(w, 0, from, x->st == C_COMMITTING || (x->st == C_DONE && x->value) ? M_COMMIT : M_ABORT, t,
-        0);
+    msg(w, 0, from, x->st == C_COMMITTING || x->st == C_DONE_COMMIT ? M_COMMIT : M_ABORT, t, 0);
     return;
   case M_ACK:
     if (x->st == C_COMMITTING || x->st == C_ABORTING) {
       x->acked |= 1u << from;
-      if (x->acked == all_participants(w)) {
-        x->value = x->st == C_COMMITTING; /* DONE remembers the outcome */
-        x->st = C_DONE;
-      }
+      if (x->acked == all_participants(w))
+        x->st = x->st == C_COMMITTING ? C_DONE_COMMIT : C_DONE_ABORT;
     }
     return;
   default: return;
@@ -254,7 +252,7 @@ static void coord_tick(sim_world *w, tnode *p) {
 #endif
   for (uint32_t t = 1; t <= MAX_TXN; t++) {
     txn *x = &p->t[t];
-    if (x->st == C_NONE || x->st == C_DONE)
+    if (x->st == C_NONE || x->st >= C_DONE_ABORT)
       continue;
     x->ticks++;
     if (x->st == C_COLLECTING) {
@@ -479,7 +477,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
       return 0;
     for (uint32_t t = 1; t <= MAX_TXN; t++) {
       uint8_t st = p->t[t].st;
-      if (k == 0 ? st != C_NONE && st != C_DONE : st == P_PREPARED)
+      if (k == 0 ? st != C_NONE && st < C_DONE_ABORT : st == P_PREPARED)
         return 0;
     }
   }
@@ -526,7 +524,7 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
   uint32_t s = 0;
   for (uint32_t t = 1; t <= MAX_TXN; t++) {
     uint8_t st = p->t[t].st;
-    if (node == 0 ? st != C_NONE && st != C_DONE : st == P_PREPARED)
+    if (node == 0 ? st != C_NONE && st < C_DONE_ABORT : st == P_PREPARED)
       s |= 1u << st;
   }
   return (node == 0 ? 64 : 128) | s;
