@@ -15,6 +15,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/c"
 cp "$B"/corpus/harness_selftest/*.pb "$work/c/"
+# ASan's quarantine at 64 MiB instead of 256 (use-after-free of the last 64
+# MiB freed is still caught; one run frees a few MiB at most): recycling
+# 256 MiB of fresh pages made each run about 1.7x slower here
+export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64}
 start=$(date +%s)
 (cd "$work" && "$B/fuzz/harness_selftest_fuzzer" c -jobs="$J" -workers="$J" \
   -runs=$(((RUNS + J - 1) / J)) -timeout=25 -reload=60 \
@@ -28,7 +32,7 @@ for l in "$work"/fuzz-*.log; do
 done
 crashes=$(ls "$work" | grep -c "^crash-\|^leak-\|^timeout-\|^oom-" || true)
 peak=$(grep -ho "rss: [0-9]*Mb" "$work"/fuzz-*.log | tr -dc '0-9\n' | sort -n | tail -1)
-echo "selftest: $execs executions in $((end - start)) s with $J workers ($((execs / (end - start + 1))) exec/s); corpus $(ls "$work/c" | wc -l) inputs; peak RSS ${peak:-?} MiB; $crashes failures"
+echo "selftest: $execs executions in $((end - start)) s with $J workers (ASAN_OPTIONS=$ASAN_OPTIONS) ($((execs / (end - start + 1))) exec/s); corpus $(ls "$work/c" | wc -l) inputs; peak RSS ${peak:-?} MiB; $crashes failures"
 [ "$crashes" = 0 ] || {
   ls "$work"
   grep -h -m3 -A12 "ERROR\|FAILURE\|INVARIANT" "$work"/fuzz-*.log

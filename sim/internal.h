@@ -173,7 +173,9 @@ struct sim_world {
   uint32_t conn_cap, conn_free, conns_open;
 
   node_t *node;
-  link_t *link; /* n*n, index from*n+to */
+  link_t **link; /* n rows of n links: link[from][to] (rows, not one n*n
+                    block, so that a 64-node world's links come from the
+                    allocator's caches instead of a fresh mapping per run) */
 
   fp_ent *fp_force, *fp_count; /* lazily allocated */
 

@@ -102,7 +102,7 @@ void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
 }
 
 static link_t *L(sim_world *w, int from, int to) {
-  return &w->link[from * w->n + to];
+  return &w->link[from][to];
 }
 
 static void link_params(link_t *l, const sim_link_params *p) {
@@ -343,13 +343,13 @@ int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
 
 int sim_link_get(const sim_world *w, int from, int to, sim_link_params *p) {
   CHECK_LINK(w, from, to);
-  *p = w->link[from * w->n + to].p;
+  *p = w->link[from][to].p;
   return 0;
 }
 
 void sim_net_set_all(sim_world *w, const sim_link_params *p) {
   for (int i = 0; i < w->n * w->n; i++)
-    link_params(&w->link[i], p);
+    link_params(&w->link[i / w->n][i % w->n], p);
   sim__trace(w, SIM_EV_LINK, 1, -1, -1, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
 }
 
@@ -370,7 +370,7 @@ int sim_link_block(sim_world *w, int from, int to, int blocked) {
 int sim_link_blocked(const sim_world *w, int from, int to) {
   if (from < 0 || from >= w->n || to < 0 || to >= w->n)
     return 0;
-  return w->link[from * w->n + to].blocked;
+  return w->link[from][to].blocked;
 }
 
 int sim_partition(sim_world *w, uint64_t a, uint64_t b, int oneway) {
@@ -482,6 +482,6 @@ int sim_link_deliver_kth(sim_world *w, int from, int to, uint32_t k) {
 uint32_t sim_link_pending(const sim_world *w, int from, int to) {
   if (from < 0 || from >= w->n || to < 0 || to >= w->n)
     return 0;
-  const link_t *l = &w->link[from * w->n + to];
+  const link_t *l = &w->link[from][to];
   return l->hold.n + l->fly.n;
 }

@@ -124,7 +124,7 @@ static void call_conn(sim_world *w, int node, sim_conn h, sim_conn_event ev, con
 /* Delay of decision n for a segment from->to: latency plus a retransmission
  * delay per lost transmission (at most 8). */
 static uint64_t seg_delay(sim_world *w, int from, int to, uint64_t n) {
-  const sim_link_params *p = &w->link[from * w->n + to].p;
+  const sim_link_params *p = &w->link[from][to].p;
   uint64_t sid = sim__sid(P_SEGLAT, (uint32_t)from, (uint32_t)to);
   uint64_t d = sim_range(w, sid, n, p->latency_min_ns, p->latency_max_ns);
   uint64_t lsid = sim__sid(P_SEGLOSS, (uint32_t)from, (uint32_t)to);
@@ -171,7 +171,7 @@ static int enqueue(sim_world *w, uint32_t idx, int k, const void *data, size_t l
     sim__trace(w, SIM_EV_SEND, 1, from, to, mm->id, handle(w, idx), mm->kind, data, len);
   }
   uint64_t at = w->now + seg_delay(w, from, to, n);
-  link_t *l = &w->link[from * w->n + to];
+  link_t *l = &w->link[from][to];
   if (l->p.bandwidth_bps && len) {
     uint64_t start = l->busy_until > w->now ? l->busy_until : w->now;
     l->busy_until =
@@ -212,7 +212,7 @@ int64_t sim_connect(sim_world *w, int node, int to) {
   }
   w->ev[e].u.tag = h;
   w->conn[idx].timeout_ev = e;
-  if (!w->link[node * w->n + to].blocked) {
+  if (!w->link[node][to].blocked) {
     uint64_t n = w->conn[idx].d[0].seq++;
     e = sim__sched(w, w->now + seg_delay(w, node, to, n), EVK_SYN, to);
     if (e != NONE)
@@ -229,11 +229,11 @@ void sim__syn_event(sim_world *w, uint32_t e) {
   if (!c || c->state != CS_CONNECTING || c->open[1])
     return;
   int a = c->end[0], b = c->end[1];
-  if (w->link[a * w->n + b].blocked)
+  if (w->link[a][b].blocked)
     return; /* SYN lost; the connect times out */
   uint64_t back = w->now + seg_delay(w, b, a, c->d[1].seq++);
   if (!w->node[b].up) {
-    if (w->link[b * w->n + a].blocked)
+    if (w->link[b][a].blocked)
       return; /* RST lost; the connect times out */
     w->stats.conns_refused++;
     notify(w, idx, 0, SIM_CONN_REFUSED, back);
@@ -292,7 +292,7 @@ void sim__seg_event(sim_world *w, uint32_t e) {
   cdir_t *d = &c->d[k];
   int from = c->end[k], to = c->end[1 - k];
   sim_conn h = handle(w, idx);
-  if (w->link[from * w->n + to].blocked) {
+  if (w->link[from][to].blocked) {
     if (!d->stall_since) {
       d->stall_since = w->now + 1;
       sim__trace(w, SIM_EV_CONN_STALL, 0, to, from, h, 0, 0, NULL, 0);

@@ -102,7 +102,12 @@ sim_world *sim_world_create(const sim_config *c) {
   if (w->cfg.disk.sector_size == 0 || w->cfg.disk.sector_size > 65536)
     w->cfg.disk.sector_size = 512;
   w->node = calloc((size_t)n, sizeof *w->node);
-  w->link = calloc((size_t)n * (size_t)n, sizeof *w->link);
+  w->link = calloc((size_t)n, sizeof *w->link);
+  for (int i = 0; w->link && i < n; i++)
+    if (!(w->link[i] = calloc((size_t)n, sizeof **w->link))) {
+      sim_world_destroy(w);
+      return NULL;
+    }
   w->ring = malloc((size_t)ring * sizeof *w->ring);
   w->ring_cap = ring;
   w->ev_free = w->msg_free = w->conn_free = NONE;
@@ -112,7 +117,7 @@ sim_world *sim_world_create(const sim_config *c) {
     return NULL;
   }
   for (int i = 0; i < n * n; i++) {
-    link_t *l = &w->link[i];
+    link_t *l = &w->link[i / n][i % n];
     l->p = c->net;
     l->faulty = c->net.loss_ppm || c->net.dup_ppm || c->net.reorder_ppm || c->net.corrupt_ppm ||
                 c->net.bandwidth_bps || c->net.queue_limit;
@@ -148,6 +153,8 @@ void sim_world_destroy(sim_world *w) {
   free(w->heap);
   free(w->ev);
   free(w->node);
+  for (int i = 0; w->link && i < w->n; i++)
+    free(w->link[i]);
   free(w->link);
   free(w->ring);
   free(w->fp_force);

@@ -29,7 +29,7 @@
  * per boot: ACT_BUDGET shared by the nodes, at least 8 each), so 64-node
  * scenarios stay as cheap to run as 3-node ones; disk offsets stay within
  * DISK_SPAN, which still crosses the disk's growth steps. */
-enum { MAXC = 8, DISK_SPAN = 1u << 14, ACT_BUDGET = 300 };
+enum { MAXC = 8, DISK_SPAN = 1u << 13, ACT_BUDGET = 300 };
 
 typedef struct {
   sim_conn conn[MAXC];
