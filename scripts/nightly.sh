@@ -70,9 +70,11 @@ corpus_ok() {
   (cd "$1" && ls | grep -v '^[0-9a-f]\{40\}$' | grep -q .) && return 1
   [ -z "$(damaged "$1")" ]
 }
-# damaged DIR: the files named by a SHA-1 that their contents no longer match
+# damaged DIR: the files named by a SHA-1 (corpus inputs, or KIND-<SHA-1>
+# crash files) that their contents no longer match
 damaged() {
-  (cd "$1" && ls | grep '^[0-9a-f]\{40\}$' | xargs -r sha1sum | awk '$1 != $2 { print $2 }')
+  (cd "$1" && ls | grep -E '^([a-z]+-)?[0-9a-f]{40}$' | xargs -r sha1sum |
+    awk '$1 != substr($2, length($2) - 39) { print $2 }')
 }
 # fault hook for the tests: SIMFUZZ_NIGHTLY_FULL_AT=merge|crashes|report|state|publish
 # makes every write from that phase on fail as on a full disk (ulimit -f 0)
@@ -134,7 +136,9 @@ for t in $TARGETS; do
   execs=$(grep -o "#[0-9]*" "$work/$t.fuzz.log" 2> /dev/null | tail -1 | tr -d '#')
   # a write cut short by a full disk leaves a file whose name (its SHA-1) no
   # longer matches its contents: drop it rather than keep a damaged input
+  # (a crash file cut short may not fail any more: it will be found again)
   damaged "$corpus" | while read -r f; do rm -f "$corpus/$f"; done
+  damaged "$inbox" | while read -r f; do rm -f "$inbox/$f"; done
   # merge: keep only inputs that add coverage; merged beside the corpus (one
   # file system, so the swap is two renames) and checked before the swap
   phase merge
