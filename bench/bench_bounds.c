@@ -11,8 +11,8 @@
  * Exit status 1 if any input exceeds the budgets the harness promises
  * (1 s per input, 64 MiB of peak RSS), else 0.
  */
-#include "mutate.h"
-#include "simfuzz.h"
+#include "engine/mutate.h"
+#include "simfuzz_runner.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -22,7 +22,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-extern const sf_target *const sf_cli_targets[];
+extern const sf_target *const sf_bench_targets[];
 
 static double now_s(void) {
   struct timespec ts;
@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
   sf_driver_init();
   printf("%-26s %-10s %7s %10s %10s %10s %10s\n", "target", "inputs", "n", "p50 ms", "p99 ms",
          "max ms", "max events");
-  for (const sf_target *const *tp = sf_cli_targets; *tp; tp++) {
+  for (const sf_target *const *tp = sf_bench_targets; *tp; tp++) {
     const sf_target *t = *tp;
     series s = {0};
     /* seeds */

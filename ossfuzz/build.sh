@@ -10,6 +10,7 @@
 # The planted-bug targets (<system>_bug_<what>) crash by design: they are
 # built, but shipped to $OUT only with SIMFUZZ_PLANTED_BUGS=1 (benchmarks,
 # the emulated build test), never to OSS-Fuzz or ClusterFuzzLite by default.
+set -eu
 SRCDIR=${SIMFUZZ_SRC:-$SRC/simfuzz}
 BUILD=$WORK/simfuzz-build
 PBC_FLAGS=()

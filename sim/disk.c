@@ -230,6 +230,11 @@ int sim_disk_set_params(sim_world *w, int node, const sim_disk_params *p) {
   return 0;
 }
 
+uint32_t sim_disk_sector_size(const sim_world *w, int node) {
+  (void)node; /* the geometry is the world's */
+  return w->cfg.disk.sector_size;
+}
+
 int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth) {
   CHECK_DISK_NODE(w, node);
   if ((unsigned)op > SIM_DISK_SYNC)

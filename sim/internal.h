@@ -155,8 +155,9 @@ struct sim_world {
   sim_config cfg;
   int n;
   uint64_t now;
-  uint64_t seq;  /* scheduling sequence */
-  uint64_t wseq; /* world events' scheduling counter */
+  uint64_t seq;       /* scheduling sequence */
+  uint64_t wseq;      /* world events' scheduling counter */
+  uint64_t rnd_world; /* sim_node_random(w, -1) counter */
   uint64_t msg_id;
   uint8_t tape[SIM_TAPE_MAX];
   uint32_t tape_len;
@@ -206,6 +207,25 @@ static inline uint64_t sim__sid(unsigned purpose, uint32_t a, uint32_t b) {
 
 /* world.c */
 uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node);
+/* The world and node whose code is running in this thread (sim_current).
+ * Set around every call into user code and restored afterwards, so it
+ * never outlives a run. */
+typedef struct {
+  sim_world *w;
+  int node;
+} sim__cur_t;
+extern _Thread_local sim__cur_t sim__cur;
+
+/* Run `call` as `node` of w (node -1: world-level code). */
+#define SIM__AS(world, nd, call)                                                                   \
+  do {                                                                                             \
+    sim__cur_t saved_ = sim__cur;                                                                  \
+    sim__cur.w = (world);                                                                          \
+    sim__cur.node = (nd);                                                                          \
+    call;                                                                                          \
+    sim__cur = saved_;                                                                             \
+  } while (0)
+
 void sim__ev_free(sim_world *w, uint32_t e);
 void sim__ev_cancel(sim_world *w, uint32_t e);
 void sim__budget_stop(sim_world *w, const char *why);

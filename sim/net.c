@@ -295,7 +295,7 @@ void sim__deliver_msg(sim_world *w, uint32_t e) {
   uint8_t *data = m->data;
   uint32_t len = m->len;
   if (w->cfg.ops->recv)
-    w->cfg.ops->recv(w->cfg.ctx, w, to, from, data, len);
+    SIM__AS(w, to, w->cfg.ops->recv(w->cfg.ctx, w, to, from, data, len));
   sim__msg_free(w, i);
 }
 

@@ -360,6 +360,35 @@ void *sim_ctx(const sim_world *w);
  *  event (never deferred by pause). Returns 0 or -ENOSPC (budget). */
 int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg);
 
+/** The world whose code is running in this thread, or NULL. While a world
+ *  processes an event (sim_run, sim_step, sim_finish, sim_world_destroy),
+ *  this is that world, and *node (if node is not NULL) the node whose
+ *  callback is running: boot, recv, timer, conn and teardown run as their
+ *  node; sim_at() calls and checks run as -1 (world-level code). Outside
+ *  a world, NULL and -1. It is saved and restored around every callback,
+ *  so it is correct for nested worlds and never outlives a run.
+ *
+ *  This is how context-free code finds its world: a library's call to
+ *  rand(), time() or malloc(), a logging hook, an assertion handler
+ *  (simfuzz_libc.h routes rand() and time this way). */
+sim_world *sim_current(int *node);
+
+/** Run world-level code on a node's behalf: makes `node` the current node
+ *  of w (see sim_current) and returns the previous one, which the caller
+ *  restores with another call when done. For example a client operation
+ *  submitted to node 2 from a sim_at() callback:
+ *      int prev = sim_set_current_node(w, 2); submit(...);
+ *      sim_set_current_node(w, prev);
+ *  No effect (returns -1) unless w is the current world. */
+int sim_set_current_node(sim_world *w, int node);
+
+/** For crash hooks only (the harness's assert() hook): after a callback of
+ *  w was left by longjmp, stop w for good (it runs no further event and
+ *  must not be destroyed, as its nodes' state may be damaged) and make
+ *  (prev, prev_node) current again, as sim_current() read them before w
+ *  was entered. */
+void sim__abandon(sim_world *w, sim_world *prev, int prev_node);
+
 /** Reason text for the last SIM_STOP_BUDGET, or NULL. */
 const char *sim_budget_reason(const sim_world *w);
 
@@ -394,7 +423,9 @@ uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
 
 /** A decision stream private to `node` (purpose 0x80 + user purpose &0x7f):
  *  draws from it with an increasing per-node counter. For the SUT's own
- *  randomness (e.g. election timeouts). */
+ *  randomness (e.g. election timeouts). Each incarnation of a node has its
+ *  own stream. node -1 draws from a stream of world-level code (sim_at
+ *  callbacks, workloads); other invalid nodes give 0. */
 uint64_t sim_node_random(sim_world *w, int node);
 
 /* ---- Nodes ---------------------------------------------------------- */
@@ -540,6 +571,12 @@ int sim_disk_truncate(sim_world *w, int node, uint64_t size);
 /** Replace the disk fault parameters of one node. */
 int sim_disk_set_params(sim_world *w, int node, const sim_disk_params *p);
 
+/** The disk's sector size (bytes): the granularity at which a crash or a
+ *  failed sync keeps, loses or corrupts unsynced writes. A record that
+ *  must never be damaged by a write to its neighbour gets sectors of its
+ *  own (simfuzz_record.h does this). */
+uint32_t sim_disk_sector_size(const sim_world *w, int node);
+
 /** Countdown fault: the nth (1-based) next `op` on the node fails with -EIO. */
 int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth);
 
@@ -566,6 +603,12 @@ int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm);
 int sim_clock_jump(sim_world *w, int node, int64_t delta_ns);
 
 /* ---- Code-level fault points ---------------------------------------- */
+
+/** Fault point site of allocation failures routed through sf_malloc()
+ *  (simfuzz_libc.h): a scenario's FaultPoint step with k = this site makes
+ *  a node's allocations fail. Sites of the system under test are below
+ *  0xff00. */
+#define SIM_FAULTPOINT_ALLOC 0xff01u
 
 /** A spot in the SUT where a fault could be injected. Returns 1 if it fires.
  *  site: a small stable number chosen by the SUT. A site is enabled for the
@@ -638,6 +681,14 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
  * virtual time and stops; under SIM_FAIL_ABORT the abort() happens here, at
  * the caller's site, so fuzzers' crash deduplication tells invariants apart
  * (keep each invariant in its own function for distinct stack signatures).
+ *
+ * Under SIM_FAIL_RECORD (the command line's replay, sweep, triage and
+ * minimize, and tests) a failed check does not return early: execution
+ * continues after the macro until the callback or check that contains it
+ * returns, and the world then stops before the next event. Only the first
+ * failure of a run is recorded. Code after a check must therefore be safe
+ * to run when the check failed (do not dereference what the check just
+ * found missing; `return` after it when in doubt).
  */
 #define SIM_INVARIANT(w, node, cond, name, ...)                                                    \
   do {                                                                                             \

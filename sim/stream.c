@@ -118,7 +118,7 @@ static void conn_kill(sim_world *w, uint32_t idx, sim_conn_event ev) {
 static void call_conn(sim_world *w, int node, sim_conn h, sim_conn_event ev, const void *d,
                       size_t len) {
   if (w->cfg.ops->conn)
-    w->cfg.ops->conn(w->cfg.ctx, w, node, h, ev, d, len);
+    SIM__AS(w, node, w->cfg.ops->conn(w->cfg.ctx, w, node, h, ev, d, len));
 }
 
 /* Delay of decision n for a segment from->to: latency plus a retransmission

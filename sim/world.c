@@ -47,6 +47,8 @@ uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
 }
 
 uint64_t sim_node_random(sim_world *w, int node) {
+  if (node == -1) /* world-level code: a stream of its own */
+    return sim_draw(w, sim__sid(0x80, 0xffff, 0), w->rnd_world++);
   if (node < 0 || node >= w->n)
     return 0;
   node_t *nd = &w->node[node];
@@ -144,7 +146,7 @@ void sim_world_destroy(sim_world *w) {
     for (int i = 0; i < w->n; i++) {
       node_t *nd = &w->node[i];
       if (nd->up && w->cfg.ops->teardown)
-        w->cfg.ops->teardown(w->cfg.ctx, w, i, SIM_TEARDOWN_DESTROY);
+        SIM__AS(w, i, w->cfg.ops->teardown(w->cfg.ctx, w, i, SIM_TEARDOWN_DESTROY));
       sim__disk_free(&nd->disk);
     }
   }
@@ -403,7 +405,7 @@ int sim_finish(sim_world *w) {
   if (!w->finished && !w->failed) {
     w->finished = 1;
     if (w->cfg.at_end)
-      w->cfg.at_end(w->cfg.hook_ctx, w);
+      SIM__AS(w, -1, w->cfg.at_end(w->cfg.hook_ctx, w));
   }
   return w->failed;
 }
@@ -417,7 +419,7 @@ static void boot_node(sim_world *w, int i) {
   nd->paused = 0;
   sim__trace(w, SIM_EV_BOOT, 0, i, -1, (uint64_t)restart, nd->inc, 0, NULL, 0);
   if (w->cfg.ops->boot)
-    w->cfg.ops->boot(w->cfg.ctx, w, i, restart);
+    SIM__AS(w, i, w->cfg.ops->boot(w->cfg.ctx, w, i, restart));
 }
 
 static void defer(sim_world *w, node_t *nd, uint32_t e) {
@@ -464,7 +466,7 @@ static void dispatch(sim_world *w, uint32_t e) {
       w->stats.timers_fired++;
       sim__trace(w, SIM_EV_TIMER, 0, i, -1, tag, 0, 0, NULL, 0);
       if (w->cfg.ops->timer)
-        w->cfg.ops->timer(w->cfg.ctx, w, i, tag);
+        SIM__AS(w, i, w->cfg.ops->timer(w->cfg.ctx, w, i, tag));
     }
     break;
   }
@@ -485,6 +487,29 @@ static void dispatch(sim_world *w, uint32_t e) {
   }
 }
 
+_Thread_local sim__cur_t sim__cur = {NULL, -1};
+
+sim_world *sim_current(int *node) {
+  if (node)
+    *node = sim__cur.w ? sim__cur.node : -1;
+  return sim__cur.w;
+}
+
+int sim_set_current_node(sim_world *w, int node) {
+  int prev = sim__cur.w == w ? sim__cur.node : -1;
+  if (sim__cur.w == w)
+    sim__cur.node = node >= 0 && node < w->n ? node : -1;
+  return prev;
+}
+
+void sim__abandon(sim_world *w, sim_world *prev, int prev_node) {
+  w->stopped = 1;
+  sim__cur.w = prev;
+  sim__cur.node = prev ? prev_node : -1;
+}
+
+static void step(sim_world *w);
+
 int sim_step(sim_world *w) {
   if (w->stopped || w->heap_n == 0)
     return 0;
@@ -496,6 +521,12 @@ int sim_step(sim_world *w) {
     sim__budget_stop(w, "virtual time budget");
     return 0;
   }
+  SIM__AS(w, -1, step(w));
+  return 1;
+}
+
+/* One event and the checks after it (sim_step has checked the budgets). */
+static void step(sim_world *w) {
   uint64_t t = w->heap[0].time;
   uint32_t e = heap_pop(w);
   w->now = t;
@@ -512,7 +543,6 @@ int sim_step(sim_world *w) {
     if (w->cfg.after_event && !w->stopped)
       w->cfg.after_event(w->cfg.hook_ctx, w);
   }
-  return 1;
 }
 
 sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps) {
@@ -583,7 +613,7 @@ int sim_node_crash(sim_world *w, int node) {
   w->stats.crashes++;
   sim__trace(w, SIM_EV_CRASH, 0, node, -1, nd->inc, 0, 0, NULL, 0);
   if (w->cfg.ops->teardown)
-    w->cfg.ops->teardown(w->cfg.ctx, w, node, SIM_TEARDOWN_CRASH);
+    SIM__AS(w, node, w->cfg.ops->teardown(w->cfg.ctx, w, node, SIM_TEARDOWN_CRASH));
   nd->data = NULL;
   nd->up = 0;
   nd->paused = 0;

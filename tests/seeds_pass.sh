@@ -12,6 +12,7 @@ for exe in "$B"/bin/simfuzz-*; do
   sys=${t%%_bug_*}
   [ -d "$B/corpus/$sys" ] || continue
   for f in "$B/corpus/$sys"/*.pb; do
+    [ -e "$f" ] || continue
     n=$((n + 1))
     out=$("$exe" replay -q "$f" 2>&1) || { echo "FAIL $t: $out"; bad=1; }
   done

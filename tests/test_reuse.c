@@ -9,8 +9,8 @@
  * Usage: test_reuse N OUT_DIR   (N executions; inputs = N / 1000 rounds of
  *        1000 distinct inputs: sweep scenarios, raw bytes, mutated seeds)
  */
-#include "mutate.h"
-#include "simfuzz.h"
+#include "engine/mutate.h"
+#include "simfuzz_runner.h"
 
 #include <inttypes.h>
 #include <stdio.h>

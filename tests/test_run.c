@@ -1,8 +1,8 @@
 /* The runner: failures with their report and determinism re-check, the
  * determinism-failure site, liveness, swarm switches, budgets, feedback,
  * and hostile or mutated inputs against the correct example. */
-#include "mutate.h"
-#include "simfuzz.h"
+#include "engine/mutate.h"
+#include "simfuzz_runner.h"
 #include "testlib.h"
 
 #include <signal.h>

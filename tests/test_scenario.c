@@ -1,7 +1,7 @@
 /* Scenarios: any bytes decode to a bounded scenario; normalisation is
  * idempotent; encode/decode round-trips; mutator and crossover outputs
  * always decode, fit and are deterministic; AFL++ trim removes steps. */
-#include "mutate.h"
+#include "engine/mutate.h"
 #include "scenario.h"
 #include "testlib.h"
 

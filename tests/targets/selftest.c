@@ -108,7 +108,7 @@ static void act(sim_world *w, int node, snode *p) {
   switch (r % 16) {
   case 0:
   case 1: sim_send(w, node, peer, buf, len); break;
-  case 2: { /* up to past the message size limit (-EMSGSIZE) */
+  case 2: {                                  /* up to past the message size limit (-EMSGSIZE) */
     static const uint8_t big[64 * 1024 + 1]; /* read-only zeros: no allocation per run */
     size_t blen = (r >> 32) % 4 ? (size_t)(r >> 34) % 2048 : sizeof big; /* too big */
     sim_send(w, node, peer, big, blen);

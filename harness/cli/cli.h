@@ -2,15 +2,14 @@
 #ifndef SIMFUZZ_CLI_H
 #define SIMFUZZ_CLI_H
 
-#include "simfuzz.h"
+#include "simfuzz_runner.h"
+
+#include <signal.h>
 
 #define EXIT_OK 0
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 #define EXIT_NONDET 3
-
-/** The targets built into this binary (NULL-terminated; generated). */
-extern const sf_target *const sf_cli_targets[];
 
 extern const char *cli_prog;
 extern const sf_target *cli_target;
@@ -63,18 +62,116 @@ typedef struct cli_outcome {
   int nondet;          /**< (twice) the second run in the same process differed */
 } cli_outcome;
 
-/** Run s in a forked child with a time limit, so that a crash or hang of
- *  the system under test cannot take the tool down, and sum up how it
- *  ended. The signature identifies a failure for deduplication: invariant
- *  and check site, "liveness", or signal/exit status + sanitizer error +
- *  top frame, or "timeout". With twice, the child runs s a second time and
- *  sets nondet if that run differs (state surviving a run). */
+/* ---- isolated runs (isolate.c) ------------------------------------------ */
+
+#define CLI_DEFAULT_TIMEOUT_MS 20000u /**< per-run wall-clock limit of isolated runs */
+#define CLI_DEFAULT_RSS_MB 2048u      /**< per-child resident memory limit */
+#define CLI_TAIL 65536u               /**< bytes of a child's output kept */
+
+/** Limits of a supervised child (0 = none). */
+typedef struct cli_limits {
+  uint64_t time_ms; /**< per run: since the child's last heartbeat */
+  uint64_t rss_mb;  /**< resident memory */
+} cli_limits;
+
+/** Limits of every isolated run of this process (commands set them from
+ *  --timeout and --rss-limit-mb). */
+extern cli_limits cli_run_limits;
+/** Set by the tools' SIGINT/SIGTERM handlers: supervised children are
+ *  killed and reaped, and the command ends with a summary. */
+extern volatile sig_atomic_t cli_interrupted;
+
+/** What a child sends on its result channel. */
+typedef struct cli_record {
+  uint32_t kind; /**< CLI_REC_* */
+  uint64_t seed; /**< the sweep's seed (0 for single runs) */
+  cli_outcome o;
+} cli_record;
+enum {
+  CLI_REC_RESULT = 1,   /**< a run's outcome */
+  CLI_REC_DONE = 2,     /**< the worker finished its seeds; seed = the last one run */
+  CLI_REC_PROGRESS = 3, /**< seed = the last one run */
+  CLI_REC_RESUME = 4,   /**< the worker stops after a crashed run: go on at seed */
+};
+
+/** Heartbeat words in the shared page. */
+enum { CLI_BEAT_SEED = 0, CLI_BEAT_RUNS = 1 };
+
+/** The child's end: where results go and its heartbeat. */
+typedef struct cli_child_io {
+  int res_fd;
+  volatile uint64_t *beat;
+} cli_child_io;
+
+/** How a supervised child ended. */
+enum {
+  CLI_END_OK = 0,          /**< exited with status 0 */
+  CLI_END_CRASH = 1,       /**< killed by a signal or a non-zero exit status */
+  CLI_END_TIMEOUT = 2,     /**< no heartbeat within the time limit: killed */
+  CLI_END_OOM = 3,         /**< over the memory limit: killed */
+  CLI_END_INTERRUPTED = 4, /**< the tool was interrupted: killed */
+};
+
+/** A supervised child process (a few KiB: allocate it). */
+typedef struct cli_child {
+  long pid;
+  int out_fd, res_fd;
+  volatile uint64_t *beat;
+  int status;   /**< waitpid status */
+  int ended_by; /**< CLI_END_* when the parent killed it */
+  uint64_t last_seed, runs;
+  uint64_t out_bytes;
+  size_t pending_len;
+  cli_record pending;
+  size_t tail_len;
+  char tail[CLI_TAIL + 1]; /**< the last output, NUL-terminated after wait */
+} cli_child;
+
+typedef void (*cli_on_record)(void *ctx, const cli_record *rec);
+
+/** Fork a child that runs body(arg, io) with stdout and stderr on a
+ *  drained pipe, then exits 0. Returns 0, or -1 (nothing started). */
+int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io), void *arg);
+/** Supervise the child until it ends: drain its output (keeping the tail),
+ *  pass each result record to fn, kill it on the limits or when
+ *  cli_interrupted is set, reap it. Returns CLI_END_*. */
+int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *ctx);
+/** A run's result as a record. */
+void cli_record_fill(cli_record *rec, uint64_t seed, const sf_result *r);
+/** Send a record on the result channel; -1 if the tool is gone. */
+int cli_record_send(int fd, const cli_record *rec);
+/** The signature of a crash from the child's output and wait status:
+ *  "crash: assert FILE:LINE 'EXPR'", "crash: signal N|exit N [sanitizer
+ *  error] [top frame]", "timeout" or "out-of-memory". */
+void cli_crash_sig(const char *out, int status, int ended_by, char *sig, size_t cap);
+/** The outcome of a child that ended without a result (crash, limits). */
+void cli_crash_outcome(const cli_child *c, int ended, cli_outcome *o);
+
+/** Run s in a supervised child (cli_run_limits), so that a crash, hang or
+ *  memory blow-up of the system under test cannot take the tool down, and
+ *  sum up how it ended. The signature identifies a failure for
+ *  deduplication: invariant and check site, "liveness", the crash's
+ *  signature (cli_crash_sig), "timeout" or "out-of-memory". With twice, the
+ *  child runs s a second time and sets nondet if that run differs (state
+ *  surviving a run). */
 void cli_run_isolated(const sf_scenario *s, cli_outcome *o, int twice);
+
+/** The command line: parse argv and run one command on `target` (NULL in
+ *  the dispatcher, which runs only the commands that need no target). */
+int cli_main(int argc, char **argv, const sf_target *target);
+/** 1 if the command runs a target's code (the dispatcher forwards it). */
+int cli_command_needs_target(const char *cmd);
+/** The usage overview. */
+void cli_overview(FILE *f);
 
 int cmd_replay(int argc, char **argv);
 int cmd_triage(int argc, char **argv);
 int cmd_check_determinism(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+/** Parse the isolation options shared by sweep, triage and minimize
+ *  (--timeout SECONDS, --rss-limit-mb MB) at argv[*i]; returns 1 if one was
+ *  consumed, 0 if argv[*i] is not one, -1 after an error. */
+int cli_limit_option(int argc, char **argv, int *i);
 int cmd_minimize(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 
@@ -181,19 +278,27 @@ int cmd_trace(int argc, char **argv);
 #define HELP_SWEEP                                                                                 \
   "sweep --seeds A-B : random-seed simulation\n\n"                                                 \
   "SYNOPSIS\n"                                                                                     \
-  "  sweep --seeds A-B [-o DIR] [--stop-on-first] [-v] [-q]\n\n"                                   \
+  "  sweep --seeds A-B [-o DIR] [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-v] [-q]\n\n" \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the random scenario of every seed in A..B (swarm: each seed draws its own fault\n"       \
   "  mix, network, disk and steps), the way FoundationDB-style simulators test. Prints a\n"        \
   "  progress line and a summary; each failing seed's scenario is saved to DIR as\n"               \
   "  <target>-seed-<N>.pb, a file every other command accepts.\n\n"                                \
+  "  The seeds run in a worker process. If the system under test aborts, fails an assert(),\n"     \
+  "  crashes, runs past the time limit or over the memory limit, that seed is recorded as a\n"     \
+  "  failure with the crash's signature (the assertion and its site, or the signal and top\n"      \
+  "  frame; 'timeout'; 'out-of-memory') and a new worker goes on with the next seed.\n"            \
+  "  SIGINT or SIGTERM stops the sweep with its summary.\n\n"                                      \
   "OPTIONS\n"                                                                                      \
-  "  -o DIR            save failures here\n"                                                       \
-  "  --stop-on-first   stop at the first failure\n"                                                \
-  "  -v                print every seed's trace hash\n"                                            \
-  "  -q                no progress line\n\n"                                                       \
+  "  -o DIR             save failures here\n"                                                      \
+  "  --stop-on-first    stop at the first failure\n"                                               \
+  "  --timeout S        wall-clock limit per seed (default 20)\n"                                  \
+  "  --rss-limit-mb MB  memory limit of the worker (default 2048)\n"                               \
+  "  -v                 print every seed's trace hash\n"                                           \
+  "  -q                 no progress line\n\n"                                                      \
   "EXIT STATUS\n"                                                                                  \
-  "  0 no failure, 1 failures found, 2 usage\n"
+  "  0 no failure, 1 failures found, 2 usage or a failure that could not be saved,\n"              \
+  "  128+N stopped by signal N before any failure\n"
 
 #define HELP_CHECK                                                                                 \
   "check-determinism FILE... : check that each input replays identically\n\n"                      \

@@ -1,7 +1,8 @@
 /* The runner: executes one scenario against a target on a fresh world. */
-#include "simfuzz.h"
+#include "simfuzz_runner.h"
 
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__GLIBC__)
@@ -44,8 +45,19 @@ struct run_state {
   int last_node;
   uint32_t role[SIM_MAX_NODES];
   uint64_t role_vec;
+  /* the assert() hook: where a failed assertion of the system under test
+   * ends the run (record mode), while execute() runs */
+  int in_execute;
+  jmp_buf crash_jmp;
+  run_state *outer; /* the run this one is nested in (determinism re-check) */
+  sim_world *cur_w; /* sim_current() before this run */
+  int cur_node;
   slot slots[SF_MAX_STEPS];
 };
+
+/* The innermost run executing in this thread (for the assert() hook);
+ * NULL between runs. */
+static _Thread_local run_state *active_run;
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -364,7 +376,9 @@ static void run_step(sim_world *w, void *arg) {
     if (rs->t->workload) {
       sf_op op = {a, st->k, st->key, st->value, rs->op_seq++};
       rs->ops_run++;
+      int prev = sim_set_current_node(w, a); /* the client talks to node a */
       rs->t->workload(rs->ctx, w, &op);
+      sim_set_current_node(w, prev);
     }
     if (--sl->remaining > 0)
       sim_at(w, sim_now(w) + (uint64_t)st->interval_us * 1000, run_step, sl);
@@ -477,6 +491,47 @@ static sim_stop execute(run_state *rs) {
   return stop;
 }
 
+/* A run ended by a failed assert(): its world and the target's state are
+ * kept as they were (their code is in no state to tear them down), still
+ * reachable so that leak checkers do not report them, up to a bound. A tool
+ * that runs many scenarios starts a fresh process after such a run. */
+enum { MAX_ABANDONED = 64 };
+static run_state *abandoned[MAX_ABANDONED];
+static unsigned n_abandoned;
+
+static void keep_abandoned(run_state *rs) {
+  abandoned[n_abandoned++ % MAX_ABANDONED] = rs;
+}
+
+/* glibc's assert(): the target's builds link with -Wl,--wrap=__assert_fail
+ * (simfuzz_add_target), so a failed assertion of the system under test, or
+ * of a library linked statically into it, reaches this hook. During a run
+ * it is recorded as the run's failure: invariant "assert" at the
+ * assertion's site, on the node whose code was running, with the trace
+ * hash of that moment. In abort mode (fuzzers) the usual report and
+ * determinism re-check follow, and glibc's own handler then aborts from
+ * the assertion's stack (so crash deduplication tells assertions apart);
+ * in record mode (the command line) the run ends here. Outside a run it
+ * is glibc's assert. */
+void __wrap___assert_fail(const char *expr, const char *file, unsigned line, const char *func);
+extern void __real___assert_fail(const char *expr, const char *file, unsigned line,
+                                 const char *func) __attribute__((weak, noreturn));
+
+void __wrap___assert_fail(const char *expr, const char *file, unsigned line, const char *func) {
+  run_state *rs = active_run;
+  int node;
+  sim_world *w = sim_current(&node);
+  if (rs && rs->in_execute && w == rs->w) {
+    int must_abort = sim__invariant_failed(w, node, "assert", file, (int)line,
+                                           "Assertion `%s' failed in %s", expr, func);
+    if (!must_abort)
+      longjmp(rs->crash_jmp, 1);
+  }
+  if (__real___assert_fail)
+    __real___assert_fail(expr, file, line, func);
+  abort();
+}
+
 static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_opts *o,
                         sf_result *r) {
   sf_run_opts defaults;
@@ -498,9 +553,23 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->w = setup(rs);
   if (!rs->w)
     abort(); /* only on out of memory: the configuration is always valid */
-  sim_stop stop = execute(rs);
+  rs->outer = active_run;
+  rs->cur_w = sim_current(&rs->cur_node);
+  active_run = rs;
+  sim_stop stop = SIM_STOP_FAILURE;
+  int crashed = 0;
+  if (setjmp(rs->crash_jmp) == 0) {
+    rs->in_execute = 1;
+    stop = execute(rs);
+  } else { /* a failed assert() of the system under test ended the run */
+    crashed = 1;
+    sim__abandon(rs->w, rs->cur_w, rs->cur_node);
+  }
+  rs->in_execute = 0;
+  active_run = rs->outer;
   sf_result res;
   fill_result(rs, &res, stop);
+  res.crashed = crashed;
   if (r)
     *r = res;
   if (o->on_finish)
@@ -510,6 +579,10 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
       o->feature_bits[i] |= rs->bits[i];
   if (o->feedback && SF_FEEDBACK)
     fb_emit(rs);
+  if (crashed) {
+    keep_abandoned(rs);
+    return res.failed;
+  }
   sim_world_destroy(rs->w);
   if (t->destroy)
     t->destroy(rs->ctx);
@@ -620,8 +693,11 @@ void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *
                      FILE *f, const char *input, int last) {
   const sim_failure *fl = &r->failure;
   uint64_t secs = fl->time / SIM_NS_PER_S, us = fl->time % SIM_NS_PER_S / 1000;
-  fprintf(f, "==simfuzz== FAILURE in target %s: %s '%s'", t->name,
-          fl->is_liveness ? "liveness" : "invariant", fl->name ? fl->name : "?");
+  if (fl->name && !strcmp(fl->name, "assert"))
+    fprintf(f, "==simfuzz== FAILURE in target %s: assert() failed", t->name);
+  else
+    fprintf(f, "==simfuzz== FAILURE in target %s: %s '%s'", t->name,
+            fl->is_liveness ? "liveness" : "invariant", fl->name ? fl->name : "?");
   if (fl->node >= 0)
     fprintf(f, " on node n%d", fl->node);
   fprintf(f, " at t=%" PRIu64 ".%06" PRIu64 "s (event %" PRIu64 ")\n", secs, us, fl->event);

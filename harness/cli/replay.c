@@ -1,4 +1,4 @@
-/* simfuzz replay, check-determinism and sweep. */
+/* simfuzz replay and check-determinism. */
 #include "cli.h"
 
 #include <errno.h>
@@ -324,78 +324,4 @@ int cmd_check_determinism(int argc, char **argv) {
   }
   free(s);
   return rc;
-}
-
-/* ---- sweep --------------------------------------------------------------- */
-
-int cmd_sweep(int argc, char **argv) {
-  uint64_t a = 0, b = 999;
-  const char *out = NULL;
-  int first = 0, verbose = 0, quiet = 0, have_range = 0;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
-      if (cli_parse_range(argv[++i], &a, &b) < 0)
-        return cli_error("sweep: bad seed range '%s' (want A-B)", argv[i]);
-      have_range = 1;
-    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-      out = argv[++i];
-    } else if (!strcmp(argv[i], "--stop-on-first")) {
-      first = 1;
-    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
-      verbose = 1;
-    } else if (!strcmp(argv[i], "-q")) {
-      quiet = 1;
-    } else {
-      return cli_error("sweep: unknown argument '%s' (see: %s help sweep)", argv[i], cli_prog);
-    }
-  }
-  if (!have_range)
-    return cli_error("sweep: --seeds A-B is required");
-  if (out && mkdir(out, 0777) < 0 && errno != EEXIST)
-    return cli_error("sweep: cannot create %s: %s", out, strerror(errno));
-  struct stat st;
-  if (out && (stat(out, &st) < 0 || !S_ISDIR(st.st_mode)))
-    return cli_error("sweep: %s is not a directory", out);
-  sf_scenario *s = cli_new_scenario();
-  static uint8_t buf[SF_MAX_INPUT];
-  uint64_t failures = 0, runs = 0, total = b - a + 1, step = total / 100 ? total / 100 : 1;
-  int tty = isatty(2);
-  for (uint64_t seed = a;; seed++) {
-    sf_generate_seed(seed, s);
-    sf_result r;
-    runs++;
-    int failed = sf_run(cli_target, s, NULL, &r);
-    if (verbose)
-      printf("seed %" PRIu64 " hash %016" PRIx64 " events %" PRIu64 "\n", seed, r.hash,
-             r.stats.events);
-    if (failed) {
-      failures++;
-      if (tty && !quiet)
-        fprintf(stderr, "\r\033[K");
-      printf("seed %" PRIu64 ": FAILED %s: %s\n", seed, r.failure.name, r.failure.message);
-      if (out) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s-seed-%" PRIu64 ".pb", out, cli_target->name, seed);
-        size_t n = sf_encode(s, buf, sizeof buf);
-        if (n <= sizeof buf && cli_write_file(path, buf, n) == 0)
-          printf("  saved %s\n", path);
-        else
-          fprintf(stderr, "%s: sweep: could not save %s\n", cli_prog, path);
-      }
-      fflush(stdout);
-      if (first)
-        break;
-    }
-    if (!quiet && (runs % step == 0 || seed == b) && (tty || runs % (step * 10) == 0))
-      fprintf(stderr, "%ssweep: %" PRIu64 "/%" PRIu64 " seeds, %" PRIu64 " failures%s",
-              tty ? "\r\033[K" : "", runs, total, failures, tty ? "" : "\n");
-    if (seed == b)
-      break;
-  }
-  if (tty && !quiet)
-    fprintf(stderr, "\n");
-  printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs, a,
-         a + runs - 1, failures);
-  free(s);
-  return failures ? EXIT_FAILED : EXIT_OK;
 }

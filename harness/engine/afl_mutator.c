@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The library is built with hidden visibility: only the entry points that
+ * afl-fuzz looks up are exported, never the scenario code inside it. */
+#if defined(__GNUC__)
+#define SF_EXPORT __attribute__((visibility("default")))
+#else
+#define SF_EXPORT
+#endif
+
 typedef struct {
   uint64_t seed, calls;
   uint8_t *out;
@@ -17,14 +25,15 @@ typedef struct {
   size_t trim_cap;
 } mstate;
 
-void *afl_custom_init(void *afl, unsigned int seed);
-size_t afl_custom_fuzz(void *data, unsigned char *buf, size_t buf_size, unsigned char **out_buf,
-                       unsigned char *add_buf, size_t add_buf_size, size_t max_size);
-const char *afl_custom_describe(void *data, size_t max_description_len);
-int afl_custom_init_trim(void *data, unsigned char *buf, size_t buf_size);
-size_t afl_custom_trim(void *data, unsigned char **out_buf);
-int afl_custom_post_trim(void *data, unsigned char success);
-void afl_custom_deinit(void *data);
+SF_EXPORT void *afl_custom_init(void *afl, unsigned int seed);
+SF_EXPORT size_t afl_custom_fuzz(void *data, unsigned char *buf, size_t buf_size,
+                                 unsigned char **out_buf, unsigned char *add_buf,
+                                 size_t add_buf_size, size_t max_size);
+SF_EXPORT const char *afl_custom_describe(void *data, size_t max_description_len);
+SF_EXPORT int afl_custom_init_trim(void *data, unsigned char *buf, size_t buf_size);
+SF_EXPORT size_t afl_custom_trim(void *data, unsigned char **out_buf);
+SF_EXPORT int afl_custom_post_trim(void *data, unsigned char success);
+SF_EXPORT void afl_custom_deinit(void *data);
 
 void *afl_custom_init(void *afl, unsigned int seed) {
   (void)afl;

@@ -1,8 +1,8 @@
 /* simfuzz minimize: scenario-level reduction that keeps the same failure. */
 #include "cli.h"
 
-#include "mutate.h"
-#include "textpb.h"
+#include "engine/mutate.h"
+#include "scenario/textpb.h"
 
 #include <inttypes.h>
 #include <signal.h>

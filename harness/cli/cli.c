@@ -3,7 +3,7 @@
  * and once with every target (simfuzz --target T). */
 #include "cli.h"
 
-#include "textpb.h"
+#include "scenario/textpb.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -317,8 +317,8 @@ static int cmd_features(int argc, char **argv) {
 static int cmd_targets(int argc, char **argv) {
   (void)argc;
   (void)argv;
-  for (const sf_target *const *t = sf_cli_targets; *t; t++)
-    printf("%-32s %s\n", (*t)->name, (*t)->summary ? (*t)->summary : "");
+  if (cli_target) /* the dispatcher lists the per-target tools it finds */
+    printf("%-32s %s\n", cli_target->name, cli_target->summary ? cli_target->summary : "");
   return EXIT_OK;
 }
 
@@ -378,25 +378,33 @@ static void overview(FILE *f) {
       fprintf(f, "  %-28.*s %.*s\n", (int)(sep - h), h, (int)(nl - sep > 3 ? nl - sep - 3 : 0),
               sep + 3);
     }
-  fprintf(f, "\n%s help COMMAND (or COMMAND --help) describes one command.\nTargets:", cli_prog);
-  for (const sf_target *const *t = sf_cli_targets; *t; t++)
-    fprintf(f, " %s", (*t)->name);
-  fprintf(f, "\nExit status: 0 success, 1 a run failed, 2 bad input or usage, 3 determinism "
+  fprintf(f, "\n%s help COMMAND (or COMMAND --help) describes one command.\n", cli_prog);
+  if (cli_target)
+    fprintf(f, "Target: %s\n", cli_target->name);
+  fprintf(f, "Exit status: 0 success, 1 a run failed, 2 bad input or usage, 3 determinism "
              "mismatch.\n");
 }
 
-int main(int argc, char **argv) {
+int cli_command_needs_target(const char *cmd) {
+  for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+    if (!strcmp(commands[k].name, cmd))
+      return commands[k].needs_target;
+  return 1;
+}
+
+void cli_overview(FILE *f) {
+  overview(f);
+}
+
+int cli_main(int argc, char **argv, const sf_target *target) {
   /* A file size limit (ulimit -f) must fail a write with EFBIG, which the
    * tools report in one line, rather than kill them halfway through. */
   signal(SIGXFSZ, SIG_IGN);
   static char name[256];
-  int ntargets = 0;
-  for (const sf_target *const *t = sf_cli_targets; *t; t++)
-    ntargets++;
-  if (ntargets == 1) {
-    snprintf(name, sizeof name, "simfuzz-%s", sf_cli_targets[0]->name);
+  cli_target = target;
+  if (target) {
+    snprintf(name, sizeof name, "simfuzz-%s", target->name);
     cli_prog = name;
-    cli_target = sf_cli_targets[0];
   }
   int i = 1;
   const char *want = NULL;
@@ -446,16 +454,14 @@ int main(int argc, char **argv) {
       }
       argv[i + n++] = argv[j];
     }
-    if (want) {
-      cli_target = NULL;
-      for (const sf_target *const *t = sf_cli_targets; *t; t++)
-        if (!strcmp((*t)->name, want))
-          cli_target = *t;
-      if (!cli_target)
-        return cli_error("unknown target '%s' (%s targets lists them)", want, cli_prog);
-    }
+    /* One binary holds one target's code: a request for another one is an
+     * error here (the simfuzz dispatcher runs simfuzz-<target>). */
+    if (want && (!cli_target || strcmp(cli_target->name, want)))
+      return cli_error("this is %s; target '%s' is not built into it (run simfuzz --target %s, "
+                       "or simfuzz-%s)",
+                       cli_target ? cli_target->name : "simfuzz without targets", want, want, want);
     if (commands[k].needs_target && !cli_target)
-      return cli_error("%s: several targets are built in; choose one with --target NAME", cmd);
+      return cli_error("%s: needs a target: %s --target NAME %s ...", cmd, cli_prog, cmd);
     int rc = commands[k].fn(n, argv + i);
     /* output that could not be written (a full disk, a closed pipe) is an
      * error too, not a silently truncated report */

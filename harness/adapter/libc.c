@@ -1,0 +1,182 @@
+/* Routing of C library randomness, time and allocation into the simulator
+ * (simfuzz_libc.h). The __wrap_* functions are reached only through
+ * -Wl,--wrap=<name> (simfuzz_add_target's ROUTE); their __real_*
+ * counterparts are weak so that wrapping one function does not require
+ * wrapping the others. This file itself never calls a routable function by
+ * its plain name (a wrapped build would route it back here). */
+#include "simfuzz_libc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/time.h>
+#include <sys/types.h>
+
+uint64_t sf_libc_random(void) {
+  int node;
+  sim_world *w = sim_current(&node);
+  return w ? sim_node_random(w, node) : 0;
+}
+
+static void to_timespec(int64_t ns, struct timespec *ts) {
+  int64_t s = ns / 1000000000ll, r = ns % 1000000000ll;
+  if (r < 0) {
+    r += 1000000000ll;
+    s--;
+  }
+  ts->tv_sec = (time_t)s;
+  ts->tv_nsec = (long)r;
+}
+
+/* ns + a, saturating at the int64 limits */
+static int64_t add_sat(int64_t ns, int64_t a) {
+  if (a > 0 && ns > INT64_MAX - a)
+    return INT64_MAX;
+  if (a < 0 && ns < INT64_MIN - a)
+    return INT64_MIN;
+  return ns + a;
+}
+
+int sf_libc_clock(clockid_t clock, struct timespec *ts) {
+  int node;
+  sim_world *w = sim_current(&node);
+  if (!w)
+    return -1;
+  int wall = clock == CLOCK_REALTIME;
+#ifdef CLOCK_REALTIME_COARSE
+  wall |= clock == CLOCK_REALTIME_COARSE;
+#endif
+#ifdef CLOCK_TAI
+  wall |= clock == CLOCK_TAI;
+#endif
+  int64_t ns;
+  if (node < 0) {
+    uint64_t now = sim_now(w);
+    ns = now > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)now;
+  } else {
+    ns = wall ? sim_clock(w, node) : sim_clock_mono(w, node);
+  }
+  ns = add_sat(ns, wall ? SF_LIBC_EPOCH_S * 1000000000ll : 1000000000ll);
+  to_timespec(ns, ts);
+  return 0;
+}
+
+/* ---- allocation ------------------------------------------------------- */
+
+static int alloc_fails(void) {
+  int node;
+  sim_world *w = sim_current(&node);
+  return w && node >= 0 && sim_faultpoint(w, node, SIM_FAULTPOINT_ALLOC);
+}
+
+void *sf_malloc(size_t size) {
+  return alloc_fails() ? NULL : malloc(size);
+}
+
+void *sf_calloc(size_t n, size_t size) {
+  return alloc_fails() ? NULL : calloc(n, size);
+}
+
+void *sf_realloc(void *p, size_t size) {
+  return alloc_fails() ? NULL : realloc(p, size);
+}
+
+void *sf_aligned_alloc(size_t align, size_t size) {
+  if (alloc_fails())
+    return NULL;
+  if (align < sizeof(void *))
+    align = sizeof(void *);
+  void *p = NULL;
+  return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+
+void sf_free(void *p) {
+  free(p);
+}
+
+/* ---- --wrap targets --------------------------------------------------- */
+
+/* Declared here only: reached through the linker, never from headers. */
+int __wrap_rand(void);
+void __wrap_srand(unsigned seed);
+long __wrap_random(void);
+void __wrap_srandom(unsigned seed);
+time_t __wrap_time(time_t *t);
+int __wrap_gettimeofday(struct timeval *tv, void *tz);
+int __wrap_clock_gettime(clockid_t clock, struct timespec *ts);
+ssize_t __wrap_getrandom(void *buf, size_t len, unsigned flags);
+
+extern int __real_rand(void) __attribute__((weak));
+extern void __real_srand(unsigned seed) __attribute__((weak));
+extern long __real_random(void) __attribute__((weak));
+extern void __real_srandom(unsigned seed) __attribute__((weak));
+extern time_t __real_time(time_t *t) __attribute__((weak));
+extern int __real_gettimeofday(struct timeval *tv, void *tz) __attribute__((weak));
+extern int __real_clock_gettime(clockid_t clock, struct timespec *ts) __attribute__((weak));
+extern ssize_t __real_getrandom(void *buf, size_t len, unsigned flags) __attribute__((weak));
+
+int __wrap_rand(void) {
+  if (sim_current(NULL))
+    return (int)(sf_libc_random() % ((uint64_t)RAND_MAX + 1));
+  return __real_rand ? __real_rand() : 0;
+}
+
+void __wrap_srand(unsigned seed) {
+  if (!sim_current(NULL) && __real_srand)
+    __real_srand(seed);
+}
+
+long __wrap_random(void) {
+  if (sim_current(NULL))
+    return (long)(sf_libc_random() & 0x7fffffff);
+  return __real_random ? __real_random() : 0;
+}
+
+void __wrap_srandom(unsigned seed) {
+  if (!sim_current(NULL) && __real_srandom)
+    __real_srandom(seed);
+}
+
+time_t __wrap_time(time_t *t) {
+  struct timespec ts;
+  if (sf_libc_clock(CLOCK_REALTIME, &ts) == 0) {
+    if (t)
+      *t = ts.tv_sec;
+    return ts.tv_sec;
+  }
+  return __real_time ? __real_time(t) : (time_t)-1;
+}
+
+int __wrap_gettimeofday(struct timeval *tv, void *tz) {
+  struct timespec ts;
+  if (sf_libc_clock(CLOCK_REALTIME, &ts) == 0) {
+    if (tv) {
+      tv->tv_sec = ts.tv_sec;
+      tv->tv_usec = ts.tv_nsec / 1000;
+    }
+    return 0;
+  }
+  return __real_gettimeofday ? __real_gettimeofday(tv, tz) : -1;
+}
+
+int __wrap_clock_gettime(clockid_t clock, struct timespec *ts) {
+  if (ts && sf_libc_clock(clock, ts) == 0)
+    return 0;
+  return __real_clock_gettime ? __real_clock_gettime(clock, ts) : -1;
+}
+
+ssize_t __wrap_getrandom(void *buf, size_t len, unsigned flags) {
+  if (!sim_current(NULL)) {
+    if (__real_getrandom)
+      return __real_getrandom(buf, len, flags);
+    errno = ENOSYS;
+    return -1;
+  }
+  uint8_t *b = buf;
+  uint64_t r = 0;
+  for (size_t i = 0; i < len; i++) { /* little-endian on every host */
+    if (i % 8 == 0)
+      r = sf_libc_random();
+    b[i] = (uint8_t)(r >> (8 * (i % 8)));
+  }
+  return (ssize_t)len;
+}

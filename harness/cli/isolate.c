@@ -1,0 +1,501 @@
+/* Isolated runs: the system under test runs in a forked child, so that its
+ * abort(), assert(), crash, endless loop or memory blow-up ends the child
+ * and is recorded as that run's failure, never the tool.
+ *
+ * The child reports each result as a fixed-size binary record on a pipe of
+ * its own (the result channel); everything it prints goes to a second pipe
+ * that the parent drains continuously, keeping the last CLI_TAIL bytes, so a
+ * talkative system can neither block nor kill itself with SIGPIPE, and a
+ * crash's report (sanitizer error, assertion, signal) is at hand for its
+ * signature. A page of shared memory carries a heartbeat: the number of
+ * runs the child has started, for per-run time limits over a child that
+ * runs many scenarios. */
+#define _GNU_SOURCE /* dladdr, MAP_ANONYMOUS */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+#if defined(__GLIBC__)
+#include <dlfcn.h>
+#include <execinfo.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SF_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define SF_ASAN 1
+#endif
+#endif
+
+cli_limits cli_run_limits = {CLI_DEFAULT_TIMEOUT_MS, CLI_DEFAULT_RSS_MB};
+volatile sig_atomic_t cli_interrupted;
+
+/* Monotonic milliseconds: supervising a child is not part of any run. */
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism */
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the child's side --------------------------------------------------- */
+
+#if !defined(SF_ASAN) && defined(__GLIBC__)
+/* Without a sanitizer nothing reports where a crash happened: print the
+ * signal and the first frame outside the C library, then die of it. */
+static void crash_report(int sig) {
+  void *fr[32];
+  int n = backtrace(fr, 32);
+  const char *where = "?";
+  char buf[300];
+  for (int i = 1; i < n; i++) {
+    Dl_info info;
+    if (!dladdr(fr[i], &info) || !info.dli_fname)
+      continue;
+    if (strstr(info.dli_fname, "libc.so") || strstr(info.dli_fname, "libc-"))
+      continue;
+    if (info.dli_sname && info.dli_saddr && info.dli_saddr != (void *)crash_report) {
+      snprintf(buf, sizeof buf, "%s", info.dli_sname);
+    } else {
+      const char *base = strrchr(info.dli_fname, '/');
+      snprintf(buf, sizeof buf, "%s+0x%lx", base ? base + 1 : info.dli_fname,
+               (unsigned long)((char *)fr[i] - (char *)info.dli_fbase));
+    }
+    if (strstr(buf, "crash_report"))
+      continue;
+    where = buf;
+    break;
+  }
+  char line[400];
+  int k = snprintf(line, sizeof line, "\n==simfuzz== crash: signal %d in %s\n", sig, where);
+  if (k > 0 && write(2, line, (size_t)k) < 0) {
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+#endif
+
+static void child_setup(int out_fd) {
+#if defined(__linux__)
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the tool */
+#endif
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  dup2(out_fd, 1);
+  dup2(out_fd, 2);
+  if (out_fd > 2)
+    close(out_fd);
+#if !defined(SF_ASAN) && defined(__GLIBC__)
+  void *warm[2];
+  backtrace(warm, 2); /* loads the unwinder now, not inside a signal */
+  int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    signal(sigs[i], crash_report);
+#endif
+}
+
+void cli_record_fill(cli_record *rec, uint64_t seed, const sf_result *r) {
+  memset(rec, 0, sizeof *rec);
+  rec->kind = CLI_REC_RESULT;
+  rec->seed = seed;
+  cli_outcome *o = &rec->o;
+  o->node = -1;
+  o->events = r->stats.events;
+  o->hash = r->hash;
+  o->time_ns = r->failed ? r->failure.time : r->end_time;
+  if (!r->failed)
+    return;
+  const sim_failure *fl = &r->failure;
+  o->node = fl->node;
+  if (fl->is_liveness) {
+    snprintf(o->sig, sizeof o->sig, "liveness");
+    snprintf(o->invariant, sizeof o->invariant, "liveness");
+  } else {
+    snprintf(o->sig, sizeof o->sig, "invariant %s at %s:%d", fl->name ? fl->name : "?",
+             fl->file ? fl->file : "?", fl->line);
+    snprintf(o->invariant, sizeof o->invariant, "%s", fl->name ? fl->name : "?");
+  }
+  snprintf(o->message, sizeof o->message, "%s", fl->message);
+}
+
+int cli_record_send(int fd, const cli_record *rec) {
+  const char *p = (const char *)rec;
+  size_t left = sizeof *rec;
+  while (left) { /* one write of < PIPE_BUF bytes: atomic in practice */
+    ssize_t k = write(fd, p, left);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return -1;
+    p += k;
+    left -= (size_t)k;
+  }
+  return 0;
+}
+
+/* ---- the parent's side ------------------------------------------------- */
+
+int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io), void *arg) {
+  memset(c, 0, sizeof *c);
+  c->pid = -1;
+  c->out_fd = c->res_fd = -1;
+  int out[2], res[2];
+  if (pipe(out) != 0)
+    return -1;
+  if (pipe(res) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return -1;
+  }
+  void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) {
+    close(out[0]);
+    close(out[1]);
+    close(res[0]);
+    close(res[1]);
+    return -1;
+  }
+  c->beat = page;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    munmap(page, 4096);
+    close(out[0]);
+    close(out[1]);
+    close(res[0]);
+    close(res[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(out[0]);
+    close(res[0]);
+    child_setup(out[1]);
+    cli_child_io io = {res[1], c->beat};
+    body(arg, &io);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
+  }
+  close(out[1]);
+  close(res[1]);
+  c->pid = pid;
+  c->out_fd = out[0];
+  c->res_fd = res[0];
+  return 0;
+}
+
+static void tail_add(cli_child *c, const char *p, size_t n) {
+  c->out_bytes += n;
+  if (n >= CLI_TAIL) {
+    memcpy(c->tail, p + n - CLI_TAIL, CLI_TAIL);
+    c->tail_len = CLI_TAIL;
+    return;
+  }
+  if (c->tail_len + n > CLI_TAIL) {
+    size_t drop = c->tail_len + n - CLI_TAIL;
+    memmove(c->tail, c->tail + drop, c->tail_len - drop);
+    c->tail_len -= drop;
+  }
+  memcpy(c->tail + c->tail_len, p, n);
+  c->tail_len += n;
+}
+
+/* Resident memory of pid in MiB, or 0 if unknown. */
+static uint64_t rss_mb(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/statm", (long)pid);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return 0;
+  unsigned long size = 0, res = 0;
+  int ok = fscanf(f, "%lu %lu", &size, &res) == 2;
+  fclose(f);
+  long page = sysconf(_SC_PAGESIZE);
+  return ok && page > 0 ? (uint64_t)res * (uint64_t)page >> 20 : 0;
+}
+
+static void kill_child(cli_child *c, int why) {
+  if (!c->ended_by) {
+    c->ended_by = why;
+    kill(c->pid, SIGKILL);
+  }
+}
+
+int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *ctx) {
+  static char buf[65536];
+  uint64_t beat = c->beat ? __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED) : 0;
+  uint64_t since = now_ms(), last_rss = since;
+  int exited = 0;
+  while (c->out_fd >= 0 || c->res_fd >= 0) {
+    struct pollfd p[2] = {{c->out_fd, POLLIN, 0}, {c->res_fd, POLLIN, 0}};
+    int k = poll(p, 2, exited ? 0 : 50);
+    if (k < 0 && errno != EINTR)
+      break;
+    if (cli_interrupted)
+      kill_child(c, CLI_END_INTERRUPTED);
+    for (int i = 0; i < 2 && k > 0; i++) {
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      int *fd = i == 0 ? &c->out_fd : &c->res_fd;
+      ssize_t n;
+      if (i == 0) {
+        n = read(*fd, buf, sizeof buf);
+        if (n > 0)
+          tail_add(c, buf, (size_t)n);
+      } else {
+        n = read(*fd, (char *)&c->pending + c->pending_len, sizeof c->pending - c->pending_len);
+        if (n > 0) {
+          c->pending_len += (size_t)n;
+          if (c->pending_len == sizeof c->pending) {
+            c->pending_len = 0;
+            if (fn)
+              fn(ctx, &c->pending);
+          }
+        }
+      }
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        close(*fd);
+        *fd = -1;
+      }
+    }
+    if (exited && k == 0)
+      break; /* the child is gone and its pipes are drained */
+    if (!exited) {
+      int st;
+      pid_t w = waitpid(c->pid, &st, WNOHANG);
+      if (w == c->pid) {
+        exited = 1;
+        c->status = st;
+        continue;
+      }
+    }
+    uint64_t now = now_ms();
+    uint64_t b = c->beat ? __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED) : 0;
+    if (b != beat) {
+      beat = b;
+      since = now;
+    }
+    if (!exited && lim && lim->time_ms && now - since > lim->time_ms)
+      kill_child(c, CLI_END_TIMEOUT);
+    if (!exited && lim && lim->rss_mb && now - last_rss >= 100) {
+      last_rss = now;
+      if (rss_mb(c->pid) > lim->rss_mb)
+        kill_child(c, CLI_END_OOM);
+    }
+  }
+  if (c->out_fd >= 0)
+    close(c->out_fd);
+  if (c->res_fd >= 0)
+    close(c->res_fd);
+  c->out_fd = c->res_fd = -1;
+  if (!exited) {
+    int st = 0;
+    while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    c->status = st;
+  }
+  if (c->beat) {
+    c->last_seed = __atomic_load_n(&c->beat[CLI_BEAT_SEED], __ATOMIC_RELAXED);
+    c->runs = __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED);
+    munmap((void *)c->beat, 4096);
+    c->beat = NULL;
+  }
+  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
+  if (c->ended_by)
+    return c->ended_by;
+  if (WIFSIGNALED(c->status))
+    return CLI_END_CRASH;
+  if (WIFEXITED(c->status) && WEXITSTATUS(c->status) != 0)
+    return CLI_END_CRASH;
+  return CLI_END_OK;
+}
+
+/* ---- signatures of crashes --------------------------------------------- */
+
+/* The last occurrence of needle in hay, or NULL. */
+static const char *last_of(const char *hay, const char *needle) {
+  const char *found = NULL;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+    found = p;
+  return found;
+}
+
+/* "prog: file.c:42: func: Assertion `x > 0' failed." -> "file.c:42 'x > 0'" */
+static int assert_sig(const char *out, char *sig, size_t cap) {
+  const char *a = last_of(out, ": Assertion `");
+  if (!a)
+    return 0;
+  const char *line = a;
+  while (line > out && line[-1] != '\n')
+    line--;
+  /* back over ": func" to "file:line" */
+  const char *f_end = a;
+  const char *p = f_end;
+  while (p > line && !(p[-1] == ' ' && p - 2 >= line && p[-2] == ':'))
+    p--;
+  const char *site_end = p >= line + 2 ? p - 2 : line;
+  const char *q = site_end;
+  while (q > line && !(q[-1] == ' ' && q - 2 >= line && q[-2] == ':'))
+    q--;
+  const char *expr = a + strlen(": Assertion `");
+  const char *expr_end = strstr(expr, "' failed");
+  size_t el = expr_end ? (size_t)(expr_end - expr) : strcspn(expr, "\n");
+  if (el > 200)
+    el = 200;
+  snprintf(sig, cap, "crash: assert %.*s '%.*s'", (int)(site_end - q), q, (int)el, expr);
+  return 1;
+}
+
+void cli_crash_sig(const char *err, int status, int ended_by, char *sig, size_t cap) {
+  if (ended_by == CLI_END_TIMEOUT) {
+    snprintf(sig, cap, "timeout");
+    return;
+  }
+  if (ended_by == CLI_END_OOM) {
+    snprintf(sig, cap, "out-of-memory");
+    return;
+  }
+  if (assert_sig(err, sig, cap))
+    return;
+  const char *e = last_of(err, "ERROR: ");
+  char type[128] = "", frame[160] = "";
+  if (e) {
+    e += 7;
+    size_t n = strcspn(e, "\n");
+    /* "AddressSanitizer: heap-use-after-free on address ..." -> 2 words */
+    const char *sp = memchr(e, ' ', n);
+    const char *sp2 = sp ? memchr(sp + 1, ' ', (size_t)(e + n - sp - 1)) : NULL;
+    size_t tl = sp2 ? (size_t)(sp2 - e) : n;
+    snprintf(type, sizeof type, "%.*s", (int)(tl < sizeof type - 1 ? tl : sizeof type - 1), e);
+  }
+  const char *ub = last_of(err, "SUMMARY: UndefinedBehaviorSanitizer: ");
+  if (!e && ub) { /* UBSan without a stack: its summary names kind and place */
+    ub += 37;
+    size_t n = strcspn(ub, "\n");
+    snprintf(type, sizeof type, "UBSan %.*s", (int)(n < 100 ? n : 100), ub);
+  }
+  const char *f = e ? strstr(e, "#0 ") : NULL;
+  const char *mine = last_of(err, "==simfuzz== crash: signal ");
+  if (f) {
+    size_t line = strcspn(f, "\n");
+    const char *in = strstr(f, " in ");
+    const char *mod = memchr(f, '(', line);
+    if (in && in < f + line) { /* symbolized: the function */
+      in += 4;
+      size_t n = strcspn(in, " \n");
+      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1), in);
+    } else if (mod) { /* not symbolized: module+offset, stable for one binary */
+      const char *base = mod + 1;
+      for (const char *q = base; q < f + line && *q != ')'; q++)
+        if (*q == '/')
+          base = q + 1;
+      size_t n = strcspn(base, ")\n");
+      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1),
+               base);
+    }
+  } else if (mine) { /* our own handler in an unsanitized build */
+    const char *in = strstr(mine, " in ");
+    if (in) {
+      in += 4;
+      size_t n = strcspn(in, "\n");
+      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1), in);
+    }
+  }
+  char how[32];
+  if (WIFSIGNALED(status))
+    snprintf(how, sizeof how, "signal %d", WTERMSIG(status));
+  else
+    snprintf(how, sizeof how, "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  int k = snprintf(sig, cap, "crash: %s", how);
+  if (k > 0 && (size_t)k < cap && type[0])
+    k += snprintf(sig + k, cap - (size_t)k, " %s", type);
+  if (k > 0 && (size_t)k < cap && frame[0])
+    snprintf(sig + k, cap - (size_t)k, " %s", frame);
+}
+
+void cli_crash_outcome(const cli_child *c, int ended, cli_outcome *o) {
+  memset(o, 0, sizeof *o);
+  o->node = -1;
+  cli_crash_sig(c->tail, c->status, ended, o->sig, sizeof o->sig);
+  const char *inv = ended == CLI_END_TIMEOUT ? "timeout"
+                    : ended == CLI_END_OOM   ? "out-of-memory"
+                                             : "crash";
+  snprintf(o->invariant, sizeof o->invariant, "%s", inv);
+  const char *e = last_of(c->tail, "ERROR: ");
+  if (!e)
+    e = last_of(c->tail, "Assertion `");
+  if (!e)
+    e = last_of(c->tail, "==simfuzz== crash: ");
+  if (e)
+    snprintf(o->message, sizeof o->message, "%.*s", (int)strcspn(e, "\n"), e);
+}
+
+/* ---- one scenario, isolated -------------------------------------------- */
+
+typedef struct {
+  const sf_scenario *s;
+  int twice;
+} one_run;
+
+static void run_one(void *arg, const cli_child_io *io) {
+  const one_run *a = arg;
+  __atomic_store_n(&io->beat[CLI_BEAT_RUNS], 1, __ATOMIC_RELAXED);
+  sf_result r, r2;
+  sf_run(cli_target, a->s, NULL, &r);
+  cli_record rec;
+  cli_record_fill(&rec, 0, &r);
+  if (a->twice) { /* again in this process: state that survives a run shows */
+    sf_run(cli_target, a->s, NULL, &r2);
+    rec.o.nondet = r2.hash != r.hash || r2.failed != r.failed;
+  }
+  cli_record_send(io->res_fd, &rec);
+}
+
+typedef struct {
+  cli_record rec;
+  int got;
+} one_result;
+
+static void keep_record(void *ctx, const cli_record *rec) {
+  one_result *r = ctx;
+  if (rec->kind == CLI_REC_RESULT && !r->got) {
+    r->rec = *rec;
+    r->got = 1;
+  }
+}
+
+void cli_run_isolated(const sf_scenario *s, cli_outcome *o, int twice) {
+  one_run arg = {s, twice};
+  cli_child *c = malloc(sizeof *c);
+  memset(o, 0, sizeof *o);
+  o->node = -1;
+  if (!c || cli_child_spawn(c, run_one, &arg) != 0) {
+    snprintf(o->sig, sizeof o->sig, "internal: cannot start a child process");
+    snprintf(o->invariant, sizeof o->invariant, "internal");
+    free(c);
+    return;
+  }
+  one_result res = {.got = 0};
+  int ended = cli_child_wait(c, &cli_run_limits, keep_record, &res);
+  if (ended == CLI_END_OK && res.got)
+    *o = res.rec.o;
+  else if (ended == CLI_END_OK) /* exited 0 without a result: the SUT called exit */
+    cli_crash_outcome(c, CLI_END_CRASH, o);
+  else
+    cli_crash_outcome(c, ended, o);
+  free(c);
+}

@@ -1,0 +1,283 @@
+/* simfuzz sweep: random-seed simulation, crash-isolated.
+ *
+ * A worker process runs the seeds one after another (the fast path: one
+ * fork per worker, not per seed) and reports failures on its result
+ * channel. If the system under test aborts, asserts, crashes, hangs past
+ * the per-run time limit or exceeds the memory limit, the worker dies; the
+ * seed it was running (its heartbeat says which) is recorded as a failure
+ * with the crash's signature, and a new worker resumes at the next seed.
+ * Every failure is saved from the parent, which never runs the target. */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+  uint64_t start, b;
+  int first, verbose;
+  uint64_t progress_every;
+} sweep_job;
+
+/* The worker: seeds start..b in this process. */
+static void worker(void *arg, const cli_child_io *io) {
+  const sweep_job *j = arg;
+  sf_scenario *s = malloc(sizeof *s);
+  if (!s)
+    abort();
+  cli_record rec;
+  uint64_t seed = j->start;
+  for (;; seed++) {
+    __atomic_store_n(&io->beat[CLI_BEAT_SEED], seed, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&io->beat[CLI_BEAT_RUNS], 1, __ATOMIC_RELAXED);
+    sf_generate_seed(seed, s);
+    sf_result r;
+    int failed = sf_run(cli_target, s, NULL, &r);
+    if (failed || j->verbose) {
+      cli_record_fill(&rec, seed, &r);
+      if (cli_record_send(io->res_fd, &rec) < 0)
+        break;
+    } else if (j->progress_every && (seed - j->start + 1) % j->progress_every == 0) {
+      memset(&rec, 0, sizeof rec);
+      rec.kind = CLI_REC_PROGRESS;
+      rec.seed = seed;
+      if (cli_record_send(io->res_fd, &rec) < 0)
+        break;
+    }
+    if ((failed && j->first) || seed == j->b)
+      break;
+    if (r.crashed) { /* the target's state may be damaged: a fresh worker goes on */
+      memset(&rec, 0, sizeof rec);
+      rec.kind = CLI_REC_RESUME;
+      rec.seed = seed + 1;
+      cli_record_send(io->res_fd, &rec);
+      free(s);
+      return;
+    }
+  }
+  memset(&rec, 0, sizeof rec);
+  rec.kind = CLI_REC_DONE;
+  rec.seed = seed;
+  cli_record_send(io->res_fd, &rec);
+  free(s);
+}
+
+typedef struct {
+  uint64_t a, b, total;
+  const char *out;
+  int verbose, quiet, tty;
+  uint64_t failures, lost, runs_before, shown;
+  int done, resume;
+  uint64_t done_seed, resume_seed;
+  sf_scenario *s;
+} sweep_state;
+
+static void progress(sweep_state *st, uint64_t seed) {
+  if (st->quiet)
+    return;
+  uint64_t runs = seed - st->a + 1;
+  uint64_t step = st->total / 100 ? st->total / 100 : 1;
+  if (!st->tty && runs / (step * 10) == st->shown / (step * 10) && seed != st->b)
+    return;
+  st->shown = runs;
+  fprintf(stderr, "%ssweep: %" PRIu64 "/%" PRIu64 " seeds, %" PRIu64 " failures%s",
+          st->tty ? "\r\033[K" : "", runs, st->total, st->failures, st->tty ? "" : "\n");
+}
+
+static void failure(sweep_state *st, uint64_t seed, const cli_outcome *o) {
+  st->failures++;
+  if (st->tty && !st->quiet)
+    fprintf(stderr, "\r\033[K");
+  const char *what = o->invariant[0] ? o->invariant : "?";
+  int crash = !strcmp(what, "crash") || !strcmp(what, "timeout") || !strcmp(what, "out-of-memory");
+  if (crash) /* the signature says what happened: "crash: assert ...", "timeout" */
+    printf("seed %" PRIu64 ": FAILED %s\n", seed, o->sig);
+  else
+    printf("seed %" PRIu64 ": FAILED %s: %s\n", seed, what, o->message);
+  if (st->out) {
+    static uint8_t buf[SF_MAX_INPUT];
+    char path[4096];
+    sf_generate_seed(seed, st->s);
+    size_t n = sf_encode(st->s, buf, sizeof buf);
+    int ok = snprintf(path, sizeof path, "%s/%s-seed-%" PRIu64 ".pb", st->out, cli_target->name,
+                      seed) < (int)sizeof path;
+    if (ok && n <= sizeof buf && cli_write_file(path, buf, n) == 0) {
+      printf("  saved %s\n", path);
+    } else {
+      st->lost++;
+      fprintf(stderr, "%s: sweep: could not save the failure of seed %" PRIu64 "\n", cli_prog,
+              seed);
+    }
+  }
+  fflush(stdout);
+}
+
+static void on_record(void *ctx, const cli_record *rec) {
+  sweep_state *st = ctx;
+  if (rec->kind == CLI_REC_DONE) {
+    st->done = 1;
+    st->done_seed = rec->seed;
+    return;
+  }
+  if (rec->kind == CLI_REC_RESUME) {
+    st->resume = 1;
+    st->resume_seed = rec->seed;
+    return;
+  }
+  if (rec->kind == CLI_REC_PROGRESS) {
+    progress(st, rec->seed);
+    return;
+  }
+  if (st->verbose)
+    printf("seed %" PRIu64 " hash %016" PRIx64 " events %" PRIu64 "\n", rec->seed, rec->o.hash,
+           rec->o.events);
+  if (rec->o.sig[0])
+    failure(st, rec->seed, &rec->o);
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) {
+  stop_signal = sig;
+  cli_interrupted = 1;
+}
+
+int cmd_sweep(int argc, char **argv) {
+  uint64_t a = 0, b = 999;
+  const char *out = NULL;
+  int first = 0, verbose = 0, quiet = 0, have_range = 0;
+  for (int i = 0; i < argc; i++) {
+    int lim = cli_limit_option(argc, argv, &i);
+    if (lim < 0)
+      return EXIT_USAGE;
+    if (lim)
+      continue;
+    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
+      if (cli_parse_range(argv[++i], &a, &b) < 0)
+        return cli_error("sweep: bad seed range '%s' (want A-B)", argv[i]);
+      have_range = 1;
+    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "--stop-on-first")) {
+      first = 1;
+    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+      verbose = 1;
+    } else if (!strcmp(argv[i], "-q")) {
+      quiet = 1;
+    } else {
+      return cli_error("sweep: unknown argument '%s' (see: %s help sweep)", argv[i], cli_prog);
+    }
+  }
+  if (!have_range)
+    return cli_error("sweep: --seeds A-B is required");
+  if (out && mkdir(out, 0777) < 0 && errno != EEXIST)
+    return cli_error("sweep: cannot create %s: %s", out, strerror(errno));
+  struct stat sb;
+  if (out && (stat(out, &sb) < 0 || !S_ISDIR(sb.st_mode)))
+    return cli_error("sweep: %s is not a directory", out);
+
+  sweep_state st;
+  memset(&st, 0, sizeof st);
+  st.a = a;
+  st.b = b;
+  st.total = b - a + 1;
+  st.out = out;
+  st.verbose = verbose;
+  st.quiet = quiet;
+  st.tty = isatty(2);
+  st.s = cli_new_scenario();
+  cli_child *c = malloc(sizeof *c);
+  if (!c) {
+    free(st.s);
+    return cli_error("sweep: out of memory");
+  }
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal; /* no SA_RESTART: the wait loop wakes up */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+
+  uint64_t next = a, last = a - 1; /* last: the last seed known to be run */
+  int finished = 0, internal = 0;
+  uint64_t restarts = 0;
+  while (!finished && !cli_interrupted) {
+    sweep_job job = {next, b, first, verbose, 0};
+    job.progress_every = quiet ? 0 : (st.total / 100 ? st.total / 100 : 1);
+    st.done = st.resume = 0;
+    if (cli_child_spawn(c, worker, &job) != 0) {
+      internal = 1;
+      cli_error("sweep: cannot start a worker process: %s", strerror(errno));
+      break;
+    }
+    int ended = cli_child_wait(c, &cli_run_limits, on_record, &st);
+    if (st.done) { /* the worker reached the end (or its first failure) */
+      last = st.done_seed;
+      finished = 1;
+      break;
+    }
+    if (ended == CLI_END_INTERRUPTED)
+      break;
+    if (st.resume && ended == CLI_END_OK) { /* after a failed assert() */
+      last = st.resume_seed - 1;
+      next = st.resume_seed;
+      continue;
+    }
+    /* the worker died running its current seed: that seed's failure */
+    uint64_t seed = c->runs ? c->last_seed : next;
+    cli_outcome o;
+    cli_crash_outcome(c, ended == CLI_END_OK ? CLI_END_CRASH : ended, &o);
+    failure(&st, seed, &o);
+    last = seed;
+    restarts++;
+    if (first || seed == b)
+      finished = 1;
+    next = seed + 1;
+  }
+  if (cli_interrupted && !finished) /* the seed being run did not finish */
+    last = c->runs ? c->last_seed - 1 : next - 1;
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (st.tty && !quiet)
+    fprintf(stderr, "\r\033[K");
+  uint64_t runs = last + 1 - a;
+  if (stop_signal)
+    printf("sweep: interrupted by signal %d after %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64
+           "), %" PRIu64 " failures\n",
+           (int)stop_signal, runs, a, last, st.failures);
+  else
+    printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs, a,
+           a + runs - 1, st.failures);
+  if (restarts)
+    printf("sweep: %" PRIu64 " of them crashed or hung the system under test (each in its own "
+           "worker)\n",
+           restarts);
+  free(c);
+  free(st.s);
+  if (st.lost || internal)
+    return EXIT_USAGE; /* a failure that should have been kept was not */
+  if (st.failures)
+    return EXIT_FAILED;
+  return stop_signal ? 128 + (int)stop_signal : EXIT_OK;
+}
+
+int cli_limit_option(int argc, char **argv, int *i) {
+  const char *o = argv[*i];
+  if (strcmp(o, "--timeout") && strcmp(o, "--rss-limit-mb"))
+    return 0;
+  if (*i + 1 >= argc)
+    return cli_error("%s needs a value", o), -1;
+  uint64_t v;
+  if (cli_parse_u64(argv[++*i], &v) < 0 || v > 1000000)
+    return cli_error("%s: bad value '%s'", o, argv[*i]), -1;
+  if (!strcmp(o, "--timeout"))
+    cli_run_limits.time_ms = v * 1000;
+  else
+    cli_run_limits.rss_mb = v;
+  return 1;
+}

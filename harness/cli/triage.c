@@ -1,0 +1,64 @@
+/* simfuzz triage: failure signatures for deduplicating crashes. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int cmd_triage(int argc, char **argv) {
+  int json = 0, nfiles = 0, failed = 0, bad = 0;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--json"))
+      json = 1;
+    else if (argv[i][0] == '-' && argv[i][1])
+      return cli_error("triage: unknown option '%s' (see: %s help triage)", argv[i], cli_prog);
+    else
+      nfiles++;
+  }
+  if (!nfiles)
+    return cli_error("triage: usage: %s triage [--json] FILE...", cli_prog);
+  sf_scenario *s = cli_new_scenario();
+  for (int i = 0; i < argc; i++) {
+    if (argv[i][0] == '-' && argv[i][1])
+      continue;
+    cli_input_kind kind;
+    if (cli_load(argv[i], s, &kind, NULL) < 0) {
+      bad = 1;
+      continue;
+    }
+    cli_outcome a, b;
+    cli_run_isolated(s, &a, 1); /* twice in one process ... */
+    cli_run_isolated(s, &b, 0); /* ... and once in a fresh one: all must agree */
+    int det = !a.nondet && !strcmp(a.sig, b.sig) && (a.invariant[0] == 'c' || a.hash == b.hash);
+    if (a.sig[0])
+      failed = 1;
+    if (json) {
+      printf("{\"file\": \"");
+      cli_json_str(stdout, argv[i]);
+      printf("\", \"target\": \"%s\", \"status\": \"%s\", \"signature\": \"", cli_target->name,
+             !a.sig[0]                         ? "ok"
+             : !strcmp(a.invariant, "crash")   ? "crash"
+             : !strcmp(a.invariant, "timeout") ? "timeout"
+                                               : "failed");
+      cli_json_str(stdout, a.sig);
+      printf("\", \"invariant\": \"");
+      cli_json_str(stdout, a.invariant);
+      printf("\", \"node\": %d, \"time_ns\": %" PRIu64 ", \"events\": %" PRIu64
+             ", \"hash\": \"%016" PRIx64 "\", \"deterministic\": %s, \"message\": \"",
+             a.node, a.time_ns, a.events, a.hash, det ? "true" : "false");
+      cli_json_str(stdout, a.message);
+      printf("\"}\n");
+    } else if (a.sig[0]) {
+      printf("%s: %s%s\n", argv[i], a.sig, det ? "" : " [NOT DETERMINISTIC]");
+    } else {
+      printf("%s: ok%s\n", argv[i], det ? "" : " [NOT DETERMINISTIC]");
+    }
+    fflush(stdout);
+  }
+  free(s);
+  return bad ? EXIT_USAGE : failed ? EXIT_FAILED : EXIT_OK;
+}
