@@ -1,0 +1,762 @@
+/*
+ * craft_kv: a key-value store replicated with canonical/raft (Debian's
+ * libraft-dev, a library nobody here wrote), as a simfuzz target.
+ *
+ * Each node runs an unmodified raft instance on craft_io (craft_io.h: the
+ * simulator as raft's network, disk, clock and randomness) with a small
+ * key-value state machine. Client operations from the scenario go to the
+ * node they name, or to the leader it knows: PUT, GET and CAS become raft
+ * log entries (raft_apply); a fourth kind asks for a leadership transfer.
+ * A raft instance that stops after an error (RAFT_UNAVAILABLE) is
+ * restarted, as a process supervisor would.
+ *
+ * Three builds of this file:
+ *   craft_kv         disk errors are fail-stop (the node crashes, raft never
+ *                    sees them), allocations do not fail: looks for protocol
+ *                    bugs under every network, crash and clock fault
+ *   craft_kv_errors  (CRAFT_ERRORS) disk errors are returned to raft and its
+ *                    allocations can fail (a FaultPoint step with
+ *                    k = SIM_FAULTPOINT_ALLOC): raft's error paths
+ *   craft_kv_uninit  (CRAFT_RAW_MALLOC) raft's memory is not zero-filled
+ *
+ * Oracles, from the Raft paper (figure 3):
+ *   election_safety      at most one leader per term (after every event)
+ *   log_matching         two logs with an entry of the same index and term
+ *                        are identical up to it (after every change of a log)
+ *   leader_completeness  a new leader's log holds every entry committed
+ *                        before its term (when a node becomes leader)
+ *   committed_stable     an index, once committed anywhere, is committed
+ *                        with the same entry everywhere (after every event)
+ *   state_machine_safety no two nodes apply different commands at an index
+ *   linearizable         the clients' history is linearizable (end of run,
+ *                        the key-value model of linearize.h)
+ *   liveness             after every fault is healed, one leader that every
+ *                        node follows, every commit index at the leader's
+ */
+#include "craft_io.h"
+#include "linearize.h"
+#include "simfuzz.h"
+#include "simfuzz_libc.h"
+#include "simfuzz_wire.h"
+
+#include <raft.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  KEYS = 8,
+  MAX_INDEX = 8192,  /* committed entries tracked (the disk holds about as many) */
+  MAX_TERMS = 4096,  /* terms tracked for election safety */
+  LM_CAP = 1u << 15, /* (index, term) pairs tracked for log matching */
+  ELECTION_MS = 300, /* raft's election timeout (randomized up to 2x) */
+  HEARTBEAT_MS = 50, /* raft's heartbeat timeout */
+  OP_PUT = 0,
+  OP_GET = 1,
+  OP_CAS = 2,
+  OP_TRANSFER = 3
+};
+
+typedef struct cluster cluster;
+typedef struct cnode cnode;
+
+/* A client request in flight on a node. */
+typedef struct creq {
+  struct raft_apply apply;
+  struct raft_transfer transfer;
+  cnode *cn;
+  size_t hist; /* history id, SIZE_MAX for transfers */
+  struct creq *next;
+} creq;
+
+struct cnode {
+  struct raft raft;
+  struct raft_io io;
+  struct raft_fsm fsm;
+  cluster *c;
+  int node;
+  int inited, started, closed;
+  uint64_t kv[KEYS];
+  creq *reqs;
+  uint64_t log_fp;        /* shape of the log at the last log-matching check */
+  raft_index commit_seen; /* commit index already recorded */
+};
+
+typedef struct {
+  uint64_t index, term, chain;
+} lm_ent;
+
+struct cluster {
+  int n;
+  sf_history hist;
+  raft_term leader_term[MAX_TERMS];
+  raft_id leader_id[MAX_TERMS];
+  uint64_t commit_term[MAX_INDEX + 1], commit_hash[MAX_INDEX + 1];
+  raft_index committed; /* highest index known committed */
+  uint64_t applied_hash[MAX_INDEX + 1];
+  lm_ent *lm;
+  size_t lm_n;
+  unsigned short last_state[SIM_MAX_NODES];
+  raft_term last_term[SIM_MAX_NODES];
+  struct ahdr *arena[SIM_MAX_NODES]; /* raft's live allocations per node */
+};
+
+/* The cluster and node an allocation belongs to: the running node's. */
+static cluster *arena_owner(int *node) {
+  sim_world *w = sim_current(node);
+  if (!w || *node < 0)
+    return NULL;
+  return sim_ctx(w);
+}
+
+static void arena_link(struct ahdr *h);
+static void arena_unlink(struct ahdr *h);
+
+/* ---- raft's memory: one arena per node ------------------------------------
+ *
+ * raft_heap_set() routes every allocation of raft through these hooks,
+ * which file it under the node whose code is running (sim_current()). A
+ * crashed process runs no code: crash teardown drops the node's arena
+ * without calling into raft, exactly as a process's memory vanishes.
+ *
+ * canonical/raft 0.15 encodes a configuration into a raft_malloc() buffer
+ * padded to 8 bytes and never writes the padding: up to 7 bytes of stale
+ * heap memory go to disk and to the peers, and replicas of one entry differ
+ * (docs/findings/canonical-raft.md). Zero-filled memory keeps every run a
+ * function of its scenario; craft_kv_uninit (CRAFT_RAW_MALLOC) shows the
+ * defect. In craft_kv_errors (CRAFT_ERRORS) allocations can fail, when
+ * fault point SIM_FAULTPOINT_ALLOC fires. */
+
+typedef struct ahdr {
+  struct ahdr *prev, *next;
+  cluster *owner; /* NULL: allocated outside a node (not in an arena) */
+  int node;
+  size_t size;
+  void *base; /* 48 bytes in all: payloads stay 16-byte aligned */
+} ahdr;
+_Static_assert(sizeof(ahdr) % 16 == 0, "aligned payloads");
+
+static void *raw_alloc(size_t n) {
+#if defined(CRAFT_ERRORS)
+  return sf_malloc(n); /* fails when the fault point fires */
+#else
+  return malloc(n);
+#endif
+}
+
+static void *arena_alloc(size_t align, size_t n, int zero) {
+  if (align < 16)
+    align = 16;
+  if (n > SIZE_MAX / 2)
+    return NULL;
+  uint8_t *base = raw_alloc(sizeof(ahdr) + n + (align > 16 ? align : 0));
+  if (!base)
+    return NULL;
+  uintptr_t p = (uintptr_t)(base + sizeof(ahdr));
+  p = (p + align - 1) / align * align;
+  ahdr *h = (ahdr *)(p - sizeof(ahdr));
+  h->base = base;
+  h->size = n;
+  h->owner = arena_owner(&h->node);
+  arena_link(h);
+#if !defined(CRAFT_RAW_MALLOC)
+  zero = 1;
+#endif
+  if (zero)
+    memset((void *)p, 0, n);
+  return (void *)p;
+}
+
+static void arena_link(ahdr *h) {
+  h->prev = NULL;
+  h->next = h->owner ? h->owner->arena[h->node] : NULL;
+  if (h->next)
+    h->next->prev = h;
+  if (h->owner)
+    h->owner->arena[h->node] = h;
+}
+
+static void arena_unlink(ahdr *h) {
+  if (!h->owner)
+    return;
+  if (h->prev)
+    h->prev->next = h->next;
+  else
+    h->owner->arena[h->node] = h->next;
+  if (h->next)
+    h->next->prev = h->prev;
+}
+
+/* Free everything raft holds for a node (its process is gone). Returns the
+ * number of blocks. */
+static size_t arena_drop(cluster *c, int node) {
+  size_t n = 0;
+  while (c->arena[node]) {
+    ahdr *h = c->arena[node];
+    c->arena[node] = h->next;
+    free(h->base);
+    n++;
+  }
+  return n;
+}
+
+static void arena_free(void *p) {
+  if (!p)
+    return;
+  ahdr *h = (ahdr *)((uint8_t *)p - sizeof(ahdr));
+  arena_unlink(h);
+  free(h->base);
+}
+
+static void *h_malloc(void *d, size_t n) {
+  (void)d;
+  return arena_alloc(16, n, 0);
+}
+static void h_free(void *d, void *p) {
+  (void)d;
+  arena_free(p);
+}
+static void *h_calloc(void *d, size_t n, size_t sz) {
+  (void)d;
+  return sz && n > SIZE_MAX / sz ? NULL : arena_alloc(16, n * sz, 1);
+}
+static void *h_realloc(void *d, void *p, size_t n) {
+  (void)d;
+  if (!p)
+    return arena_alloc(16, n, 0);
+  ahdr *h = (ahdr *)((uint8_t *)p - sizeof(ahdr));
+  void *q = arena_alloc(16, n, 0);
+  if (!q)
+    return NULL; /* the old block is unchanged, as realloc leaves it */
+  memcpy(q, p, h->size < n ? h->size : n);
+  arena_free(p);
+  return q;
+}
+static void *h_aligned(void *d, size_t a, size_t n) {
+  (void)d;
+  return a && (a & (a - 1)) == 0 ? arena_alloc(a, n, 0) : NULL;
+}
+static void h_aligned_free(void *d, size_t a, void *p) {
+  (void)d;
+  (void)a;
+  arena_free(p);
+}
+static struct raft_heap heap = {NULL,      h_malloc,  h_free,        h_calloc,
+                                h_realloc, h_aligned, h_aligned_free};
+
+#if defined(CRAFT_ERRORS)
+#define DISK_ERRORS CRAFT_RETURN_ERRORS
+#else
+#define DISK_ERRORS CRAFT_FAIL_STOP
+#endif
+
+/* ---- log helpers (raft's in-memory log: struct raft_log) --------------- */
+
+static size_t log_n(const struct raft_log *l) {
+  return l->back >= l->front ? l->back - l->front : l->size - l->front + l->back;
+}
+
+/* Entry with log index `index`, or NULL. */
+static const struct raft_entry *log_at(const struct raft_log *l, raft_index index) {
+  if (index <= l->offset || index - l->offset > log_n(l))
+    return NULL;
+  return &l->entries[(l->front + (index - l->offset - 1)) % l->size];
+}
+
+static uint64_t entry_hash(const struct raft_entry *e) {
+  return sf_checksum(e->term * 4 + e->type, e->buf.base, e->buf.len);
+}
+
+/* ---- the state machine --------------------------------------------------- */
+
+/* Command: u8 op, u64 key, u64 arg, u64 arg2, u32 seq. */
+static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result) {
+  cnode *cn = fsm->data;
+  cluster *c = cn->c;
+  sim_world *w = sim_current(NULL);
+  raft_index index = cn->raft.last_applied + 1;
+  uint64_t h = sf_checksum(0, buf->base, buf->len);
+  if (w && index <= MAX_INDEX) {
+    SIM_INVARIANT(w, cn->node, !c->applied_hash[index] || c->applied_hash[index] == h,
+                  "state_machine_safety",
+                  "n%d applies a different command at index %llu than another node", cn->node,
+                  (unsigned long long)index);
+    if (!c->applied_hash[index])
+      c->applied_hash[index] = h;
+  }
+  sf_dec d;
+  sf_dec_init(&d, buf->base, buf->len);
+  unsigned op = sf_dec_u8(&d);
+  uint64_t key = sf_dec_u64(&d) % KEYS, arg = sf_dec_u64(&d), arg2 = sf_dec_u64(&d);
+  uint64_t out = 0;
+  if (sf_dec_ok(&d)) {
+    if (op == SF_KV_PUT) {
+      cn->kv[key] = arg;
+    } else if (op == SF_KV_GET) {
+      out = cn->kv[key];
+    } else if (op == SF_KV_CAS) {
+      out = cn->kv[key] == arg;
+      if (out)
+        cn->kv[key] = arg2;
+    }
+  }
+  *result = (void *)(uintptr_t)(out + 1); /* never NULL */
+  return 0;
+}
+
+static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n) {
+  (void)fsm;
+  (void)bufs;
+  (void)n;
+  return RAFT_IOERR; /* the threshold is out of reach: never asked */
+}
+
+static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf) {
+  (void)fsm;
+  (void)buf;
+  return RAFT_IOERR;
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static void *create(int n) {
+  cluster *c = calloc(1, sizeof *c);
+  if (!c)
+    return NULL;
+  c->n = n;
+  c->lm = calloc(LM_CAP, sizeof *c->lm);
+  if (!c->lm) {
+    free(c);
+    return NULL;
+  }
+  raft_heap_set(&heap); /* process-wide, constant: routes into the current world */
+  return c;
+}
+
+static void destroy(void *ctx) {
+  cluster *c = ctx;
+  sf_history_free(&c->hist);
+  free(c->lm);
+  free(c);
+}
+
+static void unlink_req(cnode *cn, creq *q) {
+  for (creq **p = &cn->reqs; *p; p = &(*p)->next)
+    if (*p == q) {
+      *p = q->next;
+      return;
+    }
+}
+
+static void panic(sim_world *w, int node) {
+  craft_crash_soon(w, node);
+}
+
+/* raft stops for good after an error it cannot handle (RAFT_UNAVAILABLE);
+ * the application, like a process supervisor, restarts it. */
+static void restart_if_failed(sim_world *w, cnode *cn) {
+  if (cn->started && !cn->closed && raft_state(&cn->raft) == RAFT_UNAVAILABLE) {
+    cn->started = 0;
+    panic(w, cn->node);
+  }
+}
+
+static void boot(void *ctx, sim_world *w, int node, int restart) {
+  (void)restart;
+  cluster *c = ctx;
+  cnode *cn = calloc(1, sizeof *cn);
+  if (!cn) {
+    panic(w, node);
+    return;
+  }
+  cn->c = c;
+  cn->node = node;
+  c->last_state[node] = 0;
+  sim_node_set_data(w, node, cn);
+  cn->fsm.version = 1;
+  cn->fsm.data = cn;
+  cn->fsm.apply = fsm_apply;
+  cn->fsm.snapshot = fsm_snapshot;
+  cn->fsm.restore = fsm_restore;
+  if (craft_io_init(&cn->io, w, node, DISK_ERRORS) != 0 ||
+      raft_init(&cn->raft, &cn->io, &cn->fsm, (raft_id)node + 1, craft_address(node)) != 0) {
+    panic(w, node);
+    return;
+  }
+  cn->inited = 1;
+  cn->raft.data = cn;
+  struct raft_configuration conf;
+  raft_configuration_init(&conf);
+  int rv = 0;
+  for (int i = 0; i < c->n && rv == 0; i++)
+    rv = raft_configuration_add(&conf, (raft_id)i + 1, craft_address(i), RAFT_VOTER);
+  if (rv == 0)
+    rv = raft_bootstrap(&cn->raft, &conf); /* RAFT_CANTBOOTSTRAP once there is state */
+  raft_configuration_close(&conf);
+  if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+    panic(w, node);
+    return;
+  }
+  raft_set_election_timeout(&cn->raft, ELECTION_MS);
+  raft_set_heartbeat_timeout(&cn->raft, HEARTBEAT_MS);
+  raft_set_snapshot_threshold(&cn->raft, 1u << 30);
+  if (raft_start(&cn->raft) != 0) {
+    panic(w, node); /* for example the disk could not be read: retry after a restart */
+    return;
+  }
+  cn->started = 1;
+}
+
+#if defined(CRAFT_ERRORS)
+static void closed_cb(struct raft *r) {
+  cnode *cn = r->data;
+  cn->closed = 1;
+}
+#endif
+
+static void teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
+  cluster *c = ctx;
+  (void)why;
+  cnode *cn = sim_node_data(w, node);
+  if (!cn)
+    return;
+#if defined(CRAFT_ERRORS)
+  /* this build stops nodes the graceful way (raft_close), which exercises
+   * raft's close path: pending requests are canceled (RAFT_CANCELED), as
+   * raft's libuv backend does; craft_io completes the close at once */
+  if (cn->inited && !cn->closed)
+    raft_close(&cn->raft, closed_cb);
+#endif
+  /* a crashed process runs no code: whatever raft still holds goes away */
+  arena_drop(c, node);
+  while (cn->reqs) { /* requests raft never called back (their outcome stays unknown) */
+    creq *q = cn->reqs;
+    cn->reqs = q->next;
+    free(q);
+  }
+  craft_io_free(&cn->io);
+  free(cn);
+}
+
+static void recv(void *ctx, sim_world *w, int node, int from, const void *msg, size_t len) {
+  (void)ctx;
+  cnode *cn = sim_node_data(w, node);
+  if (cn && cn->started) {
+    craft_io_recv(&cn->io, from, msg, len);
+    restart_if_failed(w, cn);
+  }
+}
+
+static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
+  (void)ctx;
+  cnode *cn = sim_node_data(w, node);
+  if (cn && craft_io_owns_timer(tag)) {
+    craft_io_timer(&cn->io, tag);
+    restart_if_failed(w, cn);
+  }
+}
+
+/* ---- clients ------------------------------------------------------------- */
+
+static void apply_cb(struct raft_apply *a, int status, void *result) {
+  creq *q = a->data;
+  cnode *cn = q->cn;
+  sim_world *w = sim_current(NULL);
+  if (status == 0 && w) /* otherwise the outcome is unknown: it stays pending */
+    sf_history_complete(&cn->c->hist, q->hist, (uint64_t)(uintptr_t)result - 1, sim_now(w));
+  unlink_req(cn, q);
+  free(q);
+}
+
+static void transfer_cb(struct raft_transfer *t) {
+  creq *q = t->data;
+  unlink_req(q->cn, q);
+  free(q);
+}
+
+/* The node a client reaches: the one it asked, or the leader that one knows
+ * of; it must be up, running and the leader. */
+static cnode *leader_via(sim_world *w, int node) {
+  cnode *cn = sim_node_up(w, node) && !sim_node_paused(w, node) ? sim_node_data(w, node) : NULL;
+  if (!cn || !cn->started)
+    return NULL;
+  if (raft_state(&cn->raft) == RAFT_LEADER)
+    return cn;
+  raft_id id;
+  const char *addr;
+  raft_leader(&cn->raft, &id, &addr);
+  int l = craft_node_of(id, sim_nodes(w));
+  if (l < 0 || l == node || !sim_node_up(w, l) || sim_node_paused(w, l))
+    return NULL;
+  cnode *ln = sim_node_data(w, l);
+  return ln && ln->started && raft_state(&ln->raft) == RAFT_LEADER ? ln : NULL;
+}
+
+static void workload(void *ctx, sim_world *w, const sf_op *op) {
+  cluster *c = ctx;
+  cnode *cn = leader_via(w, op->node);
+  if (!cn)
+    return; /* no leader reachable: the client gives up before sending */
+  int prev = sim_set_current_node(w, cn->node);
+  creq *q = calloc(1, sizeof *q);
+  if (!q)
+    goto out;
+  q->cn = cn;
+  unsigned kind = op->op % 4;
+  if (kind == OP_TRANSFER) {
+    q->hist = SIZE_MAX;
+    q->transfer.data = q;
+    q->next = cn->reqs;
+    cn->reqs = q;
+    if (raft_transfer(&cn->raft, &q->transfer, 0, transfer_cb) != 0) {
+      unlink_req(cn, q);
+      free(q);
+    }
+    goto out;
+  }
+  uint32_t k = kind == OP_GET ? SF_KV_GET : kind == OP_CAS ? SF_KV_CAS : SF_KV_PUT;
+  uint64_t key = op->key % KEYS, arg = op->value, arg2 = 0;
+  if (k == SF_KV_CAS) { /* expect a small value so that some swaps succeed */
+    arg = op->value % 4;
+    arg2 = op->value;
+  }
+  uint8_t cmd[64];
+  sf_enc e;
+  sf_enc_init(&e, cmd, sizeof cmd);
+  sf_enc_u8(&e, (uint8_t)k);
+  sf_enc_u64(&e, key);
+  sf_enc_u64(&e, arg);
+  sf_enc_u64(&e, arg2);
+  sf_enc_u32(&e, op->seq);
+  struct raft_buffer buf = {raft_malloc(sf_enc_len(&e)), sf_enc_len(&e)};
+  if (!buf.base) {
+    free(q);
+    goto out;
+  }
+  memcpy(buf.base, cmd, buf.len);
+  q->apply.data = q;
+  if (raft_apply(&cn->raft, &q->apply, &buf, 1, apply_cb) != 0) {
+    raft_free(buf.base); /* refused before anything happened: not part of the history */
+    free(q);
+    goto out;
+  }
+  /* accepted: from now on it may take effect (raft calls back later, never
+   * from inside raft_apply) */
+  q->hist = sf_history_invoke(&c->hist, (uint32_t)op->node, k, key, arg, arg2, sim_now(w));
+  q->next = cn->reqs;
+  cn->reqs = q;
+out:
+  restart_if_failed(w, cn);
+  sim_set_current_node(w, prev);
+}
+
+/* ---- oracles --------------------------------------------------------------- */
+
+static cnode *running(sim_world *w, int i) {
+  cnode *cn = sim_node_up(w, i) ? sim_node_data(w, i) : NULL;
+  return cn && cn->started && !cn->closed ? cn : NULL;
+}
+
+static SF_ORACLE void election_safety(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int i = 0; i < c->n; i++) {
+    cnode *cn = running(w, i);
+    if (!cn || raft_state(&cn->raft) != RAFT_LEADER)
+      continue;
+    raft_term t = cn->raft.current_term;
+    size_t slot = t % MAX_TERMS;
+    if (c->leader_term[slot] != t) {
+      c->leader_term[slot] = t;
+      c->leader_id[slot] = cn->raft.id;
+      continue;
+    }
+    SIM_INVARIANT(w, i, c->leader_id[slot] == cn->raft.id, "election_safety",
+                  "n%d and n%llu are both leaders of term %llu", i,
+                  (unsigned long long)c->leader_id[slot] - 1, (unsigned long long)t);
+  }
+}
+
+/* (index, term) -> chain hash of the log up to it; 0 = full table */
+static lm_ent *lm_slot(cluster *c, uint64_t index, uint64_t term) {
+  size_t h = (size_t)(sim_mix64(index * 0x9e3779b97f4a7c15ull ^ term) & (LM_CAP - 1));
+  for (size_t k = 0; k < LM_CAP; k++) {
+    lm_ent *e = &c->lm[(h + k) & (LM_CAP - 1)];
+    if (e->index == 0 || (e->index == index && e->term == term))
+      return e;
+  }
+  return NULL;
+}
+
+static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int i = 0; i < c->n; i++) {
+    cnode *cn = running(w, i);
+    if (!cn)
+      continue;
+    const struct raft_log *l = &cn->raft.log;
+    const craft_io_stats *st = craft_io_get_stats(&cn->io);
+    /* every change of raft's log goes through an append or a truncate */
+    uint64_t fp =
+        sim_mix64(st->appends ^ sim_mix64(st->truncates ^ sim_mix64(log_n(l) ^ l->offset << 32)));
+    if (fp == cn->log_fp)
+      continue;
+    cn->log_fp = fp;
+    uint64_t chain = 0;
+    size_t n = log_n(l);
+    for (size_t k = 0; k < n; k++) {
+      raft_index index = l->offset + 1 + k;
+      const struct raft_entry *e = log_at(l, index);
+      chain = sim_mix64(chain ^ entry_hash(e));
+      lm_ent *s = lm_slot(c, index, e->term);
+      if (!s)
+        break;
+      if (s->index == 0) {
+        s->index = index;
+        s->term = e->term;
+        s->chain = chain;
+        c->lm_n++;
+        continue;
+      }
+      SIM_INVARIANT(w, i, s->chain == chain, "log_matching",
+                    "n%d's log differs from another log with the same entry at index %llu, "
+                    "term %llu",
+                    i, (unsigned long long)index, (unsigned long long)e->term);
+      if (s->chain != chain)
+        return;
+    }
+  }
+}
+
+static SF_ORACLE void committed_stable(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int i = 0; i < c->n; i++) {
+    cnode *cn = running(w, i);
+    if (!cn)
+      continue;
+    raft_index ci = cn->raft.commit_index;
+    for (raft_index x = cn->commit_seen + 1; x <= ci && x <= MAX_INDEX; x++) {
+      const struct raft_entry *e = log_at(&cn->raft.log, x);
+      if (!e)
+        continue;
+      uint64_t h = entry_hash(e);
+      if (!c->commit_term[x]) {
+        c->commit_term[x] = e->term;
+        c->commit_hash[x] = h;
+        if (x > c->committed)
+          c->committed = x;
+        continue;
+      }
+      SIM_INVARIANT(w, i, c->commit_hash[x] == h, "committed_stable",
+                    "n%d committed a different entry at index %llu (term %llu, was term %llu)", i,
+                    (unsigned long long)x, (unsigned long long)e->term,
+                    (unsigned long long)c->commit_term[x]);
+    }
+    if (ci > cn->commit_seen)
+      cn->commit_seen = ci;
+  }
+}
+
+static SF_ORACLE void leader_completeness(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int i = 0; i < c->n; i++) {
+    cnode *cn = running(w, i);
+    unsigned short st = cn ? (unsigned short)raft_state(&cn->raft) : 0;
+    raft_term t = cn ? cn->raft.current_term : 0;
+    int new_leader = st == RAFT_LEADER && (c->last_state[i] != RAFT_LEADER || c->last_term[i] != t);
+    c->last_state[i] = st;
+    c->last_term[i] = t;
+    if (!new_leader)
+      continue;
+    for (raft_index x = 1; x <= c->committed; x++) {
+      if (!c->commit_term[x] || c->commit_term[x] >= t)
+        continue;
+      const struct raft_entry *e = log_at(&cn->raft.log, x);
+      SIM_INVARIANT(w, i, e && e->term == c->commit_term[x] && entry_hash(e) == c->commit_hash[x],
+                    "leader_completeness",
+                    "n%d became leader of term %llu without the entry committed at index %llu "
+                    "(term %llu)",
+                    i, (unsigned long long)t, (unsigned long long)x,
+                    (unsigned long long)c->commit_term[x]);
+      if (!e || e->term != c->commit_term[x])
+        return;
+    }
+  }
+}
+
+static SF_ORACLE void linearizable(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  sf_lin_report rep;
+  sf_lin_result r = sf_history_check(&c->hist, &sf_kv_model, NULL, &rep);
+  SIM_INVARIANT(w, -1, r != SF_LIN_VIOLATION, "linearizable", "%s", rep.message);
+}
+
+static SF_ORACLE int live(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  cnode *leader = NULL;
+  for (int i = 0; i < c->n; i++) {
+    cnode *cn = running(w, i);
+    if (!cn)
+      return 0;
+    if (raft_state(&cn->raft) == RAFT_LEADER)
+      leader = cn;
+  }
+  if (!leader)
+    return 0;
+  for (int i = 0; i < c->n; i++) {
+    cnode *cn = running(w, i);
+    raft_id id;
+    const char *addr;
+    raft_leader(&cn->raft, &id, &addr);
+    /* a follower may keep uncommitted entries of an old term beyond the
+     * leader's log until the leader overwrites them: compare what is
+     * committed, not log lengths */
+    if (cn->raft.current_term != leader->raft.current_term || id != leader->raft.id ||
+        cn->raft.commit_index != leader->raft.commit_index)
+      return 0;
+  }
+  return 1;
+}
+
+static SF_ORACLE uint32_t observe(void *ctx, sim_world *w, int node) {
+  (void)ctx;
+  cnode *cn = running(w, node);
+  return cn ? (uint32_t)raft_state(&cn->raft) : 0; /* follower 1, candidate 2, leader 3 */
+}
+
+static int describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
+  (void)ctx;
+  return craft_describe(msg, have, len, buf, cap);
+}
+
+static uint32_t classify(void *ctx, const void *msg, size_t len) {
+  (void)ctx;
+  return craft_msg_type(msg, len);
+}
+
+static const sim_node_ops ops = {boot, recv, timer, NULL, teardown};
+static const sf_check invariants[] = {
+    {"election_safety", election_safety},
+    {"log_matching", log_matching},
+    {"committed_stable", committed_stable},
+    {"leader_completeness", leader_completeness},
+    {NULL, NULL},
+};
+static const sf_check end_checks[] = {{"linearizable", linearizable}, {NULL, NULL}};
+
+const sf_target SF_TARGET_SYMBOL = {
+    .name = SF_TARGET_NAME,
+    .summary = "key-value store on canonical/raft " CRAFT_RAFT_VERSION " (Debian libraft-dev)",
+    .min_nodes = 3,
+    .max_nodes = 7,
+    .default_nodes = 3,
+    .create = create,
+    .destroy = destroy,
+    .ops = &ops,
+    .workload = workload,
+    .invariants = invariants,
+    .end_checks = end_checks,
+    .live = live,
+    .liveness_ms = 5000,
+    .describe = describe,
+    .classify = classify,
+    .observe = observe,
+};
