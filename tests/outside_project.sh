@@ -77,6 +77,44 @@ for bin in "$OB/fuzz/kvstream_1_1_fuzzer" "$OB/fuzz/kvstream_1_1_afl"; do
   fi
 done
 
+# ---- 3b. a failure found by each engine replays in the other binaries ----
+# hash_of BINARY FILE: the trace hash a binary reports for a failing input
+hash_of() {
+  case $1 in
+    */bin/*) "$1" replay -q "$2" 2>&1 | sed -n 's/.*hash \([0-9a-f]*\) -> FAILED assert.*/\1/p' ;;
+    *) "$1" "$2" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -1 ;;
+  esac
+}
+cli="$OB/bin/simfuzz-kvstream_1_1" lf="$OB/fuzz/kvstream_1_1_fuzzer" afl="$OB/fuzz/kvstream_1_1_afl"
+if [ -x "$lf" ]; then
+  mkdir -p "$work/lfc" && cp "$OB"/corpus/kvstream_1_1/*.pb "$work/lfc/"
+  "$lf" "$work/lfc" -runs=20000 -seed=3 -artifact_prefix="$work/lf-" > "$work/lf.log" 2>&1
+  c=$(ls "$work"/lf-crash-* 2> /dev/null | head -1)
+  if [ -n "$c" ]; then
+    a=$(hash_of "$lf" "$c"); b=$(hash_of "$cli" "$c"); x=$([ -x "$afl" ] && hash_of "$afl" "$c" || echo "$a")
+    [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$x" ] \
+      && ok "a libFuzzer crash replays in the CLI and AFL++ binaries: assert, hash $a" \
+      || bad "libFuzzer crash: fuzzer '$a', CLI '$b', AFL++ '$x'"
+  else
+    bad "libFuzzer found no failure in kvstream_1_1"; tail -5 "$work/lf.log"
+  fi
+fi
+if [ -x "$afl" ] && command -v afl-fuzz > /dev/null 2>&1; then
+  mkdir -p "$work/afl-in" && cp "$OB"/corpus/kvstream_1_1/*.pb "$work/afl-in/"
+  AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 \
+    AFL_BENCH_UNTIL_CRASH=1 AFL_CUSTOM_MUTATOR_LIBRARY="$OB/fuzz/libsimfuzz_mutator.so" \
+    timeout 120 afl-fuzz -i "$work/afl-in" -o "$work/afl" -V 90 -t 5000 -- "$afl" > "$work/afl.log" 2>&1
+  c=$(ls "$work"/afl/default/crashes/id:* 2> /dev/null | head -1)
+  if [ -n "$c" ]; then
+    a=$(hash_of "$afl" "$c"); b=$(hash_of "$cli" "$c"); x=$([ -x "$lf" ] && hash_of "$lf" "$c" || echo "$a")
+    [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$x" ] \
+      && ok "an AFL++ crash replays in the CLI and libFuzzer binaries: assert, hash $a" \
+      || bad "AFL++ crash: afl '$a', CLI '$b', libFuzzer '$x'"
+  else
+    bad "AFL++ found no failure in kvstream_1_1 within 90 s"; tail -5 "$work/afl.log"
+  fi
+fi
+
 # ---- 4. a library abort() cannot end a campaign ----
 "$S" --target kvstream_1_1_raw sweep --seeds 0-199 -q -o "$work/raw" > "$work/swraw" 2>&1; rc=$?
 n=$(grep -c "FAILED crash: assert kvrep-1.1/kvrep.c:[0-9]* 'version > s->version" "$work/swraw")

@@ -203,7 +203,7 @@ int cmd_trace(int argc, char **argv);
 #define HELP_MINIMIZE                                                                              \
   "minimize FILE -o OUT : shrink a failing scenario, keeping the same failure\n\n"                 \
   "SYNOPSIS\n"                                                                                     \
-  "  minimize [--max-tries N] [-q] FILE -o OUT\n\n"                                                \
+  "  minimize [--max-tries N] [--timeout S] [--rss-limit-mb MB] [-q] FILE -o OUT\n\n"              \
   "DESCRIPTION\n"                                                                                  \
   "  Reduces a failing scenario at the level of scenario steps and keeps only candidates\n"        \
   "  that fail the same way: the same invariant at the same check site (or liveness; for\n"        \
@@ -224,12 +224,14 @@ int cmd_trace(int argc, char **argv);
 #define HELP_TRIAGE                                                                                \
   "triage FILE... : name each input's failure, for deduplication\n\n"                              \
   "SYNOPSIS\n"                                                                                     \
-  "  triage [--json] FILE...\n\n"                                                                  \
+  "  triage [--json] [--timeout S] [--rss-limit-mb MB] FILE...\n\n"                                \
   "DESCRIPTION\n"                                                                                  \
   "  Runs every FILE in forked children, so a crash or hang cannot take triage down:\n"            \
   "  twice in one child and once in another. It prints the failure signature: the\n"               \
   "  invariant and its check site, 'liveness', or for crashes of the system under test the\n"      \
-  "  signal or exit status, sanitizer error and top frame; 'timeout' after 20 s. Inputs\n"         \
+  "  signal or exit status, sanitizer error and top frame, or the failed assert() and its\n"       \
+  "  site; 'timeout' after --timeout S (default 20), 'out-of-memory' over --rss-limit-mb\n"        \
+  "  MB (default 2048). Inputs\n"                                                                  \
   "  with equal signatures are the same bug. The three runs must agree on the signature\n"         \
   "  and trace hash, else the line says NOT\n"                                                     \
   "  DETERMINISTIC. With --json, one JSON object per line: file, target, status (ok,\n"            \

@@ -52,9 +52,10 @@ static uint64_t now_ms(void) {
 
 /* ---- the child's side --------------------------------------------------- */
 
-#if !defined(SF_ASAN) && defined(__GLIBC__)
-/* Without a sanitizer nothing reports where a crash happened: print the
- * signal and the first frame outside the C library, then die of it. */
+#if defined(__GLIBC__)
+/* Without a sanitizer nothing reports where a crash happened (and no
+ * sanitizer reports an abort()): print the signal and the first frame
+ * outside the C library, then die of it. */
 static void crash_report(int sig) {
   void *fr[32];
   int n = backtrace(fr, 32);
@@ -98,12 +99,15 @@ static void child_setup(int out_fd) {
   dup2(out_fd, 2);
   if (out_fd > 2)
     close(out_fd);
-#if !defined(SF_ASAN) && defined(__GLIBC__)
+#if defined(__GLIBC__)
   void *warm[2];
   backtrace(warm, 2); /* loads the unwinder now, not inside a signal */
+  signal(SIGABRT, crash_report);
+#if !defined(SF_ASAN) /* the sanitizers report these themselves */
   int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     signal(sigs[i], crash_report);
+#endif
 #endif
 }
 

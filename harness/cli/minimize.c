@@ -306,6 +306,11 @@ int cmd_minimize(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   minimizer m = {0, 4000, NULL, 0, 0};
   for (int i = 0; i < argc; i++) {
+    int lim = cli_limit_option(argc, argv, &i);
+    if (lim < 0)
+      return EXIT_USAGE;
+    if (lim)
+      continue;
     if (!strcmp(argv[i], "-o") && i + 1 < argc) {
       out = argv[++i];
     } else if (!strcmp(argv[i], "--max-tries") && i + 1 < argc) {

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Crash isolation of the campaign tools: a system under test that aborts,
+# crashes, hangs, blows up its memory, exits, fails an assert() or floods
+# its output (tests/targets/misbehave.c) never takes sweep, triage or
+# minimize down; each run is recorded with its own signature, and a sweep
+# stopped by SIGINT or SIGTERM prints its summary and leaves no process.
+# Usage: tests/isolation.sh BUILD_DIR
+set -u
+B=$1
+S="$B/bin/simfuzz-misbehave"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+nbad=0
+ok() { echo "ok: $*"; }
+bad() { nbad=$((nbad + 1)); echo "FAIL: $*"; }
+LIM="--timeout 2 --rss-limit-mb 400"
+
+# ---- triage: one signature per kind of misbehaviour ----
+expect() { # op-code expected-triage-output-pattern what
+  printf 'version: 1\nsteps { at_us: 1000 op { op: %d } }\n' "$1" > "$work/k$1.txt"
+  "$B/bin/simfuzz" encode "$work/k$1.txt" -o "$work/k$1.pb" 2> /dev/null
+  # shellcheck disable=SC2086 # LIM holds two options
+  out=$("$S" triage $LIM "$work/k$1.pb" 2>&1)
+  case "$out" in
+    *"$2"*) ok "triage: $3 -> $(echo "$out" | sed 's/^[^:]*: //')" ;;
+    *) bad "triage of $3: got '$out', want '$2'" ;;
+  esac
+}
+expect 1 ": crash: signal 6" "abort()"
+expect 2 ": crash: " "a NULL store"
+expect 3 ": timeout" "an endless loop"
+expect 4 ": out-of-memory" "a memory blow-up"
+expect 5 ": crash: exit 3" "exit(3)"
+expect 6 ": invariant assert at tests/targets/misbehave.c:" "a failed assert()"
+expect 7 ": ok" "4 MiB of output (no SIGPIPE, no failure)"
+expect 8 ": invariant no_op_eight at tests/targets/misbehave.c:" "a failed invariant"
+
+# ---- minimize keeps a crash's signature ----
+# shellcheck disable=SC2086
+"$S" minimize -q $LIM --max-tries 50 "$work/k1.pb" -o "$work/min.pb" > "$work/min.log" 2>&1
+# shellcheck disable=SC2086
+if [ $? = 0 ] && "$S" triage $LIM "$work/min.pb" | grep -q ": crash: signal 6"; then
+  ok "minimize of an aborting run keeps its signature"
+else
+  bad "minimize of an aborting run"; cat "$work/min.log"
+fi
+
+# ---- sweep: every kind in one campaign, and the campaign finishes ----
+# shellcheck disable=SC2086
+"$B/bin/simfuzz" --target misbehave sweep --seeds 0-99 $LIM -q -o "$work/sweep" > "$work/sw" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "^sweep: 100 seeds (0..99)" "$work/sw"; then
+  ok "sweep of 100 seeds finishes (exit 1)"
+else
+  bad "sweep: exit $rc"; tail -5 "$work/sw"
+fi
+for kind in "FAILED crash: signal 6" "FAILED timeout" "FAILED out-of-memory" "FAILED crash: exit 3" \
+            "FAILED assert: Assertion" "FAILED no_op_eight"; do
+  n=$(grep -c "$kind" "$work/sw")
+  [ "$n" -gt 0 ] && ok "sweep: $n x '$kind'" || bad "sweep: no '$kind'"
+done
+nf=$(grep -c "FAILED" "$work/sw"); ns=$(ls "$work/sweep" | wc -l)
+[ "$nf" = "$ns" ] && ok "sweep saved all $ns failures" || bad "sweep: $nf failures, $ns saved"
+f=$(grep "FAILED timeout" "$work/sw" | head -1 | sed 's/^seed \([0-9]*\):.*/\1/')
+# shellcheck disable=SC2086
+"$S" triage $LIM "$work/sweep/misbehave-seed-$f.pb" | grep -q ": timeout" \
+  && ok "a seed recorded as a timeout triages as one" || bad "timeout seed $f does not triage as a timeout"
+
+# ---- a stopped sweep: summary, exit status, no process left ----
+for sig in INT:2 TERM:15; do
+  num=${sig#*:}; sig=${sig%:*}
+  "$B/bin/simfuzz-pbstore" sweep --seeds 0-100000000 > "$work/stop.$sig" 2>&1 &
+  pid=$!
+  sleep 2
+  kill -"$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  want=$((128 + num))
+  sleep 0.2
+  left=$(pgrep -f "simfuzz-pbstore sweep --seeds 0-100000000" | wc -l)
+  if [ $rc = "$want" ] && grep -q "^sweep: interrupted by signal $num after [0-9]* seeds" "$work/stop.$sig" \
+     && [ "$left" = 0 ]; then
+    ok "SIG$sig: summary '$(grep '^sweep: interrupted' "$work/stop.$sig")', exit $rc, no worker left"
+  else
+    bad "SIG$sig: exit $rc (want $want), $left processes left"; tail -3 "$work/stop.$sig"
+  fi
+done
+echo "isolation: $nbad failed"
+[ $nbad = 0 ]
