@@ -87,6 +87,18 @@ void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len);
  *  run's trace hash to stderr ("simfuzz-hash H"). No effect on runs. */
 void sf_driver_init(void);
 
+/** Out of memory in simfuzz's own code (the simulator, the runner, the
+ *  tools): never a finding about the system under test. Every layer ends
+ *  the process the same way: one line "simfuzz: out of memory in WHERE" on
+ *  stderr and exit status 2. (The simulator, a library, stops the run with
+ *  the budget reason "out of memory"; the runner then calls this.) Isolated
+ *  runs of the tools record such a run as "out-of-memory", as when a run
+ *  exceeds --rss-limit-mb. */
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+void sf_out_of_memory(const char *where);
+
 /** Print a failure report for a finished run (the format fuzzers print
  *  before aborting): failure, last `last` events, fault counters, replay. */
 void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r, sim_world *w,

@@ -88,7 +88,7 @@ if status 2 "$S" --target nope replay "$crash" && grep -q "unknown target 'nope'
 if status 2 "$S" replay "$crash" && grep -q "choose one with --target" "$work/st.err"; then
   ok "several targets need --target"; else bad "several targets need --target"; fi
 printf 'steps { at_us: 5 heal { } }\nbogus_field: 3\n' > "$work/bad.txt"
-if status 2 "$S" --target $T replay "$work/bad.txt" && grep -q "line 2: Scenario has no field 'bogus_field'" "$work/st.err"; then
+if status 2 "$S" --target $T replay "$work/bad.txt" && grep -q 'line 2: message type "simfuzz.Scenario" has no field named "bogus_field"' "$work/st.err"; then
   ok "malformed text: line and reason"; else bad "malformed text: line and reason"; cat "$work/st.err"; fi
 
 # ---- show / encode: round trip with protoc --------------------------------
@@ -252,7 +252,7 @@ fi
 check "check-determinism: deterministic inputs, exit 0" sh -c "
   \"$S\" --target $T check-determinism '$crash' '$work/min.pb' | grep -c 'deterministic:' | grep -q 2"
 "$B/bin/simfuzz-nondet" check-determinism "$crash" > "$work/nd.txt" 2>&1
-if [ $? = 3 ] && grep -q "MISMATCH in-process" "$work/nd.txt" && grep -q "first divergence at event" "$work/nd.txt"; then
+if [ $? = 3 ] && grep -q "MISMATCH in-process" "$work/nd.txt" && grep -q "first divergence at trace record" "$work/nd.txt"; then
   ok "check-determinism catches a nondeterministic target (exit 3, first divergence)"
 else
   bad "check-determinism catches a nondeterministic target"; cat "$work/nd.txt"

@@ -6,6 +6,7 @@
 #include "scenario/textpb.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,7 +31,9 @@ int cli_error(const char *fmt, ...) {
 
 /* ---- files ------------------------------------------------------------- */
 
-uint8_t *cli_read_file(const char *path, size_t *len) {
+cli_format cli_input_format = CLI_FMT_AUTO;
+
+uint8_t *cli_read_file_max(const char *path, size_t *len, size_t max, int too_big_is_error) {
   struct stat st;
   if (stat(path, &st) != 0) {
     cli_error("%s: %s", path, strerror(errno));
@@ -45,17 +48,40 @@ uint8_t *cli_read_file(const char *path, size_t *len) {
     cli_error("%s: %s", path, strerror(errno));
     return NULL;
   }
-  uint8_t *buf = malloc(SF_MAX_INPUT + 1);
-  size_t n = buf ? fread(buf, 1, SF_MAX_INPUT, f) : 0;
+  cli_note_input(path);
+  uint8_t *buf = malloc(max + 1);
+  size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
   int bad = !buf || ferror(f);
   fclose(f);
   if (bad) {
-    cli_error("%s: read error", path);
+    cli_error("%s: %s", path, buf ? "read error" : "out of memory");
     free(buf);
     return NULL;
   }
+  if (n > max) {
+    if (too_big_is_error) {
+      cli_error("%s: larger than %zu bytes", path, max);
+      free(buf);
+      return NULL;
+    }
+    n = max; /* the fuzzers read no more of an input either */
+  }
+  buf[n] = 0;
   *len = n;
   return buf;
+}
+
+uint8_t *cli_read_file(const char *path, size_t *len) {
+  return cli_read_file_max(path, len, SF_MAX_INPUT, 0);
+}
+
+int cli_is_text_path(const char *path) {
+  const char *dot = strrchr(path, '.');
+  const char *slash = strrchr(path, '/');
+  if (!dot || (slash && dot < slash))
+    return 0;
+  return !strcmp(dot, ".txt") || !strcmp(dot, ".textproto") || !strcmp(dot, ".textpb") ||
+         !strcmp(dot, ".pbtxt");
 }
 
 int cli_same_file(const char *a, const char *b) {
@@ -65,28 +91,84 @@ int cli_same_file(const char *a, const char *b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* ---- output: one path for every file a command writes -------------------
+ *
+ * Every file a command reads is noted (cli_read_file does it). An output is
+ * refused if it is a symbolic link, or the same file as anything read, so
+ * no command modifies an input or writes through a link. It is written to
+ * an exclusively created temporary file in its own directory (mkstemp: no
+ * predictable name to pre-place a link at), synced, then renamed over the
+ * output, and the directory is synced; anything that fails on the way
+ * removes the temporary file and reports one line. */
+
+enum { MAX_NOTED = 4096 };
+static struct {
+  dev_t dev;
+  ino_t ino;
+} noted[MAX_NOTED];
+static size_t n_noted;
+
+void cli_note_input(const char *path) {
+  struct stat st;
+  if (n_noted < MAX_NOTED && stat(path, &st) == 0) {
+    noted[n_noted].dev = st.st_dev;
+    noted[n_noted].ino = st.st_ino;
+    n_noted++;
+  }
+}
+
+int cli_output_ok(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+    return cli_error("%s: is a symbolic link; refusing to write through or over it", path), 0;
+  if (stat(path, &st) == 0) {
+    for (size_t i = 0; i < n_noted; i++)
+      if (noted[i].dev == st.st_dev && noted[i].ino == st.st_ino)
+        return cli_error("%s: is one of this command's inputs; refusing to overwrite it", path), 0;
+    if (S_ISDIR(st.st_mode))
+      return cli_error("%s: is a directory", path), 0;
+  }
+  return 1;
+}
+
 int cli_write_file(const char *path, const void *data, size_t len) {
   char tmp[4300];
   FILE *f = cli_create(path, tmp, sizeof tmp);
   if (!f)
     return -1;
   if (len && fwrite(data, 1, len, f) != len) {
+    int e = errno;
     fclose(f);
     remove(tmp);
-    return cli_error("%s: write failed: %s", path, errno ? strerror(errno) : "short write"), -1;
+    return cli_error("%s: write failed: %s", path, e ? strerror(e) : "short write"), -1;
   }
   return cli_commit(f, tmp, path);
 }
 
 FILE *cli_create(const char *path, char *tmp, size_t cap) {
-  long pid = (long)getpid(); /* names a temporary file: simfuzz-allow-nondeterminism */
-  if (snprintf(tmp, cap, "%s.tmp.%ld", path, pid) >= (int)cap) {
+  if (!cli_output_ok(path))
+    return NULL;
+  const char *slash = strrchr(path, '/');
+  int dirlen = slash ? (int)(slash - path + 1) : 0;
+  if (snprintf(tmp, cap, "%.*s.%s.tmp-XXXXXX", dirlen, path, slash ? slash + 1 : path) >=
+      (int)cap) {
     cli_error("%s: path too long", path);
     return NULL;
   }
-  FILE *f = fopen(tmp, "w");
-  if (!f)
-    cli_error("%s: %s", tmp, strerror(errno));
+  int fd = mkstemp(tmp); /* O_CREAT|O_EXCL, mode 0600 */
+  if (fd < 0) {
+    cli_error("%s: cannot create a temporary file: %s", path, strerror(errno));
+    return NULL;
+  }
+  mode_t um = umask(0);
+  umask(um);
+  fchmod(fd, 0666 & ~um); /* what a plain create would have given */
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    remove(tmp);
+    cli_error("%s: %s", path, strerror(errno));
+  }
   return f;
 }
 
@@ -94,11 +176,25 @@ int cli_commit(FILE *f, const char *tmp, const char *path) {
   int err = ferror(f) != 0;
   err |= fflush(f) != 0;
   err |= fsync(fileno(f)) != 0;
+  int e = errno;
   err |= fclose(f) != 0;
+  if (!err && !cli_output_ok(path)) { /* something appeared there meanwhile */
+    remove(tmp);
+    return -1;
+  }
   if (err || rename(tmp, path) != 0) {
-    int e = errno;
+    if (!err)
+      e = errno;
     remove(tmp);
     return cli_error("%s: write failed: %s", path, e ? strerror(e) : "error"), -1;
+  }
+  char dir[4300];
+  const char *slash = strrchr(path, '/');
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
+  int dfd = open(dir, O_RDONLY);
+  if (dfd >= 0) { /* the rename itself is durable */
+    fsync(dfd);
+    close(dfd);
   }
   return 0;
 }
@@ -126,41 +222,56 @@ const char *cli_kind_name(cli_input_kind k) {
   }
 }
 
+int cli_text_to_binary(const char *path, const uint8_t *text, size_t len, uint8_t **bin,
+                       size_t *n) {
+  char err[256];
+  if (sf_text_to_binary((const char *)text, len, bin, n, err, sizeof err) != 0) {
+    cli_error("%s: malformed text scenario: %s", path, err);
+    return -1;
+  }
+  return 0;
+}
+
 int cli_load(const char *path, sf_scenario *s, cli_input_kind *kind, size_t *bytes) {
+  /* Text only when it is asked for (--text) or the name says so: a crash
+   * file is always read as the fuzzers read it, whatever its bytes. */
+  int text = cli_input_format == CLI_FMT_TEXT ||
+             (cli_input_format == CLI_FMT_AUTO && cli_is_text_path(path));
   size_t len;
-  uint8_t *data = cli_read_file(path, &len);
+  uint8_t *data = text ? cli_read_file_max(path, &len, SF_MAX_TEXT, 1) : cli_read_file(path, &len);
   if (!data)
     return -1;
   if (bytes)
     *bytes = len;
-  if (sf_looks_like_text(data, len)) {
+  if (text) {
     uint8_t *bin;
     size_t n;
-    char err[256];
-    if (sf_text_to_binary((const char *)data, len, &bin, &n, err, sizeof err) != 0) {
-      free(data);
-      cli_error("%s: malformed text scenario: %s", path, err);
+    int rc = cli_text_to_binary(path, data, len, &bin, &n);
+    free(data);
+    if (rc != 0)
       return -1;
+    if (n > SF_MAX_INPUT || sf_decode_proto(bin, n, s) != 0) {
+      free(bin);
+      return cli_error("%s: the scenario encodes to %zu bytes, more than a run reads (%u)", path, n,
+                       SF_MAX_INPUT),
+             -1;
     }
-    sf_decode(bin, n, s);
     free(bin);
     *kind = CLI_IN_TEXT;
-  } else {
-    sf_decode_kind k = sf_decode(data, len, s);
-    *kind = k == SF_DECODED_PROTO      ? CLI_IN_PROTO
-            : k == SF_DECODED_SALVAGED ? CLI_IN_SALVAGED
-                                       : CLI_IN_GENERATED;
+    return 0;
   }
+  sf_decode_kind k = sf_decode(data, len, s);
+  *kind = k == SF_DECODED_PROTO      ? CLI_IN_PROTO
+          : k == SF_DECODED_SALVAGED ? CLI_IN_SALVAGED
+                                     : CLI_IN_GENERATED;
   free(data);
   return 0;
 }
 
 sf_scenario *cli_new_scenario(void) {
   sf_scenario *s = malloc(sizeof *s);
-  if (!s) {
-    fprintf(stderr, "%s: out of memory\n", cli_prog);
-    exit(EXIT_USAGE);
-  }
+  if (!s)
+    sf_out_of_memory(cli_prog);
   return s;
 }
 
@@ -170,7 +281,7 @@ int cli_parse_time(const char *s, uint64_t *ns) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || end == s || v < 0)
+  if (errno || end == s || !(v >= 0) || !(v <= 1e12)) /* also refuses nan and inf */
     return -1;
   double mul = 1e9; /* seconds by default */
   if (!strcmp(end, "ms"))
@@ -182,7 +293,7 @@ int cli_parse_time(const char *s, uint64_t *ns) {
   else if (*end && strcmp(end, "s"))
     return -1;
   double r = v * mul; /* argument parsing only: never part of a run */
-  if (r > 1.8e19)
+  if (!(r <= 1.8e19))
     return -1;
   *ns = (uint64_t)r;
   return 0;
@@ -254,15 +365,14 @@ static int cmd_encode(int argc, char **argv) {
   if (cli_same_file(in, out))
     return cli_error("encode: refusing to overwrite the input %s", in);
   size_t len;
-  uint8_t *text = cli_read_file(in, &len);
+  uint8_t *text = cli_read_file_max(in, &len, SF_MAX_TEXT, 1);
   if (!text)
     return EXIT_USAGE;
   uint8_t *bin;
   size_t n;
-  char err[256];
   int rc = EXIT_OK;
-  if (sf_text_to_binary((const char *)text, len, &bin, &n, err, sizeof err) != 0) {
-    rc = cli_error("%s: malformed text scenario: %s", in, err);
+  if (cli_text_to_binary(in, text, len, &bin, &n) != 0) {
+    rc = EXIT_USAGE;
   } else {
     if (cli_write_file(out, bin, n) != 0)
       rc = EXIT_USAGE;
@@ -328,8 +438,10 @@ static int cmd_hash(int argc, char **argv) {
     return EXIT_USAGE;
   sf_scenario *s = cli_new_scenario();
   cli_input_kind k;
-  if (cli_load(argv[0], s, &k, NULL) < 0)
+  if (cli_load(argv[0], s, &k, NULL) < 0) {
+    free(s);
     return EXIT_USAGE;
+  }
   sf_result r;
   sf_run(cli_target, s, NULL, &r);
   printf("%016" PRIx64 "\n", r.hash);
@@ -400,12 +512,27 @@ int cli_main(int argc, char **argv, const sf_target *target) {
   /* A file size limit (ulimit -f) must fail a write with EFBIG, which the
    * tools report in one line, rather than kill them halfway through. */
   signal(SIGXFSZ, SIG_IGN);
+  /* Likewise a closed pipe (`replay ... | head -1`): the write fails with
+   * EPIPE and the command ends with one line and status 2, not SIGPIPE. */
+  signal(SIGPIPE, SIG_IGN);
   static char name[256];
   cli_target = target;
   if (target) {
     snprintf(name, sizeof name, "simfuzz-%s", target->name);
     cli_prog = name;
   }
+  /* --text / --binary: how to read every input file (default: text only
+   * for .txt, .textproto, .textpb and .pbtxt names) */
+  int kept = 1;
+  for (int j = 1; j < argc; j++) {
+    if (!strcmp(argv[j], "--text"))
+      cli_input_format = CLI_FMT_TEXT;
+    else if (!strcmp(argv[j], "--binary"))
+      cli_input_format = CLI_FMT_BINARY;
+    else
+      argv[kept++] = argv[j];
+  }
+  argc = kept;
   int i = 1;
   const char *want = NULL;
   while (i < argc && argv[i][0] == '-') {

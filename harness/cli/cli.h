@@ -22,15 +22,35 @@ int cli_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/** Read a file (at most SF_MAX_INPUT bytes); NULL after printing an error. */
+#define SF_MAX_TEXT (16u << 20) /**< largest text scenario read */
+
+/** How input files are read: text only when asked for or named so. */
+typedef enum { CLI_FMT_AUTO, CLI_FMT_TEXT, CLI_FMT_BINARY } cli_format;
+extern cli_format cli_input_format;
+
+/** Read a file's first SF_MAX_INPUT bytes, as the fuzzers do; NULL after
+ *  printing an error. The buffer is NUL-terminated. */
 uint8_t *cli_read_file(const char *path, size_t *len);
-/** Write a file atomically (temporary file, fsync, rename); -1 after an error. */
+/** Read at most max bytes; a larger file is an error if too_big_is_error,
+ *  else cut at max. */
+uint8_t *cli_read_file_max(const char *path, size_t *len, size_t max, int too_big_is_error);
+/** 1 if the name says protobuf text (.txt, .textproto, .textpb, .pbtxt). */
+int cli_is_text_path(const char *path);
+/** Parse text into protobuf bytes (*bin malloc'ed); -1 after an error. */
+int cli_text_to_binary(const char *path, const uint8_t *text, size_t len, uint8_t **bin, size_t *n);
+/** Note a file this command reads: no output may be it (cli_read_file
+ *  notes every file it reads). */
+void cli_note_input(const char *path);
+/** 1 if path may be written: not a symbolic link, not a noted input, not a
+ *  directory; else 0 after printing why. */
+int cli_output_ok(const char *path);
+/** Write a file atomically (cli_create, then cli_commit); -1 after an error. */
 int cli_write_file(const char *path, const void *data, size_t len);
-/** Open path's temporary sibling for writing (tmp receives its name);
- *  NULL after printing an error. */
+/** Create an exclusive temporary file beside path (tmp receives its name)
+ *  after checking cli_output_ok(path); NULL after printing an error. */
 FILE *cli_create(const char *path, char *tmp, size_t cap);
-/** Close f and rename tmp to path (atomic replace); -1 after an error (the
- *  temporary file is removed). */
+/** Flush, fsync and close f, rename tmp over path and sync the directory;
+ *  -1 after an error (the temporary file is removed). */
 int cli_commit(FILE *f, const char *tmp, const char *path);
 /** 1 if both paths name the same existing file. */
 int cli_same_file(const char *a, const char *b);

@@ -434,6 +434,9 @@ void cli_crash_sig(const char *err, int status, int ended_by, char *sig, size_t 
 void cli_crash_outcome(const cli_child *c, int ended, cli_outcome *o) {
   memset(o, 0, sizeof *o);
   o->node = -1;
+  if (ended == CLI_END_CRASH && WIFEXITED(c->status) && WEXITSTATUS(c->status) == 2 &&
+      last_of(c->tail, "simfuzz: out of memory in "))
+    ended = CLI_END_OOM; /* simfuzz's own allocation failed: sf_out_of_memory */
   cli_crash_sig(c->tail, c->status, ended, o->sig, sizeof o->sig);
   const char *inv = ended == CLI_END_TIMEOUT ? "timeout"
                     : ended == CLI_END_OOM   ? "out-of-memory"

@@ -286,13 +286,15 @@ static void reexec_unsymbolized(int argc, char **argv) {
   snprintf(opts, sizeof opts, "%s%ssymbolize=0", old ? old : "", old && *old ? ":" : "");
   setenv("ASAN_OPTIONS", opts, 1);
   setenv("SIMFUZZ_MINIMIZE_REEXEC", "1", 1);
-  char **args = calloc((size_t)argc + 5, sizeof *args);
+  char **args = calloc((size_t)argc + 6, sizeof *args);
   if (!args)
     return;
   int k = 0;
   args[k++] = (char *)cli_prog;
   args[k++] = "--target";
   args[k++] = (char *)cli_target->name;
+  if (cli_input_format != CLI_FMT_AUTO) /* cli_main took it off argv */
+    args[k++] = cli_input_format == CLI_FMT_TEXT ? "--text" : "--binary";
   args[k++] = "minimize";
   for (int i = 0; i < argc; i++)
     args[k++] = argv[i];
@@ -377,24 +379,29 @@ int cmd_minimize(int argc, char **argv) {
   }
   size_t enc = sf_encoded_size(s);
   uint8_t *buf = malloc(enc ? enc : 1);
+  if (!buf) {
+    free(s);
+    free(c);
+    return cli_error("minimize: out of memory");
+  }
   sf_encode(s, buf, enc);
   char path[4200];
+  /* the three outputs go through the checked path: none may be an input */
   if (cli_write_file(out, buf, enc) != 0) {
     rc = EXIT_USAGE;
   } else {
+    char tmp[4300];
     snprintf(path, sizeof path, "%s.txt", out);
-    FILE *mf = tmpfile();
-    if (mf && sf_text_print(s, mf) == 0) {
-      long len = ftell(mf);
-      char *text = malloc((size_t)len + 1);
-      rewind(mf);
-      if (text && fread(text, 1, (size_t)len, mf) == (size_t)len &&
-          cli_write_file(path, text, (size_t)len) != 0)
-        rc = EXIT_USAGE;
-      free(text);
+    FILE *tf = cli_create(path, tmp, sizeof tmp);
+    if (!tf) {
+      rc = EXIT_USAGE;
+    } else if (sf_text_print(s, tf) != 0) {
+      fclose(tf);
+      remove(tmp);
+      rc = cli_error("%s: out of memory", path);
+    } else if (cli_commit(tf, tmp, path) != 0) {
+      rc = EXIT_USAGE;
     }
-    if (mf)
-      fclose(mf);
     snprintf(path, sizeof path, "%s.timeline.txt", out);
     if (write_timeline(path, out) != 0)
       rc = EXIT_USAGE;

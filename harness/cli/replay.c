@@ -120,7 +120,6 @@ static void summary(const char *name, cli_input_kind k, const sf_result *r) {
 int cmd_replay(int argc, char **argv) {
   timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
   int quiet = 0, rc = EXIT_OK;
-  const char *files[1024];
   int nfiles = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -143,37 +142,46 @@ int cmd_replay(int argc, char **argv) {
       tl.print = 0;
     } else if (a[0] == '-' && a[1]) {
       return cli_error("replay: unknown option '%s' (see: %s help replay)", a, cli_prog);
-    } else if (nfiles < 1024) {
-      files[nfiles++] = a;
+    } else {
+      nfiles++;
     }
   }
   if (!nfiles)
     return cli_error("replay: no input files (see: %s help replay)", cli_prog);
   sf_scenario *s = cli_new_scenario();
-  for (int f = 0; f < nfiles; f++) {
+  for (int f = 0; f < argc; f++) { /* every file, in order (the options were checked above) */
+    const char *a = argv[f];
+    if (!strcmp(a, "--from") || !strcmp(a, "--to") || !strcmp(a, "--node") ||
+        !strcmp(a, "--kinds")) {
+      f++;
+      continue;
+    }
+    if (a[0] == '-' && a[1])
+      continue;
+    const char *path = a;
     cli_input_kind k;
-    if (cli_load(files[f], s, &k, NULL) < 0) {
+    if (cli_load(path, s, &k, NULL) < 0) {
       rc = EXIT_USAGE;
       continue;
     }
     if (tl.print && nfiles > 1)
-      printf("== %s\n", files[f]);
+      printf("== %s\n", path);
     sf_run_opts o;
     memset(&o, 0, sizeof o);
     o.trace_ring = 1024;
     o.trace = on_record;
     o.trace_ctx = &tl;
-    finish_ctx fc = {s, files[f], !quiet};
+    finish_ctx fc = {s, path, !quiet};
     o.on_finish = finish;
     o.finish_ctx = &fc;
     sf_result r, r2;
     sf_run(cli_target, s, &o, &r);
     sf_run(cli_target, s, NULL, &r2);
-    summary(files[f], k, &r);
+    summary(path, k, &r);
     if (r2.hash != r.hash) {
       printf("%s: DETERMINISM MISMATCH: a second run gave trace hash %016" PRIx64
              " (run %s check-determinism %s)\n",
-             files[f], r2.hash, cli_prog, files[f]);
+             path, r2.hash, cli_prog, path);
       rc = EXIT_NONDET;
     } else if (r.failed && rc == EXIT_OK) {
       rc = EXIT_FAILED;
@@ -185,42 +193,129 @@ int cmd_replay(int argc, char **argv) {
 
 /* ---- check-determinism --------------------------------------------------- */
 
-typedef struct {
-  sim_trace_rec *recs;
-  char (*lines)[256];
-  size_t n, cap;
-} recording;
+/* check-determinism compares runs record by record in bounded memory: run
+ * 1 keeps a 64-bit hash of every trace record and the records themselves up
+ * to REF_KEEP (about 20 MiB), later runs are compared on the fly, and only
+ * the records around the first divergence are formatted. */
+enum { REF_KEEP = 262144, CONTEXT = 3 };
 
-static void record(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
-                   size_t len) {
-  recording *rc = ctx;
-  (void)payload;
-  (void)len;
-  if (rc->n == rc->cap) {
-    size_t cap = rc->cap ? rc->cap * 2 : 1024;
-    if (cap > 4000000)
-      return;
-    sim_trace_rec *nr = realloc(rc->recs, cap * sizeof *nr);
-    char(*nl)[256] = realloc(rc->lines, cap * sizeof *nl);
-    if (!nr || !nl) {
-      free(nr ? nr : rc->recs);
-      rc->recs = NULL;
-      return;
-    }
-    rc->recs = nr;
-    rc->lines = nl;
-    rc->cap = cap;
-  }
-  rc->recs[rc->n] = *r;
-  sim_trace_format(w, r, rc->lines[rc->n], sizeof rc->lines[0]);
-  rc->n++;
+typedef struct {
+  sim_trace_rec *recs; /* the first REF_KEEP records */
+  size_t nrecs, rcap;
+  uint64_t *hash; /* every record's hash */
+  size_t n, hcap;
+  int oom; /* could not keep everything: later divergences show less */
+} reference;
+
+/* A record and its whole payload (the record keeps only a prefix). */
+static uint64_t rec_hash(const sim_trace_rec *r, const void *payload, size_t len) {
+  const uint8_t *p = payload;
+  uint64_t h = sim_mix64(r->time ^ (uint64_t)r->kind << 48 ^ (uint64_t)r->reason << 32);
+  for (size_t i = 0; p && i < len; i++)
+    h = h * 0x100000001b3ull ^ p[i];
+  h = sim_mix64(h ^ (uint64_t)(uint16_t)r->node << 16 ^ (uint16_t)r->peer);
+  h = sim_mix64(h ^ r->a ^ sim_mix64(r->b ^ ((uint64_t)r->msg_kind << 32 | r->len)));
+  for (unsigned i = 0; i < r->prefix_len && i < SIM_TRACE_PREFIX; i++)
+    h = h * 0x100000001b3ull ^ r->prefix[i];
+  return sim_mix64(h ^ r->prefix_len);
 }
 
-static int same_rec(const sim_trace_rec *a, const sim_trace_rec *b) {
-  return a->time == b->time && a->kind == b->kind && a->reason == b->reason && a->node == b->node &&
-         a->peer == b->peer && a->msg_kind == b->msg_kind && a->len == b->len && a->a == b->a &&
-         a->b == b->b && a->prefix_len == b->prefix_len &&
-         !memcmp(a->prefix, b->prefix, a->prefix_len);
+static void reference_add(void *ctx, const sim_world *w, const sim_trace_rec *r,
+                          const void *payload, size_t len) {
+  reference *ref = ctx;
+  (void)w;
+  if (ref->oom)
+    return;
+  if (ref->n == ref->hcap) {
+    size_t cap = ref->hcap ? ref->hcap * 2 : 4096;
+    uint64_t *nh = realloc(ref->hash, cap * sizeof *nh);
+    if (!nh) {
+      ref->oom = 1;
+      return;
+    }
+    ref->hash = nh;
+    ref->hcap = cap;
+  }
+  ref->hash[ref->n++] = rec_hash(r, payload, len);
+  if (ref->nrecs < REF_KEEP) {
+    if (ref->nrecs == ref->rcap) {
+      size_t cap = ref->rcap ? ref->rcap * 2 : 4096;
+      sim_trace_rec *nr = realloc(ref->recs, cap * sizeof *nr);
+      if (!nr) {
+        ref->oom = 1;
+        return;
+      }
+      ref->recs = nr;
+      ref->rcap = cap;
+    }
+    ref->recs[ref->nrecs++] = *r;
+  }
+}
+
+typedef struct {
+  const reference *ref;
+  size_t i;     /* records seen in this run */
+  int diverged; /* the first divergence is recorded below */
+  size_t at;
+  char a[CONTEXT + 1][512], b[CONTEXT + 1][512]; /* context lines, then the divergent ones */
+  int nctx;
+  sim_trace_rec ring[CONTEXT];
+} comparison;
+
+/* "run 1" side of record i, formatted with this run's world (the same
+ * target: the same describer). */
+static void ref_line(const reference *ref, const sim_world *w, size_t i, char *out, size_t cap) {
+  if (i >= ref->n)
+    snprintf(out, cap, "(end of run)");
+  else if (i < ref->nrecs)
+    sim_trace_format(w, &ref->recs[i], out, cap);
+  else
+    snprintf(out, cap, "(record %zu not kept; its hash %016" PRIx64 ")", i, ref->hash[i]);
+}
+
+/* When two records print alike, say which fields differ. */
+static void explain(const sim_trace_rec *x, const sim_trace_rec *y, char *out, size_t cap) {
+  int k = snprintf(out, cap, " [differs in");
+  if (x->a != y->a || x->b != y->b)
+    k += snprintf(out + k, cap - (size_t)k, " values a/b");
+  if (x->len != y->len || x->msg_kind != y->msg_kind)
+    k += snprintf(out + k, cap - (size_t)k, " length/kind");
+  if (x->prefix_len != y->prefix_len || memcmp(x->prefix, y->prefix, x->prefix_len) ||
+      x->len > x->prefix_len) {
+    k += snprintf(out + k, cap - (size_t)k, " payload");
+    for (unsigned i = 0; i < x->prefix_len && i < y->prefix_len; i++)
+      if (x->prefix[i] != y->prefix[i]) {
+        k += snprintf(out + k, cap - (size_t)k, " byte %u: %02x vs %02x", i, x->prefix[i],
+                      y->prefix[i]);
+        break;
+      }
+  }
+  snprintf(out + k, cap - (size_t)k, "]");
+}
+
+static void compare(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                    size_t len) {
+  comparison *c = ctx;
+  size_t i = c->i++;
+  if (c->diverged)
+    return;
+  const reference *ref = c->ref;
+  if (i < ref->n && ref->hash[i] == rec_hash(r, payload, len)) {
+    c->ring[i % CONTEXT] = *r;
+    return;
+  }
+  c->diverged = 1;
+  c->at = i;
+  c->nctx = 0;
+  for (size_t j = i >= CONTEXT ? i - CONTEXT : 0; j < i; j++, c->nctx++) /* the same in both */
+    sim_trace_format(w, &c->ring[j % CONTEXT], c->b[c->nctx], sizeof c->b[0]);
+  ref_line(ref, w, i, c->a[c->nctx], sizeof c->a[0]);
+  sim_trace_format(w, r, c->b[c->nctx], sizeof c->b[0]);
+  if (i < ref->nrecs && !strcmp(c->a[c->nctx], c->b[c->nctx])) {
+    char why[160];
+    explain(&ref->recs[i], r, why, sizeof why);
+    strncat(c->b[c->nctx], why, sizeof c->b[0] - strlen(c->b[c->nctx]) - 1);
+  }
 }
 
 /* Hash of the file from a fresh process (this binary, hidden __hash command). */
@@ -274,29 +369,40 @@ int cmd_check_determinism(int argc, char **argv) {
       rc = EXIT_USAGE;
       continue;
     }
-    recording first = {0}, other = {0};
+    reference ref;
+    memset(&ref, 0, sizeof ref);
     sf_run_opts o;
     memset(&o, 0, sizeof o);
-    o.trace = record;
-    o.trace_ctx = &first;
+    o.trace = reference_add;
+    o.trace_ctx = &ref;
     sf_result r0, r;
     sf_run(cli_target, s, &o, &r0);
     int bad = 0;
     for (uint64_t n = 1; n < runs && !bad; n++) {
-      other.n = 0;
-      o.trace_ctx = &other;
+      comparison c;
+      memset(&c, 0, sizeof c);
+      c.ref = &ref;
+      o.trace = compare;
+      o.trace_ctx = &c;
       sf_run(cli_target, s, &o, &r);
-      if (r.hash != r0.hash) {
-        bad = 1;
-        printf("%s: MISMATCH in-process: run 1 hash %016" PRIx64 ", run %" PRIu64
-               " hash %016" PRIx64 "\n",
-               argv[i], r0.hash, n + 1, r.hash);
-        size_t m = first.n < other.n ? first.n : other.n, d = 0;
-        while (d < m && same_rec(&first.recs[d], &other.recs[d]))
-          d++;
-        printf("  first divergence at event %zu:\n    run 1: %s\n    run %" PRIu64 ": %s\n", d,
-               d < first.n ? first.lines[d] : "(end of run)", n + 1,
-               d < other.n ? other.lines[d] : "(end of run)");
+      if (!c.diverged && c.i < ref.n) { /* this run ended first */
+        c.diverged = 1;
+        c.at = c.i;
+        snprintf(c.a[0], sizeof c.a[0], "(record %zu of run 1)", c.i);
+        snprintf(c.b[0], sizeof c.b[0], "(end of run)");
+      }
+      if (r.hash == r0.hash && !c.diverged)
+        continue;
+      bad = 1;
+      printf("%s: MISMATCH in-process: run 1 hash %016" PRIx64 ", run %" PRIu64 " hash %016" PRIx64
+             "\n",
+             argv[i], r0.hash, n + 1, r.hash);
+      if (c.diverged) {
+        printf("  first divergence at trace record %zu:\n", c.at);
+        for (int j = 0; j < c.nctx; j++)
+          printf("    both:   %s\n", c.b[j]);
+        printf("    run 1:  %s\n    run %" PRIu64 ":%s %s\n", c.a[c.nctx], n + 1,
+               n + 1 < 10 ? " " : "", c.b[c.nctx]);
       }
     }
     uint64_t fh;
@@ -316,11 +422,9 @@ int cmd_check_determinism(int argc, char **argv) {
     else
       printf("%s: deterministic: %" PRIu64 " runs in-process and 1 in a fresh process, trace "
              "hash %016" PRIx64 ", %zu trace records\n",
-             argv[i], runs, r0.hash, first.n);
-    free(first.recs);
-    free(first.lines);
-    free(other.recs);
-    free(other.lines);
+             argv[i], runs, r0.hash, ref.n);
+    free(ref.recs);
+    free(ref.hash);
   }
   free(s);
   return rc;

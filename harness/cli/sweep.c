@@ -29,7 +29,7 @@ static void worker(void *arg, const cli_child_io *io) {
   const sweep_job *j = arg;
   sf_scenario *s = malloc(sizeof *s);
   if (!s)
-    abort();
+    sf_out_of_memory("the sweep worker");
   cli_record rec;
   uint64_t seed = j->start;
   for (;; seed++) {

@@ -541,7 +541,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   }
   run_state *rs = calloc(1, sizeof *rs);
   if (!rs)
-    abort();
+    sf_out_of_memory("the runner");
   rs->t = t;
   rs->s = s;
   rs->o = o;
@@ -551,8 +551,8 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->last_node = -1;
   rs->ctx = t->create ? t->create(rs->n) : NULL;
   rs->w = setup(rs);
-  if (!rs->w)
-    abort(); /* only on out of memory: the configuration is always valid */
+  if (!rs->w) /* the configuration is always valid: only memory can be missing */
+    sf_out_of_memory("the simulator");
   rs->outer = active_run;
   rs->cur_w = sim_current(&rs->cur_node);
   active_run = rs;
@@ -567,6 +567,9 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   }
   rs->in_execute = 0;
   active_run = rs->outer;
+  if (stop == SIM_STOP_BUDGET && sim_budget_reason(rs->w) &&
+      !strcmp(sim_budget_reason(rs->w), "out of memory"))
+    sf_out_of_memory("the simulator");
   sf_result res;
   fill_result(rs, &res, stop);
   res.crashed = crashed;
@@ -598,7 +601,7 @@ int sf_run_input(const sf_target *t, const uint8_t *data, size_t len, const sf_r
                  sf_result *r) {
   sf_scenario *s = malloc(sizeof *s);
   if (!s)
-    abort();
+    sf_out_of_memory("the runner");
   sf_decode_kind k = sf_decode(data, len, s);
   sf_result res;
   int failed = run_scenario(t, s, o, &res);
@@ -637,6 +640,12 @@ void sf_driver_init(void) {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TOP_PAD, 16 << 20);
 #endif
+}
+
+void sf_out_of_memory(const char *where) {
+  fprintf(stderr, "simfuzz: out of memory in %s\n", where);
+  fflush(stderr);
+  exit(2);
 }
 
 /* ---- reports ----------------------------------------------------------- */

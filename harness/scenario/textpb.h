@@ -21,10 +21,6 @@ int sf_text_print(const sf_scenario *s, FILE *f);
 int sf_text_to_binary(const char *text, size_t len, uint8_t **out, size_t *out_len, char *err,
                       size_t errcap);
 
-/** 1 if the bytes look like text format (printable, starting with a field
- *  name or a comment), so tools can accept both forms. */
-int sf_looks_like_text(const uint8_t *data, size_t len);
-
 #ifdef __cplusplus
 }
 #endif
