@@ -24,7 +24,7 @@ for spec in "$@"; do
   name=${spec%%=*}; dir=${spec#*=}
   : > "$work/ran"
   n=0
-  # replay accepts at most 1024 files a run: go in batches
+  # in batches: one callgrind profile per 1,000 inputs
   find "$dir" -maxdepth 1 -type f | sort > "$work/files"
   split -l 1000 "$work/files" "$work/batch."
   for b in "$work"/batch.*; do

@@ -199,20 +199,6 @@ int cli_commit(FILE *f, const char *tmp, const char *path) {
   return 0;
 }
 
-void cli_json_str(FILE *f, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else if (c == '<') /* keeps "</script>" out of an HTML page */
-      fputs("\\u003c", f);
-    else
-      fputc(c, f);
-  }
-}
-
 const char *cli_kind_name(cli_input_kind k) {
   switch (k) {
   case CLI_IN_TEXT: return "text scenario";
@@ -470,6 +456,7 @@ static const command commands[] = {
     {"gen", cmd_gen, 0, HELP_GEN},
     {"features", cmd_features, 1, HELP_FEATURES},
     {"targets", cmd_targets, 0, HELP_TARGETS},
+    {"nightly", cmd_nightly, 0, HELP_NIGHTLY},
     {"__hash", cmd_hash, 1, NULL},
 };
 

@@ -59,6 +59,31 @@ int cli_load(const char *path, sf_scenario *s, cli_input_kind *kind, size_t *byt
 /** Write s as the contents of a JSON string (without the quotes), also
  *  safe inside an HTML <script>. */
 void cli_json_str(FILE *f, const char *s);
+
+/* ---- the JSON writer (json.c) --------------------------------------------- */
+#define CJ_MAX_DEPTH 32
+/** A JSON writer: commas and escaping are its business. */
+typedef struct cli_json {
+  FILE *f;
+  int depth, after_key;
+  unsigned count[CJ_MAX_DEPTH];
+} cli_json;
+void cj_begin(cli_json *j, FILE *f);
+void cj_obj(cli_json *j);
+void cj_end_obj(cli_json *j);
+void cj_arr(cli_json *j);
+void cj_end_arr(cli_json *j);
+void cj_key(cli_json *j, const char *k);
+void cj_str(cli_json *j, const char *s);
+void cj_int(cli_json *j, int64_t v);
+void cj_bool(cli_json *j, int v);
+/** The value of key in a flat JSON object this writer wrote; -1 if absent. */
+int cli_json_field(const char *obj, const char *key, char *out, size_t cap);
+
+/** SHA-1 of data as 40 hex digits (sha1.c): libFuzzer's file names. */
+void cli_sha1_hex(const void *data, size_t len, char hex[41]);
+/** SHA-1 of a file's contents; -1 if it cannot be read. */
+int cli_sha1_file(const char *path, char hex[41]);
 /** How a file was read, in words. */
 const char *cli_kind_name(cli_input_kind k);
 /** A heap scenario (exits on out of memory). */
@@ -194,6 +219,7 @@ int cmd_sweep(int argc, char **argv);
 int cli_limit_option(int argc, char **argv, int *i);
 int cmd_minimize(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_nightly(int argc, char **argv);
 
 #define HELP_REPLAY                                                                                \
   "replay FILE... : run scenarios and print what happened\n\n"                                     \
@@ -204,8 +230,9 @@ int cmd_trace(int argc, char **argv);
   "  the message as the target describes it, the fault's reason), then a summary and,\n"           \
   "  when the run fails, the failure report: invariant, node, time, the steps executed,\n"         \
   "  the last events and the faults that fired. FILE may be a libFuzzer or AFL++ crash\n"          \
-  "  file or a scenario in binary or text form; the format is detected. Each file is\n"            \
-  "  run twice and the trace hashes compared.\n\n"                                                 \
+  "  file or a scenario in binary or text form: a file is read as the fuzzers read it\n"           \
+  "  (bytes) unless its name ends in .txt, .textproto, .textpb or .pbtxt, or --text is\n"          \
+  "  given. Each file is run twice and the trace hashes compared.\n\n"                             \
   "OPTIONS\n"                                                                                      \
   "  --from T, --to T   only events in this window (T: 1.5, 1.5s, 300ms, 20us)\n"                  \
   "  --node N           only events of node N (repeatable)\n"                                      \
@@ -351,5 +378,23 @@ int cmd_trace(int argc, char **argv);
   "  role, event pairs, role transitions, role vectors) they reach together.\n"
 
 #define HELP_TARGETS "targets : list the targets built into this binary\n"
+
+#define HELP_NIGHTLY                                                                               \
+  "nightly : fuzz every target for a budget, report what is new\n\n"                               \
+  "SYNOPSIS\n"                                                                                     \
+  "  nightly [--state DIR] [--build DIR] [--budget SECONDS] [--jobs N] [--targets \"T1 T2\"]\n\n"  \
+  "DESCRIPTION\n"                                                                                  \
+  "  For each target of the build (BUILD/fuzz/<t>_fuzzer and BUILD/bin/simfuzz-<t>): fuzz\n"       \
+  "  for the budget with N libFuzzer workers over STATE's corpus, merge the corpus, then\n"        \
+  "  triage every crash file, deduplicate it on the exact (target, signature) key against\n"       \
+  "  STATE/known.tsv, minimize each new failure into STATE/crashes/<t>/<id>.pb, and write\n"       \
+  "  STATE/reports/night-<n>.{md,json,sarif} (and latest.*). Crash files wait in\n"                \
+  "  STATE/inbox/ until a night has reported them. The state is locked for the night; a\n"         \
+  "  failed or stopped night (full disk, SIGINT, SIGTERM) leaves it as it was, reaps every\n"      \
+  "  child, and the next night resumes. Defaults: STATE out/nightly, BUILD the build this\n"       \
+  "  binary belongs to, budget 600 s, N the number of cores.\n\n"                                  \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 nothing new, 1 new failures (see the report), 2 the job failed (one 'nightly: ...'\n"       \
+  "  line says why), 128+N stopped by signal N\n"
 
 #endif

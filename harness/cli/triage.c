@@ -47,22 +47,39 @@ int cmd_triage(int argc, char **argv) {
     if (a.sig[0])
       failed = 1;
     if (json) {
-      printf("{\"file\": \"");
-      cli_json_str(stdout, argv[i]);
-      printf("\", \"target\": \"%s\", \"status\": \"%s\", \"signature\": \"", cli_target->name,
-             !a.sig[0]                               ? "ok"
-             : !strcmp(a.invariant, "crash")         ? "crash"
-             : !strcmp(a.invariant, "timeout")       ? "timeout"
-             : !strcmp(a.invariant, "out-of-memory") ? "out-of-memory"
-                                                     : "failed");
-      cli_json_str(stdout, a.sig);
-      printf("\", \"invariant\": \"");
-      cli_json_str(stdout, a.invariant);
-      printf("\", \"node\": %d, \"time_ns\": %" PRIu64 ", \"events\": %" PRIu64
-             ", \"hash\": \"%016" PRIx64 "\", \"deterministic\": %s, \"message\": \"",
-             a.node, a.time_ns, a.events, a.hash, det ? "true" : "false");
-      cli_json_str(stdout, a.message);
-      printf("\"}\n");
+      cli_json j;
+      cj_begin(&j, stdout);
+      cj_obj(&j);
+      cj_key(&j, "file");
+      cj_str(&j, argv[i]);
+      cj_key(&j, "target");
+      cj_str(&j, cli_target->name);
+      cj_key(&j, "status");
+      cj_str(&j, !a.sig[0]                               ? "ok"
+                 : !strcmp(a.invariant, "crash")         ? "crash"
+                 : !strcmp(a.invariant, "timeout")       ? "timeout"
+                 : !strcmp(a.invariant, "out-of-memory") ? "out-of-memory"
+                                                         : "failed");
+      cj_key(&j, "signature");
+      cj_str(&j, a.sig);
+      cj_key(&j, "invariant");
+      cj_str(&j, a.invariant);
+      cj_key(&j, "node");
+      cj_int(&j, a.node);
+      cj_key(&j, "time_ns");
+      cj_int(&j, (int64_t)a.time_ns);
+      cj_key(&j, "events");
+      cj_int(&j, (int64_t)a.events);
+      char hex[17];
+      snprintf(hex, sizeof hex, "%016" PRIx64, a.hash);
+      cj_key(&j, "hash");
+      cj_str(&j, hex);
+      cj_key(&j, "deterministic");
+      cj_bool(&j, det);
+      cj_key(&j, "message");
+      cj_str(&j, a.message);
+      cj_end_obj(&j);
+      putchar('\n');
     } else if (a.sig[0]) {
       printf("%s: %s%s\n", argv[i], a.sig, det ? "" : " [NOT DETERMINISTIC]");
     } else {

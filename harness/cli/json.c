@@ -1,0 +1,182 @@
+/* The one JSON writer of the command line (triage --json, the nightly
+ * reports in JSON and SARIF), and the reader of the flat objects it writes
+ * (a triage line read back by the nightly job). Strings are escaped
+ * completely: quotes, backslashes and every control character, so a tab or
+ * a newline in a failure message never breaks a report. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_json_str(FILE *f, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c == '\n')
+      fputs("\\n", f);
+    else if (c == '\t')
+      fputs("\\t", f);
+    else if (c < 0x20 || c == 0x7f)
+      fprintf(f, "\\u%04x", c);
+    else if (c == '<') /* keeps "</script>" out of an HTML page */
+      fputs("\\u003c", f);
+    else
+      fputc(c, f);
+  }
+}
+
+void cj_begin(cli_json *j, FILE *f) {
+  memset(j, 0, sizeof *j);
+  j->f = f;
+}
+
+/* A comma before a value or key that is not the first of its container. */
+static void sep(cli_json *j) {
+  if (j->after_key) {
+    j->after_key = 0;
+    return;
+  }
+  if (j->depth > 0 && j->count[j->depth - 1]++)
+    fputs(", ", j->f);
+}
+
+static void open_c(cli_json *j, char c) {
+  sep(j);
+  fputc(c, j->f);
+  if (j->depth < CJ_MAX_DEPTH)
+    j->count[j->depth] = 0;
+  j->depth++;
+}
+
+static void close_c(cli_json *j, char c) {
+  if (j->depth > 0)
+    j->depth--;
+  fputc(c, j->f);
+}
+
+void cj_obj(cli_json *j) {
+  open_c(j, '{');
+}
+void cj_end_obj(cli_json *j) {
+  close_c(j, '}');
+}
+void cj_arr(cli_json *j) {
+  open_c(j, '[');
+}
+void cj_end_arr(cli_json *j) {
+  close_c(j, ']');
+}
+
+void cj_key(cli_json *j, const char *k) {
+  sep(j);
+  fputc('"', j->f);
+  cli_json_str(j->f, k);
+  fputs("\": ", j->f);
+  j->after_key = 1;
+}
+
+void cj_str(cli_json *j, const char *s) {
+  sep(j);
+  fputc('"', j->f);
+  cli_json_str(j->f, s ? s : "");
+  fputc('"', j->f);
+}
+
+void cj_int(cli_json *j, int64_t v) {
+  sep(j);
+  fprintf(j->f, "%" PRId64, v);
+}
+
+void cj_bool(cli_json *j, int v) {
+  sep(j);
+  fputs(v ? "true" : "false", j->f);
+}
+
+/* ---- reading back one flat object --------------------------------------- */
+
+/* Parse a JSON string at *p (after its opening quote) into out (cap bytes,
+ * NUL-terminated, cut if longer); *p ends after the closing quote.
+ * Returns 0, or -1 if the string does not end. */
+static int read_string(const char **p, char *out, size_t cap) {
+  size_t n = 0;
+  const char *v = *p;
+  for (; *v && *v != '"'; v++) {
+    char c = *v;
+    if (c == '\\') {
+      v++;
+      switch (*v) {
+      case 'n': c = '\n'; break;
+      case 't': c = '\t'; break;
+      case 'r': c = '\r'; break;
+      case 'b': c = '\b'; break;
+      case 'f': c = '\f'; break;
+      case 'u': {
+        unsigned x = 0;
+        for (int i = 1; i <= 4; i++) {
+          char h = v[i];
+          if (!h)
+            return -1;
+          x = x * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+        }
+        c = (char)(x & 0xff); /* our writer escapes only bytes */
+        v += 4;
+        break;
+      }
+      case 0: return -1;
+      default: c = *v; break;
+      }
+    }
+    if (out && n + 1 < cap)
+      out[n++] = c;
+  }
+  if (*v != '"')
+    return -1;
+  if (out && cap)
+    out[n] = 0;
+  *p = v + 1;
+  return 0;
+}
+
+/* The value of key in a flat JSON object, as this writer writes them
+ * (strings unescaped; numbers and booleans as written). Returns 0 and fills
+ * out (cap bytes), or -1 if the object has no such key or is malformed. */
+int cli_json_field(const char *obj, const char *key, char *out, size_t cap) {
+  const char *p = obj;
+  while (*p == ' ')
+    p++;
+  if (*p++ != '{')
+    return -1;
+  for (;;) {
+    while (*p == ' ' || *p == ',')
+      p++;
+    if (*p == '}' || *p != '"')
+      return -1;
+    p++;
+    char k[64];
+    if (read_string(&p, k, sizeof k) != 0)
+      return -1;
+    while (*p == ' ' || *p == ':')
+      p++;
+    int want = !strcmp(k, key);
+    if (*p == '"') {
+      p++;
+      if (read_string(&p, want ? out : NULL, cap) != 0)
+        return -1;
+      if (want)
+        return 0;
+      continue;
+    }
+    size_t n = 0;
+    while (*p && *p != ',' && *p != '}' && *p != ' ') {
+      if (want && n + 1 < cap)
+        out[n++] = *p;
+      p++;
+    }
+    if (want) {
+      out[n] = 0;
+      return 0;
+    }
+  }
+}

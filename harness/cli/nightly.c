@@ -1,0 +1,1135 @@
+/* simfuzz nightly: fuzz every target of a build for a budget, keep what the
+ * night found, report what is new.
+ *
+ * Per target: libFuzzer in fork mode over the state's corpus; its crash
+ * files land in STATE/inbox/<target>/ at once, where they wait until a
+ * night has reported them; the corpus is merged beside the old one, checked
+ * (libFuzzer names every input by the SHA-1 of its contents) and swapped in
+ * by two renames. Then every waiting crash file is triaged (the failure
+ * signature, in an isolated run), deduplicated on the exact (target,
+ * signature) key against STATE/known.tsv, and each new failure is copied to
+ * STATE/crashes/<target>/<id>.input, minimized and checked for
+ * determinism. The reports (Markdown, JSON and SARIF, through one JSON
+ * writer), the known signatures and the night counter are staged whole and
+ * then renamed together; only then do the reported crash files leave the
+ * inbox.
+ *
+ * Guarantees: the state directory is locked for the night (flock: a second
+ * night on the same state stops at once); a night never takes a number
+ * that has a report already; a damaged or misplaced state file is found
+ * before any fuzzing; SIGINT and SIGTERM stop and reap every child (each
+ * runs in its own process group) and leave the state as it was, the
+ * night's crash files waiting in the inbox; anything that cannot be written
+ * ends the night with one "nightly: ..." line and status 2, the state as it
+ * was. Exit status: 0 nothing new, 1 new failures, 2 the job failed,
+ * 128+N stopped by signal N. */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { MAX_TARGETS = 256, MAX_STAGED = 32, PATHCAP = 4096 };
+
+typedef struct {
+  char name[128];
+  uint64_t execs;
+  unsigned before, after, crashes;
+} target_stat;
+
+typedef struct {
+  char target[128];
+  char sig[512];
+  char id[32];
+  char scenario[PATHCAP];
+  char triage[2048]; /* triage --json of the minimized scenario */
+} new_failure;
+
+typedef struct {
+  char target[128];
+  char sig[512];
+  char id[32]; /* "" for lines written before ids */
+} known_key;
+
+static struct {
+  const char *state, *build;
+  unsigned long budget, jobs;
+  int ntargets;
+  target_stat t[MAX_TARGETS];
+  char work[PATHCAP];
+  char staged[MAX_STAGED][PATHCAP];
+  int nstaged;
+  known_key *known;
+  size_t nknown, known_cap;
+  unsigned long next_id;
+  new_failure *fresh;
+  size_t nfresh;
+  char (*done)[PATHCAP]; /* inbox files handled this night */
+  size_t ndone;
+  unsigned seen;
+  pid_t child;
+} N;
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig) {
+  stop_sig = sig;
+}
+
+static void remove_tree(const char *dir);
+
+static void cleanup(void) {
+  for (int i = 0; i < N.nstaged; i++)
+    unlink(N.staged[i]);
+  N.nstaged = 0;
+  if (N.work[0]) {
+    remove_tree(N.work);
+    N.work[0] = 0;
+  }
+}
+
+/* The night cannot go on: one line, the state as it was, status 2. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2), noreturn))
+#endif
+static void
+die(const char *fmt, ...) {
+  cleanup();
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("nightly: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(EXIT_USAGE);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void
+note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("nightly: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static void stopped(void) {
+  int sig = (int)stop_sig;
+  cleanup();
+  fprintf(stderr,
+          "nightly: stopped by signal %d; every child is gone, the state is as it was and the "
+          "night's crash files wait in the inbox\n",
+          sig);
+  exit(128 + sig);
+}
+
+/* Test hook (SQLite style): SIMFUZZ_NIGHTLY_FULL_AT=merge|crashes|report|state|publish
+ * makes every write from that phase on fail as on a full disk. */
+static void phase(const char *name) {
+  const char *at = getenv("SIMFUZZ_NIGHTLY_FULL_AT");
+  if (at && !strcmp(at, name)) {
+    struct rlimit rl = {0, 0};
+    setrlimit(RLIMIT_FSIZE, &rl);
+  }
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+static void path2(char *out, const char *a, const char *b) {
+  if (snprintf(out, PATHCAP, "%s/%s", a, b) >= PATHCAP)
+    die("path too long: %s/%s", a, b);
+}
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void mkdirs(const char *p) {
+  char b[PATHCAP];
+  snprintf(b, sizeof b, "%s", p);
+  for (char *q = b + 1; *q; q++)
+    if (*q == '/') {
+      *q = 0;
+      mkdir(b, 0777);
+      *q = '/';
+    }
+  if (mkdir(b, 0777) != 0 && errno != EEXIST)
+    die("cannot create %s: %s", p, strerror(errno));
+  if (!is_dir(p))
+    die("cannot create %s: not a directory", p);
+}
+
+static void remove_tree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+        continue;
+      char p[PATHCAP];
+      if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p)
+        continue;
+      struct stat st;
+      if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+        remove_tree(p);
+      else
+        unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+static unsigned count_files(const char *dir) {
+  unsigned n = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+/* libFuzzer's names: [kind-]<40 hex digits of the SHA-1 of the contents> */
+static const char *sha1_of_name(const char *name) {
+  size_t n = strlen(name);
+  if (n < 40)
+    return NULL;
+  const char *h = name + n - 40;
+  if (h != name && h[-1] != '-')
+    return NULL;
+  for (const char *p = h; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+      return NULL;
+  return h;
+}
+
+/* Remove the files a full disk cut short (their contents no longer match
+ * the SHA-1 in their names); with strict, a file not named by its SHA-1 is
+ * damage too. Returns the number of damaged files (removed unless keep). */
+static unsigned damaged(const char *dir, int strict, int keep) {
+  unsigned bad = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char p[PATHCAP], hex[41];
+    path2(p, dir, e->d_name);
+    const char *want = sha1_of_name(e->d_name);
+    if (!want) {
+      bad += strict;
+      continue;
+    }
+    if (cli_sha1_file(p, hex) != 0 || strcmp(hex, want)) {
+      bad++;
+      if (!keep)
+        unlink(p);
+    }
+  }
+  closedir(d);
+  return bad;
+}
+
+/* Copy src to dst.new (exclusively created, checked whole by SHA-1), noted
+ * as staged; the caller renames it. */
+static void stage(const char *src, const char *dst) {
+  char tmp[PATHCAP], a[41], b[41];
+  if (snprintf(tmp, sizeof tmp, "%s.new", dst) >= (int)sizeof tmp)
+    die("path too long: %s", dst);
+  unlink(tmp);
+  FILE *in = fopen(src, "rb");
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+  if (!in || fd < 0) {
+    int e = errno;
+    if (in)
+      fclose(in);
+    if (fd >= 0)
+      close(fd);
+    die("cannot write %s: %s", dst, strerror(e));
+  }
+  if (N.nstaged < MAX_STAGED)
+    snprintf(N.staged[N.nstaged++], PATHCAP, "%s", tmp);
+  char buf[65536];
+  size_t n;
+  int err = 0;
+  while (!err && (n = fread(buf, 1, sizeof buf, in)) > 0)
+    err = write(fd, buf, n) != (ssize_t)n;
+  int e = errno;
+  err |= ferror(in) != 0;
+  fclose(in);
+  err |= fsync(fd) != 0;
+  err |= close(fd) != 0;
+  if (err || cli_sha1_file(src, a) != 0 || cli_sha1_file(tmp, b) != 0 || strcmp(a, b))
+    die("cannot write %s: %s", dst, err && e ? strerror(e) : "the copy came out short");
+}
+
+static void publish(const char *dst) {
+  char tmp[PATHCAP];
+  snprintf(tmp, sizeof tmp, "%s.new", dst);
+  if (rename(tmp, dst) != 0)
+    die("cannot write %s: %s", dst, strerror(errno));
+  for (int i = 0; i < N.nstaged; i++)
+    if (!strcmp(N.staged[i], tmp))
+      N.staged[i][0] = 0;
+}
+
+static void put(const char *src, const char *dst) {
+  stage(src, dst);
+  publish(dst);
+}
+
+/* ---- children --------------------------------------------------------------- */
+
+/* Run argv with stdout (and stderr, unless err_null) into out_path, in its
+ * own process group; a stop signal kills the whole group. Returns the wait
+ * status. */
+static int run(char *const argv[], const char *out_path, int err_null) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    die("cannot start %s: %s", argv[0], strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      if (!err_null)
+        dup2(fd, 2);
+      close(fd);
+    }
+    if (err_null) {
+      int nul = open("/dev/null", O_WRONLY);
+      if (nul >= 0)
+        dup2(nul, 2);
+    }
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  setpgid(pid, pid); /* no race with a signal before the child did it */
+  N.child = pid;
+  int st = 0, killed = 0;
+  time_t t0 = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &st, stop_sig ? WNOHANG : 0);
+    if (w == pid)
+      break;
+    if (w < 0 && errno != EINTR)
+      break;
+    if (stop_sig) {
+      if (!killed) {
+        kill(-pid, SIGTERM);
+        killed = 1;
+        t0 = time(NULL); /* supervision only */
+      } else if (time(NULL) - t0 >= 3) {
+        kill(-pid, SIGKILL);
+      }
+      struct timespec ts = {0, 50000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  if (killed)
+    kill(-pid, SIGKILL); /* the group's stragglers */
+  N.child = 0;
+  if (stop_sig)
+    stopped();
+  return st;
+}
+
+/* The first line a child prints, into buf (through a pipe: a full disk
+ * does not hide it); -1 if it printed nothing. */
+static int first_line(char *const argv[], char *buf, size_t cap) {
+  int fd[2];
+  if (pipe(fd) != 0)
+    die("cannot start %s: %s", argv[0], strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    die("cannot start %s: %s", argv[0], strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    close(fd[0]);
+    dup2(fd[1], 1);
+    int nul = open("/dev/null", O_WRONLY);
+    if (nul >= 0)
+      dup2(nul, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  N.child = pid;
+  close(fd[1]);
+  size_t n = 0;
+  for (;;) { /* keep reading to the end, so the child never blocks */
+    char tmp[4096];
+    ssize_t k = read(fd[0], tmp, sizeof tmp);
+    if (k < 0 && errno == EINTR && !stop_sig)
+      continue;
+    if (k <= 0)
+      break;
+    for (ssize_t i = 0; i < k && n + 1 < cap; i++)
+      buf[n++] = tmp[i];
+  }
+  close(fd[0]);
+  if (stop_sig)
+    kill(-pid, SIGKILL);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  N.child = 0;
+  if (stop_sig)
+    stopped();
+  buf[n] = 0;
+  buf[strcspn(buf, "\n")] = 0;
+  return n ? 0 : -1;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+static void add_known(const char *target, const char *sig, const char *id) {
+  if (N.nknown == N.known_cap) {
+    size_t cap = N.known_cap ? N.known_cap * 2 : 64;
+    known_key *k = realloc(N.known, cap * sizeof *k);
+    if (!k)
+      die("out of memory");
+    N.known = k;
+    N.known_cap = cap;
+  }
+  snprintf(N.known[N.nknown].target, sizeof N.known[0].target, "%s", target);
+  snprintf(N.known[N.nknown].sig, sizeof N.known[0].sig, "%s", sig);
+  snprintf(N.known[N.nknown].id, sizeof N.known[0].id, "%s", id ? id : "");
+  N.nknown++;
+}
+
+static int is_known(const char *target, const char *sig) {
+  for (size_t i = 0; i < N.nknown; i++)
+    if (!strcmp(N.known[i].target, target) && !strcmp(N.known[i].sig, sig))
+      return 1;
+  return 0;
+}
+
+/* A state file must be absent or a regular file. */
+static int state_file(const char *name, char *path) {
+  struct stat st;
+  path2(path, N.state, name);
+  if (lstat(path, &st) != 0)
+    return 0;
+  if (!S_ISREG(st.st_mode))
+    die("cannot use %s: it is not a regular file (move it away)", path);
+  return 1;
+}
+
+/* known.tsv: target TAB signature [TAB id] per line; ids are f<number>. */
+static void read_known(void) {
+  char path[PATHCAP];
+  if (!state_file("known.tsv", path))
+    return;
+  FILE *f = fopen(path, "r");
+  if (!f)
+    die("cannot read %s: %s", path, strerror(errno));
+  char line[2048];
+  unsigned long lines = 0;
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (!line[0])
+      continue;
+    lines++;
+    char *tab = strchr(line, '\t');
+    if (!tab)
+      die("cannot use %s: line %lu has no tab", path, lines);
+    *tab = 0;
+    char *sig = tab + 1, *id = strchr(sig, '\t');
+    if (id) {
+      *id++ = 0;
+      unsigned long v;
+      if (id[0] == 'f' && sscanf(id + 1, "%lu", &v) == 1 && v >= N.next_id)
+        N.next_id = v + 1;
+    }
+    add_known(line, sig, id);
+  }
+  fclose(f);
+  if (N.next_id <= lines)
+    N.next_id = lines + 1;
+}
+
+/* The night's number: after both the counter and every report on disk, so
+ * a damaged counter can never make a night overwrite an earlier report. */
+static unsigned long night_number(void) {
+  char path[PATHCAP];
+  unsigned long n = 0;
+  if (state_file("nights", path)) {
+    FILE *f = fopen(path, "r");
+    char b[64] = "";
+    if (!f || !fgets(b, sizeof b, f))
+      b[0] = 0;
+    if (f)
+      fclose(f);
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(b, &end, 10);
+    if (errno || end == b || (*end && *end != '\n'))
+      note("%s is damaged ('%.*s'); numbering after the last report instead", path,
+           (int)strcspn(b, "\n"), b);
+    else
+      n = v;
+  }
+  char rep[PATHCAP];
+  path2(rep, N.state, "reports");
+  DIR *d = opendir(rep);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      unsigned long k;
+      char tail[16];
+      if (sscanf(e->d_name, "night-%lu.%15s", &k, tail) == 2 && k > n)
+        n = k;
+    }
+    closedir(d);
+  }
+  return n + 1;
+}
+
+/* ---- one target --------------------------------------------------------------- */
+
+static void tool(char *out, const char *t) {
+  char b[PATHCAP];
+  snprintf(b, sizeof b, "%s/bin/simfuzz-%s", N.build, t);
+  snprintf(out, PATHCAP, "%s", b);
+}
+
+static void fuzz_target(target_stat *ts, unsigned long night) {
+  const char *t = ts->name;
+  char fz[PATHCAP], corpus[PATHCAP], old[PATHCAP], merged[PATHCAP], inbox[PATHCAP], tmp[PATHCAP];
+  snprintf(fz, sizeof fz, "%s/fuzz/%s_fuzzer", N.build, t);
+  snprintf(corpus, sizeof corpus, "%s/corpus/%s", N.state, t);
+  snprintf(old, sizeof old, "%s.old", corpus);
+  snprintf(merged, sizeof merged, "%s/corpus/.merge-%s", N.state, t);
+  snprintf(inbox, sizeof inbox, "%s/inbox/%s", N.state, t);
+  /* finish a corpus swap an earlier night left half done (renames only) */
+  if (is_dir(old)) {
+    if (is_dir(corpus))
+      remove_tree(old);
+    else if (rename(old, corpus) != 0)
+      die("cannot restore %s: %s", corpus, strerror(errno));
+  }
+  remove_tree(merged);
+  mkdirs(corpus);
+  mkdirs(inbox);
+  unsigned crash_before = count_files(inbox);
+  if (count_files(corpus) == 0) { /* a first night: the seed corpus */
+    char seeds[PATHCAP];
+    snprintf(seeds, sizeof seeds, "%s/corpus/%s", N.build, t);
+    DIR *d = opendir(seeds);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      if (e->d_name[0] == '.')
+        continue;
+      char s[PATHCAP], data_hex[41], dst[PATHCAP];
+      path2(s, seeds, e->d_name);
+      if (cli_sha1_file(s, data_hex) != 0)
+        continue;
+      path2(dst, corpus, data_hex); /* named as libFuzzer names inputs */
+      put(s, dst);
+    }
+    if (d)
+      closedir(d);
+  }
+  ts->before = count_files(corpus);
+  note("night %lu: fuzzing %s for %lus with %lu workers (corpus %u)", night, t, N.budget, N.jobs,
+       ts->before);
+  char a_fork[32], a_time[32], a_dict[PATHCAP], a_art[PATHCAP], log[PATHCAP];
+  snprintf(a_fork, sizeof a_fork, "-fork=%lu", N.jobs);
+  snprintf(a_time, sizeof a_time, "-max_total_time=%lu", N.budget);
+  snprintf(a_dict, sizeof a_dict, "-dict=%s/fuzz/%s.dict", N.build, t);
+  snprintf(a_art, sizeof a_art, "-artifact_prefix=%s/", inbox);
+  snprintf(log, sizeof log, "%s/%s.fuzz.log", N.work, t);
+  char *fuzz_argv[] = {fz,
+                       corpus,
+                       a_fork,
+                       "-ignore_crashes=1",
+                       "-ignore_ooms=1",
+                       "-ignore_timeouts=1",
+                       a_time,
+                       "-timeout=25",
+                       "-rss_limit_mb=2560",
+                       a_dict,
+                       a_art,
+                       NULL};
+  run(fuzz_argv, log, 0);
+  FILE *lf = fopen(log, "r");
+  char line[1024];
+  while (lf && fgets(line, sizeof line, lf)) /* the last "#<executions>" */
+    if (line[0] == '#' && line[1] >= '0' && line[1] <= '9')
+      ts->execs = strtoull(line + 1, NULL, 10);
+  if (lf)
+    fclose(lf);
+  /* a write cut short by a full disk leaves a file whose name no longer
+   * matches its contents: drop it (a crash file cut short may not fail any
+   * more; it will be found again) */
+  damaged(corpus, 0, 0);
+  damaged(inbox, 0, 0);
+  /* merge beside the corpus (one file system: the swap is two renames) */
+  phase("merge");
+  if (mkdir(merged, 0777) != 0)
+    die("cannot create %s: %s", merged, strerror(errno));
+  snprintf(tmp, sizeof tmp, "%s/%s.merge.log", N.work, t);
+  char *merge_argv[] = {fz, "-merge=1", merged, corpus, NULL};
+  int st = run(merge_argv, tmp, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    remove_tree(merged);
+    die("corpus merge failed for %s (libFuzzer -merge=1: %s); the corpus is unchanged", t,
+        WIFEXITED(st) ? "failed, disk full?" : "killed");
+  }
+  if (damaged(merged, 1, 1)) {
+    remove_tree(merged);
+    die("corpus merge for %s wrote damaged files (disk full?); the corpus is unchanged", t);
+  }
+  if (count_files(merged)) {
+    if (rename(corpus, old) != 0 || rename(merged, corpus) != 0)
+      die("cannot replace the corpus of %s: %s", t, strerror(errno));
+    remove_tree(old);
+  } else {
+    remove_tree(merged);
+  }
+  ts->after = count_files(corpus);
+  unsigned now = count_files(inbox);
+  ts->crashes = now > crash_before ? now - crash_before : 0;
+  note("  %s: %" PRIu64 " executions, corpus %u -> %u, %u crash files", t, ts->execs, ts->before,
+       ts->after, ts->crashes);
+}
+
+/* Triage, deduplicate and (new ones) minimize the crash files waiting in
+ * a target's inbox. */
+static void triage_target(const char *t) {
+  char inbox[PATHCAP], cli[PATHCAP];
+  snprintf(inbox, sizeof inbox, "%s/inbox/%s", N.state, t);
+  tool(cli, t);
+  DIR *d = opendir(inbox);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char f[PATHCAP], line[4096], sig[512] = "", status[32] = "";
+    path2(f, inbox, e->d_name);
+    N.done = realloc(N.done, (N.ndone + 1) * sizeof *N.done);
+    if (!N.done)
+      die("out of memory");
+    snprintf(N.done[N.ndone++], PATHCAP, "%s", f);
+    char *tri[] = {cli, "triage", "--json", "--binary", f, NULL};
+    if (first_line(tri, line, sizeof line) != 0 ||
+        cli_json_field(line, "signature", sig, sizeof sig) != 0 ||
+        cli_json_field(line, "status", status, sizeof status) != 0 || !strcmp(status, "ok")) {
+      N.seen++; /* passes on replay: a flaky input (timeout, OOM under load) */
+      continue;
+    }
+    if (is_known(t, sig)) {
+      N.seen++;
+      continue;
+    }
+    N.fresh = realloc(N.fresh, (N.nfresh + 1) * sizeof *N.fresh);
+    if (!N.fresh)
+      die("out of memory");
+    new_failure *nf = &N.fresh[N.nfresh++];
+    memset(nf, 0, sizeof *nf);
+    snprintf(nf->target, sizeof nf->target, "%s", t);
+    snprintf(nf->sig, sizeof nf->sig, "%s", sig);
+    char dir[PATHCAP], input[PATHCAP], min[PATHCAP], log[PATHCAP];
+    snprintf(dir, sizeof dir, "%s/crashes/%s", N.state, t);
+    mkdirs(dir);
+    for (;; N.next_id++) { /* an id no failure of this state had */
+      snprintf(nf->id, sizeof nf->id, "f%04lu", N.next_id);
+      snprintf(input, sizeof input, "%s/%s.input", dir, nf->id);
+      if (access(input, F_OK) != 0)
+        break;
+    }
+    N.next_id++;
+    add_known(t, sig, nf->id);
+    put(f, input);
+    note("new failure in %s: %s; minimizing", t, sig);
+    snprintf(min, sizeof min, "%s/%s.pb", dir, nf->id);
+    snprintf(log, sizeof log, "%s/%s.minimize.log", dir, nf->id);
+    char *mz[] = {cli, "minimize", "-q", "--binary", input, "-o", min, NULL};
+    int st = run(mz, log, 0);
+    snprintf(nf->scenario, sizeof nf->scenario, "%s",
+             WIFEXITED(st) && WEXITSTATUS(st) == 0 ? min : input);
+    char *chk[] = {cli, "triage", "--json", "--binary", nf->scenario, NULL};
+    if (first_line(chk, nf->triage, sizeof nf->triage) != 0)
+      snprintf(nf->triage, sizeof nf->triage, "{}");
+  }
+  closedir(d);
+}
+
+/* ---- reports ------------------------------------------------------------------ */
+
+static void field(const new_failure *nf, const char *key, char *out, size_t cap) {
+  if (cli_json_field(nf->triage, key, out, cap) != 0)
+    snprintf(out, cap, "?");
+}
+
+static FILE *open_work(const char *name, char *path) {
+  path2(path, N.work, name);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    die("cannot write %s: %s", path, strerror(errno));
+  return f;
+}
+
+static void close_work(FILE *f, const char *path) {
+  int err = ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0;
+  err |= fclose(f) != 0;
+  if (err)
+    die("cannot write %s: %s", path, errno ? strerror(errno) : "write error");
+}
+
+static void triage_object(cli_json *j, const new_failure *nf) {
+  static const char *const keys[] = {"status", "signature", "invariant",     "node",   "time_ns",
+                                     "events", "hash",      "deterministic", "message"};
+  cj_obj(j);
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    char v[1024];
+    field(nf, keys[k], v, sizeof v);
+    cj_key(j, keys[k]);
+    if (!strcmp(keys[k], "node") || !strcmp(keys[k], "time_ns") || !strcmp(keys[k], "events"))
+      cj_int(j, strtoll(v, NULL, 10));
+    else if (!strcmp(keys[k], "deterministic"))
+      cj_bool(j, !strcmp(v, "true"));
+    else
+      cj_str(j, v);
+  }
+  cj_end_obj(j);
+}
+
+/* The source file and line of a failure's check site, relative to the
+ * source tree, for SARIF; else the scenario file. */
+static void site_of(const new_failure *nf, char *file, size_t cap, long *line) {
+  const char *at = strstr(nf->sig, " at ");
+  const char *colon = at ? strrchr(at, ':') : NULL;
+  if (!strncmp(nf->sig, "invariant ", 10) && at && colon && colon[1]) {
+    snprintf(file, cap, "%.*s", (int)(colon - at - 4), at + 4);
+    *line = strtol(colon + 1, NULL, 10);
+    return;
+  }
+  snprintf(file, cap, "%s", nf->scenario);
+  *line = 1;
+}
+
+static void write_reports(unsigned long night, uint64_t execs) {
+  char md[PATHCAP], js[PATHCAP], sa[PATHCAP];
+  FILE *f = open_work("report.md", md);
+  fprintf(f, "# simfuzz nightly report, night %lu\n\n", night);
+  fprintf(f,
+          "Targets: %d; budget %lus each with %lu workers;\n%" PRIu64 " executions in total.\n\n",
+          N.ntargets, N.budget, N.jobs, execs);
+  fprintf(f, "| target | executions | corpus (before → after) | crash files |\n");
+  fprintf(f, "| --- | ---: | ---: | ---: |\n");
+  for (int i = 0; i < N.ntargets; i++)
+    fprintf(f, "| %s | %" PRIu64 " | %u → %u | %u |\n", N.t[i].name, N.t[i].execs, N.t[i].before,
+            N.t[i].after, N.t[i].crashes);
+  fputc('\n', f);
+  if (!N.nfresh) {
+    fprintf(f, "**Nothing new.** %u crash files matched known failures.\n", N.seen);
+  } else {
+    fprintf(f, "## %zu new failure(s)\n", N.nfresh);
+    for (size_t i = 0; i < N.nfresh; i++) {
+      const new_failure *nf = &N.fresh[i];
+      char inv[256], msg[1024], node[32], tns[32], det[16];
+      field(nf, "invariant", inv, sizeof inv);
+      field(nf, "message", msg, sizeof msg);
+      field(nf, "node", node, sizeof node);
+      field(nf, "time_ns", tns, sizeof tns);
+      field(nf, "deterministic", det, sizeof det);
+      for (char *p = msg; *p; p++) /* one line in Markdown */
+        if (*p == '\n' || *p == '\t')
+          *p = ' ';
+      fprintf(f, "\n### %s: %s (%s)\n\n", nf->target, inv, nf->id);
+      fprintf(f, "- signature: `%s`\n- message: %s\n", nf->sig, msg);
+      fprintf(f, "- node n%s at virtual time %s ns\n", node, tns);
+      fprintf(f, "- deterministic (two runs in one process, one in another): %s\n", det);
+      fprintf(f, "- minimized scenario: `%s` (text: `%s.txt`, timeline: `%s.timeline.txt`)\n",
+              nf->scenario, nf->scenario, nf->scenario);
+      fprintf(f, "- replay: `%s/bin/simfuzz --target %s replay %s`\n", N.build, nf->target,
+              nf->scenario);
+    }
+    if (N.seen)
+      fprintf(f, "\n%u more crash files matched known failures.\n", N.seen);
+  }
+  close_work(f, md);
+
+  f = open_work("report.json", js);
+  cli_json j;
+  cj_begin(&j, f);
+  cj_obj(&j);
+  cj_key(&j, "night");
+  cj_int(&j, (int64_t)night);
+  cj_key(&j, "budget_s");
+  cj_int(&j, (int64_t)N.budget);
+  cj_key(&j, "jobs");
+  cj_int(&j, (int64_t)N.jobs);
+  cj_key(&j, "executions");
+  cj_int(&j, (int64_t)execs);
+  cj_key(&j, "targets");
+  cj_arr(&j);
+  for (int i = 0; i < N.ntargets; i++) {
+    cj_obj(&j);
+    cj_key(&j, "target");
+    cj_str(&j, N.t[i].name);
+    cj_key(&j, "executions");
+    cj_int(&j, (int64_t)N.t[i].execs);
+    cj_key(&j, "corpus_before");
+    cj_int(&j, N.t[i].before);
+    cj_key(&j, "corpus_after");
+    cj_int(&j, N.t[i].after);
+    cj_key(&j, "crash_files");
+    cj_int(&j, N.t[i].crashes);
+    cj_end_obj(&j);
+  }
+  cj_end_arr(&j);
+  cj_key(&j, "known_matches");
+  cj_int(&j, N.seen);
+  cj_key(&j, "new");
+  cj_arr(&j);
+  for (size_t i = 0; i < N.nfresh; i++) {
+    const new_failure *nf = &N.fresh[i];
+    char replay[2 * PATHCAP];
+    snprintf(replay, sizeof replay, "%s/bin/simfuzz --target %s replay %s", N.build, nf->target,
+             nf->scenario);
+    cj_obj(&j);
+    cj_key(&j, "target");
+    cj_str(&j, nf->target);
+    cj_key(&j, "id");
+    cj_str(&j, nf->id);
+    cj_key(&j, "signature");
+    cj_str(&j, nf->sig);
+    cj_key(&j, "scenario");
+    cj_str(&j, nf->scenario);
+    cj_key(&j, "replay");
+    cj_str(&j, replay);
+    cj_key(&j, "triage");
+    triage_object(&j, nf);
+    cj_end_obj(&j);
+  }
+  cj_end_arr(&j);
+  cj_end_obj(&j);
+  fputc('\n', f);
+  close_work(f, js);
+
+  f = open_work("report.sarif", sa);
+  cj_begin(&j, f);
+  cj_obj(&j);
+  cj_key(&j, "version");
+  cj_str(&j, "2.1.0");
+  cj_key(&j, "$schema");
+  cj_str(&j, "https://json.schemastore.org/sarif-2.1.0.json");
+  cj_key(&j, "runs");
+  cj_arr(&j);
+  cj_obj(&j);
+  cj_key(&j, "tool");
+  cj_obj(&j);
+  cj_key(&j, "driver");
+  cj_obj(&j);
+  cj_key(&j, "name");
+  cj_str(&j, "simfuzz");
+  cj_key(&j, "informationUri");
+  cj_str(&j, "https://github.com/simfuzz/simfuzz");
+  cj_key(&j, "rules");
+  cj_arr(&j);
+  cj_end_arr(&j);
+  cj_end_obj(&j);
+  cj_end_obj(&j);
+  cj_key(&j, "results");
+  cj_arr(&j);
+  for (size_t i = 0; i < N.nfresh; i++) {
+    const new_failure *nf = &N.fresh[i];
+    char inv[256], msg[1024], text[2 * PATHCAP], file[PATHCAP], fp[1024];
+    long line;
+    field(nf, "invariant", inv, sizeof inv);
+    field(nf, "message", msg, sizeof msg);
+    snprintf(text, sizeof text, "%s: %s (replay: simfuzz --target %s replay %s)", nf->target, msg,
+             nf->target, nf->scenario);
+    site_of(nf, file, sizeof file, &line);
+    snprintf(fp, sizeof fp, "%s %s", nf->target, nf->sig);
+    cj_obj(&j);
+    cj_key(&j, "ruleId");
+    cj_str(&j, inv);
+    cj_key(&j, "level");
+    cj_str(&j, "error");
+    cj_key(&j, "message");
+    cj_obj(&j);
+    cj_key(&j, "text");
+    cj_str(&j, text);
+    cj_end_obj(&j);
+    cj_key(&j, "locations");
+    cj_arr(&j);
+    cj_obj(&j);
+    cj_key(&j, "physicalLocation");
+    cj_obj(&j);
+    cj_key(&j, "artifactLocation");
+    cj_obj(&j);
+    cj_key(&j, "uri");
+    cj_str(&j, file);
+    cj_end_obj(&j);
+    cj_key(&j, "region");
+    cj_obj(&j);
+    cj_key(&j, "startLine");
+    cj_int(&j, line > 0 ? line : 1);
+    cj_end_obj(&j);
+    cj_end_obj(&j);
+    cj_end_obj(&j);
+    cj_end_arr(&j);
+    cj_key(&j, "partialFingerprints");
+    cj_obj(&j);
+    cj_key(&j, "simfuzzSignature");
+    cj_str(&j, fp);
+    cj_end_obj(&j);
+    cj_end_obj(&j);
+  }
+  cj_end_arr(&j);
+  cj_end_obj(&j);
+  cj_end_arr(&j);
+  cj_end_obj(&j);
+  fputc('\n', f);
+  close_work(f, sa);
+}
+
+/* ---- the command -------------------------------------------------------------- */
+
+static int usage(void) {
+  fprintf(stderr, "%s",
+          "usage: simfuzz nightly [--state DIR] [--build DIR] [--budget SECONDS] "
+          "[--jobs N] [--targets \"T1 T2 ...\"]\n(see: simfuzz help nightly)\n");
+  return EXIT_USAGE;
+}
+
+/* The build directory of this binary (BUILD/bin/simfuzz), or "". */
+static void own_build(char *out, size_t cap) {
+  char self[PATHCAP];
+  ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+  out[0] = 0;
+  if (k <= 0)
+    return;
+  self[k] = 0;
+  char *s = strrchr(self, '/');
+  if (!s)
+    return;
+  *s = 0;
+  s = strrchr(self, '/');
+  if (s && !strcmp(s, "/bin")) {
+    *s = 0;
+    snprintf(out, cap, "%s", self);
+  }
+}
+
+int cmd_nightly(int argc, char **argv) {
+  static char build_buf[PATHCAP], state_buf[PATHCAP];
+  const char *targets = NULL;
+  N.state = "out/nightly";
+  own_build(build_buf, sizeof build_buf);
+  N.build = build_buf[0] ? build_buf : "build/nightly";
+  N.budget = 600;
+  long nc = sysconf(_SC_NPROCESSORS_ONLN);
+  N.jobs = nc > 0 ? (unsigned long)nc : 2;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int has = i + 1 < argc;
+    if (!strcmp(a, "--state") || !strcmp(a, "--build") || !strcmp(a, "--budget") ||
+        !strcmp(a, "--jobs") || !strcmp(a, "--targets")) {
+      if (!has)
+        return cli_error("nightly: %s needs a value", a);
+      const char *v = argv[++i];
+      char *end;
+      if (!strcmp(a, "--state")) {
+        N.state = v;
+      } else if (!strcmp(a, "--build")) {
+        N.build = v;
+      } else if (!strcmp(a, "--targets")) {
+        targets = v;
+      } else {
+        errno = 0;
+        unsigned long x = strtoul(v, &end, 10);
+        if (errno || end == v || *end || v[0] == '-' || x == 0 || x > 100000000)
+          return cli_error("nightly: %s wants a positive number, not '%s'", a, v);
+        if (!strcmp(a, "--budget"))
+          N.budget = x;
+        else
+          N.jobs = x;
+      }
+    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      printf("%s %s\n", cli_prog, HELP_NIGHTLY);
+      return EXIT_OK;
+    } else if (!strcmp(a, "--no-build")) {
+      /* scripts/nightly.sh's option, harmless here */
+    } else {
+      cli_error("nightly: unknown argument '%s'", a);
+      return usage();
+    }
+  }
+  signal(SIGXFSZ, SIG_IGN); /* past a file-size limit, writes fail with EFBIG */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+
+  /* the build */
+  char p[PATHCAP];
+  snprintf(p, sizeof p, "%s/fuzz", N.build);
+  if (!targets) { /* every fuzzer of the build */
+    DIR *d = opendir(p);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      size_t n = strlen(e->d_name);
+      if (n > 7 && !strcmp(e->d_name + n - 7, "_fuzzer") && N.ntargets < MAX_TARGETS)
+        snprintf(N.t[N.ntargets++].name, sizeof N.t[0].name, "%.*s", (int)(n - 7), e->d_name);
+    }
+    if (d)
+      closedir(d);
+    /* sorted: the same order every night */
+    for (int a = 1; a < N.ntargets; a++)
+      for (int b = a; b > 0 && strcmp(N.t[b - 1].name, N.t[b].name) > 0; b--) {
+        target_stat tmp = N.t[b];
+        N.t[b] = N.t[b - 1];
+        N.t[b - 1] = tmp;
+      }
+  } else {
+    for (const char *q = targets; *q;) {
+      size_t n = strcspn(q, " \t,");
+      if (n && N.ntargets < MAX_TARGETS)
+        snprintf(N.t[N.ntargets++].name, sizeof N.t[0].name, "%.*s", (int)n, q);
+      q += n;
+      q += strspn(q, " \t,");
+    }
+  }
+  if (!N.ntargets)
+    die("no fuzzers in %s (build with clang, or give --build)", p);
+  for (int i = 0; i < N.ntargets; i++) {
+    char fz[PATHCAP], cli[PATHCAP];
+    snprintf(fz, sizeof fz, "%s/fuzz/%s_fuzzer", N.build, N.t[i].name);
+    tool(cli, N.t[i].name);
+    if (access(fz, X_OK) != 0 || access(cli, X_OK) != 0)
+      die("no fuzzer or tool for target %s in %s", N.t[i].name, N.build);
+  }
+
+  /* the state: created, locked, its files checked before any fuzzing */
+  snprintf(state_buf, sizeof state_buf, "%s", N.state);
+  N.state = state_buf;
+  mkdirs(N.state);
+  int lock = open(N.state, O_RDONLY | O_DIRECTORY);
+  if (lock < 0)
+    die("cannot create %s: %s", N.state, strerror(errno));
+  if (flock(lock, LOCK_EX | LOCK_NB) != 0)
+    die("cannot use %s: another night is running on it", N.state);
+  char sub[PATHCAP];
+  const char *dirs[] = {"corpus", "crashes", "reports", "inbox"};
+  for (size_t i = 0; i < 4; i++) {
+    path2(sub, N.state, dirs[i]);
+    mkdirs(sub);
+  }
+  path2(sub, N.state, ".probe");
+  int pf = open(sub, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (pf < 0)
+    die("cannot write to %s: %s", N.state, strerror(errno));
+  close(pf);
+  unlink(sub);
+  read_known();
+  state_file("nights", sub);
+  unsigned long night = night_number();
+
+  const char *tmpdir = getenv("TMPDIR");
+  snprintf(N.work, sizeof N.work, "%s/simfuzz-nightly-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(N.work)) {
+    N.work[0] = 0;
+    die("cannot create a temporary directory: %s", strerror(errno));
+  }
+  setenv("TMPDIR", N.work, 1); /* libFuzzer's temporary files */
+  if (!getenv("ASAN_OPTIONS"))
+    setenv("ASAN_OPTIONS", "detect_leaks=1:symbolize=0", 1);
+
+  uint64_t execs = 0;
+  for (int i = 0; i < N.ntargets; i++) {
+    fuzz_target(&N.t[i], night);
+    execs += N.t[i].execs;
+  }
+  phase("crashes");
+  for (int i = 0; i < N.ntargets; i++)
+    triage_target(N.t[i].name);
+  phase("report");
+  write_reports(night, execs);
+
+  /* stage the known signatures and the counter; then everything together */
+  phase("state");
+  char known_w[PATHCAP], nights_w[PATHCAP];
+  FILE *kf = open_work("known.tsv", known_w);
+  for (size_t i = 0; i < N.nknown; i++)
+    fprintf(kf, "%s\t%s%s%s\n", N.known[i].target, N.known[i].sig, N.known[i].id[0] ? "\t" : "",
+            N.known[i].id);
+  close_work(kf, known_w);
+  (void)nights_w;
+  FILE *nf = open_work("nights", nights_w);
+  fprintf(nf, "%lu\n", night);
+  close_work(nf, nights_w);
+  phase("publish");
+  const char *ext[] = {"md", "json", "sarif"};
+  char dst[3][2][PATHCAP], src[3][PATHCAP], kdst[PATHCAP], ndst[PATHCAP];
+  for (int i = 0; i < 3; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "report.%s", ext[i]);
+    path2(src[i], N.work, name);
+    snprintf(dst[i][0], PATHCAP, "%s/reports/night-%lu.%s", N.state, night, ext[i]);
+    snprintf(dst[i][1], PATHCAP, "%s/reports/latest.%s", N.state, ext[i]);
+    stage(src[i], dst[i][0]);
+    stage(src[i], dst[i][1]);
+  }
+  path2(kdst, N.state, "known.tsv");
+  path2(ndst, N.state, "nights");
+  stage(known_w, kdst);
+  stage(nights_w, ndst);
+  for (int i = 0; i < 3; i++) {
+    publish(dst[i][0]);
+    publish(dst[i][1]);
+  }
+  publish(kdst);
+  publish(ndst);
+  /* reported: the crash files leave the inbox (a new failure's input is
+   * kept in crashes/) */
+  for (size_t i = 0; i < N.ndone; i++)
+    unlink(N.done[i]);
+  note("night %lu: %zu new failure(s), %u known; report: %s/reports/night-%lu.md", night, N.nfresh,
+       N.seen, N.state, night);
+  cleanup();
+  free(N.known);
+  free(N.fresh);
+  free(N.done);
+  close(lock);
+  return N.nfresh ? EXIT_FAILED : EXIT_OK;
+}
