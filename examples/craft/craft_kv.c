@@ -24,7 +24,13 @@
  *   log_matching         two logs with an entry of the same index and term
  *                        are identical up to it (after every change of a log)
  *   leader_completeness  a new leader's log holds every entry committed
- *                        before its term (when a node becomes leader)
+ *                        in an earlier term (when a node becomes leader).
+ *                        The term an entry was committed in is the current
+ *                        term of the first node seen to commit it (the
+ *                        leader). A node may still win an older term after
+ *                        a commit, with votes granted before it and
+ *                        delivered late: Raft allows that, and such a
+ *                        leader cannot commit anything
  *   committed_stable     an index, once committed anywhere, is committed
  *                        with the same entry everywhere (after every event)
  *   state_machine_safety no two nodes apply different commands at an index
@@ -91,6 +97,7 @@ struct cluster {
   raft_term leader_term[MAX_TERMS];
   raft_id leader_id[MAX_TERMS];
   uint64_t commit_term[MAX_INDEX + 1], commit_hash[MAX_INDEX + 1];
+  uint64_t commit_in[MAX_INDEX + 1]; /* the term an index was committed in */
   raft_index committed; /* highest index known committed */
   uint64_t applied_hash[MAX_INDEX + 1];
   lm_ent *lm;
@@ -641,6 +648,7 @@ static SF_ORACLE void committed_stable(void *ctx, sim_world *w) {
       if (!c->commit_term[x]) {
         c->commit_term[x] = e->term;
         c->commit_hash[x] = h;
+        c->commit_in[x] = cn->raft.current_term;
         if (x > c->committed)
           c->committed = x;
         continue;
@@ -667,15 +675,15 @@ static SF_ORACLE void leader_completeness(void *ctx, sim_world *w) {
     if (!new_leader)
       continue;
     for (raft_index x = 1; x <= c->committed; x++) {
-      if (!c->commit_term[x] || c->commit_term[x] >= t)
+      if (!c->commit_term[x] || c->commit_in[x] >= t)
         continue;
       const struct raft_entry *e = log_at(&cn->raft.log, x);
       SIM_INVARIANT(w, i, e && e->term == c->commit_term[x] && entry_hash(e) == c->commit_hash[x],
                     "leader_completeness",
                     "n%d became leader of term %llu without the entry committed at index %llu "
-                    "(term %llu)",
+                    "(term %llu) in term %llu",
                     i, (unsigned long long)t, (unsigned long long)x,
-                    (unsigned long long)c->commit_term[x]);
+                    (unsigned long long)c->commit_term[x], (unsigned long long)c->commit_in[x]);
       if (!e || e->term != c->commit_term[x])
         return;
     }
