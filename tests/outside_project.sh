@@ -142,6 +142,21 @@ fi
 "$S" --target kvstream_1_1 check-determinism "$OB"/corpus/kvstream_1_1/*.pb > "$work/det" 2>&1 \
   && ok "ROUTE rand: the library's rand() is deterministic" || { bad "check-determinism"; cat "$work/det"; }
 
+# ---- 4b. the nightly job over the outside project's build, run by the
+# installed simfuzz: both builds of the buggy release are found and reported ----
+if [ "$MODE" = full ] && [ -x "$OB/fuzz/kvstream_1_1_raw_fuzzer" ]; then
+  "$P/bin/simfuzz" nightly --build "$OB" --state "$work/night" --budget 8 --jobs 1 \
+    --targets "kvstream_1_0 kvstream_1_1 kvstream_1_1_raw" > "$work/night.out" 2> "$work/night.err"; rc=$?
+  k="$work/night/known.tsv"
+  if [ $rc = 1 ] && grep -q "^kvstream_1_1	invariant assert at kvrep-1.1/kvrep.c:[0-9]*	" "$k" 2> /dev/null \
+     && grep -q "^kvstream_1_1_raw	crash: assert kvrep-1.1/kvrep.c:[0-9]* .version > s->version" "$k" \
+     && ! grep -q "^kvstream_1_0	" "$k" && [ -s "$work/night/reports/night-1.sarif" ]; then
+    ok "installed simfuzz nightly on the project's build: both failures reported, 1.0 clean"
+  else
+    bad "nightly on the outside build: exit $rc"; tail -5 "$work/night.err"; cat "$k" 2> /dev/null
+  fi
+fi
+
 # ---- 5. seeds, dictionary, pkg-config ----
 [ -s "$OB/corpus/kvstream_1_0/writes.pb" ] && [ -s "$OB/corpus/kvstream_1_1_raw/crash.pb" ] \
   && ok "seed corpus encoded" || bad "seed corpus missing"
