@@ -30,7 +30,7 @@ for l in "$work"/fuzz-*.log; do
   [ -n "$n" ] || n=$(grep -o "^#[0-9]*" "$l" | tail -1 | tr -d '#') # a worker that stopped
   execs=$((execs + ${n:-0}))
 done
-crashes=$(ls "$work" | grep -c "^crash-\|^leak-\|^timeout-\|^oom-" || true)
+crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
 peak=$(grep -ho "rss: [0-9]*Mb" "$work"/fuzz-*.log | tr -dc '0-9\n' | sort -n | tail -1)
 echo "selftest: $execs executions in $((end - start)) s with $J workers (ASAN_OPTIONS=$ASAN_OPTIONS) ($((execs / (end - start + 1))) exec/s); corpus $(ls "$work/c" | wc -l) inputs; peak RSS ${peak:-?} MiB; $crashes failures"
 [ "$crashes" = 0 ] || {

@@ -2,7 +2,7 @@
 # Install the Debian packages simfuzz needs, when missing. Idempotent; runs
 # apt-get only if something is absent. Used by both README commands and CI.
 set -eu
-PKGS="pkgconf libraft-dev clang llvm libclang-rt-14-dev cmake ninja-build make gcc python3 afl++ chromium \
+PKGS="pkgconf libraft-dev clang-format shellcheck clang llvm libclang-rt-14-dev cmake ninja-build make gcc python3 afl++ chromium \
 protobuf-c-compiler libprotobuf-c-dev protobuf-compiler zip"
 missing=""
 for p in $PKGS; do

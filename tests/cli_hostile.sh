@@ -74,7 +74,8 @@ ln -s precious link.pb
 "$S" encode big.txt -o link.pb > l.out 2>&1; rc=$?
 [ $rc = 2 ] && [ "$(cat precious)" = precious ] && grep -q "symbolic link" l.out &&
   ok "encode -o LINK: refused, the link's target intact" || bad "encode wrote through a link (exit $rc)"
-ls -a | grep -q '\.tmp' && bad "temporary files left: $(ls -a | grep '\.tmp')" || ok "no temporary file left"
+left=$(find . -maxdepth 1 -name '*.tmp*')
+[ -n "$left" ] && bad "temporary files left: $left" || ok "no temporary file left"
 
 # 10. check-determinism memory stays bounded on a 300k-event input
 python3 - > huge.txt << 'PY'

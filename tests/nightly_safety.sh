@@ -117,7 +117,7 @@ if mount -t tmpfs -o size=64k tmpfs "$work/m" 2> /dev/null; then
   inbox_ok "$s" || fail "tmpfs: inbox"
   grep -v " ./corpus/" "$work/before" | cmp -s - "$work/a1" || fail "tmpfs: the state changed"
   [ -z "$(find "$s" -name "*.new" -o -name ".merge-*")" ] || fail "tmpfs: temporary files left"
-  [ -z "$(ls -A "$work/m" | grep -v '^s$')" ] || fail "tmpfs: left in TMPDIR: $(ls -A "$work/m")"
+  [ -z "$(find "$work/m" -mindepth 1 -maxdepth 1 ! -name s)" ] || fail "tmpfs: left in TMPDIR: $(ls -A "$work/m")"
   mount -o remount,size=16m "$work/m" || fail "remount"
   night "$s" TMPDIR="$work/m"
   [ $rc = 1 ] || { cat "$work/err"; fail "tmpfs: night with room exit $rc, want 1"; }

@@ -19,7 +19,7 @@ for f in include/simfuzz/simfuzz.h include/simfuzz/simfuzz_runner.h include/simf
          lib/pkgconfig/simfuzz-sim.pc share/simfuzz/scenario.proto share/simfuzz/scenario.dict; do
   [ -e "$P/$f" ] || { echo "FAIL: $f is not installed"; bad=1; }
 done
-leaked=$(ls "$P/include/simfuzz" | grep -v -x -e sim.h -e simfuzz.h -e simfuzz_runner.h \
+leaked=$(find "$P/include/simfuzz" -mindepth 1 -printf '%P\n' | grep -v -x -e sim.h -e simfuzz.h -e simfuzz_runner.h \
   -e scenario.h -e linearize.h -e simfuzz_wire.h -e simfuzz_record.h -e simfuzz_libc.h)
 [ -z "$leaked" ] || { echo "FAIL: internal headers installed: $leaked"; bad=1; }
 [ $bad = 0 ] && echo "ok: installed into $P"

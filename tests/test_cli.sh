@@ -5,9 +5,16 @@
 # show/encode (round trip with protoc), trace (Chrome JSON, HTML rendered in
 # headless Chromium), sweep, check-determinism (catches a nondeterministic
 # target), and one-line errors with exit status 2.
-# Usage: test_cli.sh BUILD_DIR
+# Usage: test_cli.sh BUILD_DIR [SECTION]
+#   SECTION: one of sweep replay errors encode minimize triage disk trace
+#   determinism help (ctest runs each as cli.SECTION); all when omitted
 set -u
-B=$1
+B=$1; SECTION=${2:-}
+case "$SECTION" in
+  "" | sweep | replay | errors | encode | minimize | triage | disk | trace | determinism | help) ;;
+  *) echo "test_cli.sh: unknown section '$SECTION'" >&2; exit 2 ;;
+esac
+want() { [ -z "$SECTION" ] || [ "$SECTION" = "$1" ]; }
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 S="$B/bin/simfuzz"
 T=pbstore_bug_reset_skip
@@ -36,10 +43,26 @@ P="-I$SRC/proto $SRC/proto/scenario.proto"
 rc=$?
 crash=$(ls "$work"/$T-seed-*.pb 2>/dev/null | head -1)
 if [ "$rc" = 1 ] && [ -n "$crash" ] && grep -q "sweep: 3001 seeds" "$work/sweep.log"; then
-  ok "sweep finds and saves failures (exit 1)"
+  want sweep && ok "sweep finds and saves failures (exit 1)"
 else
-  bad "sweep finds and saves failures (exit 1)"
+  bad "sweep finds and saves failures (exit 1)"; exit 1
 fi
+# a crashing system under test's scenario
+cat > "$work/crashy.txt" <<'TXT'
+steps { at_us: 1000 op { count: 2 } }
+steps { at_us: 2000 heal { } }
+steps { at_us: 3000 isolate { node: 1 } }
+steps { at_us: 4000 op { count: 1 } }
+steps { at_us: 5000 op { count: 4 } }
+steps { at_us: 6000 crash { node: 1 } }
+TXT
+"$S" encode "$work/crashy.txt" -o "$work/crashy.pb" 2>/dev/null
+# the minimized crash, for the sections after minimize's
+need_min() {
+  [ -s "$work/min.pb" ] || "$S" --target $T minimize -q "$crash" -o "$work/min.pb" > /dev/null 2>&1
+}
+
+if want sweep; then
 check "sweep of the correct target: exit 0" "$S" --target pbstore sweep --seeds 0-500 -q
 "$S" --target $T sweep --seeds 0-3000 -o "$work/new-dir" -q > /dev/null
 [ -d "$work/new-dir" ] && ls "$work"/new-dir/*.pb > /dev/null 2>&1 && ok "sweep -o creates its directory" \
@@ -48,8 +71,10 @@ check "sweep of the correct target: exit 0" "$S" --target pbstore sweep --seeds 
 status 2 "$S" --target $T sweep --seeds 0-10 -o "$work/plain-file" -q && \
   [ "$(wc -l < "$work/st.err")" = 1 ] && ok "sweep -o onto a file: one error line, exit 2" \
   || bad "sweep -o onto a file: one error line, exit 2"
+fi
 
 # ---- replay ------------------------------------------------------------
+if want replay; then
 check "replay a failing scenario: exit 1, the report" sh -c "
   \"$S\" --target $T replay '$crash' > '$work/r.txt'; [ \$? = 1 ] &&
   grep -q \"FAILURE in target $T: invariant 'backup_log_is_prefix'\" '$work/r.txt' &&
@@ -71,8 +96,10 @@ check "replay reads raw bytes (generator) and damaged protobufs" sh -c "
   head -c 300 /dev/urandom > '$work/raw' && \"$S\" --target pbstore replay -q '$work/raw' | grep -q 'raw bytes';
   cp '$crash' '$work/damaged' && printf '\\062\\177' >> '$work/damaged' &&
   \"$S\" --target pbstore replay -q '$work/damaged' | grep -q 'damaged scenario'"
+fi
 
 # ---- errors: one line, exit 2 --------------------------------------------
+if want errors; then
 for c in "replay $work/missing.pb" "replay $work" "show $work/missing" "minimize $crash" \
          "replay --bogus $crash" "replay --kinds nonsense $crash" "sweep --seeds 9-1" \
          "trace $crash" "encode $work/missing.txt -o $work/x.pb"; do
@@ -90,8 +117,10 @@ if status 2 "$S" replay "$crash" && grep -q "choose one with --target" "$work/st
 printf 'steps { at_us: 5 heal { } }\nbogus_field: 3\n' > "$work/bad.txt"
 if status 2 "$S" --target $T replay "$work/bad.txt" && grep -q 'line 2: message type "simfuzz.Scenario" has no field named "bogus_field"' "$work/st.err"; then
   ok "malformed text: line and reason"; else bad "malformed text: line and reason"; cat "$work/st.err"; fi
+fi
 
 # ---- show / encode: round trip with protoc --------------------------------
+if want encode; then
 rt_ok=1
 for f in "$crash" "$B"/corpus/pbstore/*.pb "$SRC"/tests/regressions/pbstore/*.pb; do
   "$S" show "$f" > "$work/s.txt" || rt_ok=0
@@ -106,8 +135,10 @@ done
 cp "$work/s.txt" "$work/same.txt"
 if status 2 "$S" encode "$work/same.txt" -o "$work/same.txt" && cmp -s "$work/s.txt" "$work/same.txt"; then
   ok "encode refuses to overwrite its input"; else bad "encode refuses to overwrite its input"; fi
+fi
 
 # ---- minimize ------------------------------------------------------------
+if want minimize; then
 sum_before=$(cksum < "$crash")
 "$S" --target $T minimize -q "$crash" -o "$work/min.pb" > "$work/min.log" 2>&1
 rc=$?
@@ -146,15 +177,6 @@ if [ -x "$B/fuzz/${T}_fuzzer" ]; then
 fi
 
 # a crashing system under test: candidates run in forked children
-cat > "$work/crashy.txt" <<'TXT'
-steps { at_us: 1000 op { count: 2 } }
-steps { at_us: 2000 heal { } }
-steps { at_us: 3000 isolate { node: 1 } }
-steps { at_us: 4000 op { count: 1 } }
-steps { at_us: 5000 op { count: 4 } }
-steps { at_us: 6000 crash { node: 1 } }
-TXT
-"$S" encode "$work/crashy.txt" -o "$work/crashy.pb" 2>/dev/null
 "$B/bin/simfuzz-crashy" minimize -q --max-tries 400 "$work/crashy.pb" -o "$work/crashy.min" > "$work/cm.log" 2>&1
 rc=$?
 if [ $rc = 0 ] && grep -q "failure kept: crash: " "$work/cm.log" &&
@@ -163,8 +185,11 @@ if [ $rc = 0 ] && grep -q "failure kept: crash: " "$work/cm.log" &&
 else
   bad "minimize survives a crashing target"; cat "$work/cm.log"
 fi
+fi
 
 # ---- triage --------------------------------------------------------------
+if want triage; then
+need_min
 "$S" --target $T triage "$crash" "$work/min.pb" > "$work/tri.out"
 rc=$?
 n=$(grep -c ": invariant backup_log_is_prefix at .*pbstore.c:[0-9]*$" "$work/tri.out")
@@ -189,8 +214,10 @@ grep -q "NOT DETERMINISTIC" "$work/tri.nd" && ok "triage flags a nondeterministi
 status 2 "$S" --target $T triage "$work/no-such-file" "$work/min.pb" && grep -q "invariant" "$work/st.out" \
   && ok "triage: an unreadable input is exit 2, the others are still triaged" \
   || bad "triage: an unreadable input is exit 2, the others are still triaged"
+fi
 
 # ---- a full disk (a file size limit) ------------------------------------------
+if want disk; then
 python3 -c "
 for i in range(200):
     print('steps { at_us: %d op { node: 1 value: %d count: 2 } }' % (1000 * i, i))
@@ -216,8 +243,11 @@ if [ "$(id -u)" != 0 ]; then
     && ok "encode into an unwritable directory: one error line, exit 2" \
     || bad "encode into an unwritable directory"
 fi
+fi
 
 # ---- trace -------------------------------------------------------------
+if want trace; then
+need_min
 if "$S" --target $T trace "$work/min.pb" --chrome "$work/t.json" --html "$work/t.html" > /dev/null &&
    python3 -c "
 import json, sys
@@ -247,8 +277,11 @@ if [ -n "$CHROMIUM" ]; then
 else
   bad "trace --html: chromium is not installed (scripts/bootstrap.sh installs it)"
 fi
+fi
 
 # ---- check-determinism -----------------------------------------------------
+if want determinism; then
+need_min
 check "check-determinism: deterministic inputs, exit 0" sh -c "
   \"$S\" --target $T check-determinism '$crash' '$work/min.pb' | grep -c 'deterministic:' | grep -q 2"
 "$B/bin/simfuzz-nondet" check-determinism "$crash" > "$work/nd.txt" 2>&1
@@ -259,12 +292,15 @@ else
 fi
 if status 3 "$B/bin/simfuzz-nondet" replay -q "$crash"; then
   ok "replay of a nondeterministic target: exit 3"; else bad "replay of a nondeterministic target: exit 3"; fi
+fi
 
 # ---- help ------------------------------------------------------------------
+if want help; then
 for c in replay minimize show encode trace sweep check-determinism; do
   if "$S" help $c | grep -q "EXIT STATUS" && "$S" $c --help | grep -q "SYNOPSIS"; then
     ok "help $c"; else bad "help $c"; fi
 done
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

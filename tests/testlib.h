@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim.h"
+
 #define TEST(name) static void test_##name(void)
 #define T(name)                                                                                    \
   { #name, test_##name }
@@ -61,10 +63,7 @@ int test_main(const test_case *cases, size_t n, int argc, char **argv);
     }                                                                                              \
   } while (0)
 
-#endif
-
 /* ---- recorder: a system under test that logs every callback ---------- */
-#include "sim.h"
 
 enum { R_BOOT = 1, R_RECV, R_TIMER, R_CONN, R_TEARDOWN };
 
@@ -100,3 +99,5 @@ int rec_count(const recorder *r, int kind, int node);
 
 /** Send a datagram carrying value v (8 bytes, little-endian). */
 int send_u64(sim_world *w, int from, int to, uint64_t v);
+
+#endif

@@ -98,7 +98,7 @@ struct cluster {
   raft_id leader_id[MAX_TERMS];
   uint64_t commit_term[MAX_INDEX + 1], commit_hash[MAX_INDEX + 1];
   uint64_t commit_in[MAX_INDEX + 1]; /* the term an index was committed in */
-  raft_index committed; /* highest index known committed */
+  raft_index committed;              /* highest index known committed */
   uint64_t applied_hash[MAX_INDEX + 1];
   lm_ent *lm;
   size_t lm_n;

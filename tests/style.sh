@@ -1,0 +1,33 @@
+#!/bin/sh
+# The tree's style, checked as a test: every C file as clang-format (the
+# .clang-format at the root) would write it, and every shell script clean
+# under shellcheck's warnings. Reads the tree; writes nothing.
+# Usage: tests/style.sh SOURCE_DIR
+set -u
+cd "$1" || exit 2
+nbad=0
+CF=$(command -v clang-format-14 || command -v clang-format || true)
+if [ -z "$CF" ]; then
+  echo "FAIL: clang-format is not installed (scripts/bootstrap.sh installs it)"; nbad=1
+else
+  files=$(git ls-files '*.c' '*.h' 2> /dev/null || find . -name '*.[ch]' ! -path './build*')
+  # shellcheck disable=SC2086 # one argument per file
+  if out=$("$CF" --dry-run -Werror $files 2>&1); then
+    echo "ok: $(echo "$files" | wc -w) C files as clang-format writes them"
+  else
+    echo "$out" | grep "error:" | head -20
+    echo "FAIL: clang-format would change these files: run clang-format -i on them"; nbad=1
+  fi
+fi
+if ! command -v shellcheck > /dev/null 2>&1; then
+  echo "FAIL: shellcheck is not installed (scripts/bootstrap.sh installs it)"; nbad=1
+else
+  scripts=$( { git ls-files '*.sh' 2> /dev/null; echo .ci/run; } | sort -u)
+  # shellcheck disable=SC2086
+  if shellcheck -S warning $scripts; then
+    echo "ok: $(echo "$scripts" | wc -w) shell scripts clean under shellcheck -S warning"
+  else
+    echo "FAIL: shellcheck warnings above"; nbad=1
+  fi
+fi
+[ $nbad = 0 ]
