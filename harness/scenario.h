@@ -24,43 +24,97 @@
 extern "C" {
 #endif
 
-#define SF_MAX_STEPS 256              /**< steps kept per scenario */
-#define SF_MAX_AT_US 60000000ull      /**< latest step time: 60 s */
-#define SF_MAX_TAIL_MS 60000u         /**< longest run after the last step */
-#define SF_DEFAULT_TAIL_MS 2000u      /**< run after the last step, by default */
-#define SF_MAX_OP_COUNT 64u           /**< repetitions of one client op step */
-#define SF_MAX_LATENCY_US 10000000u   /**< 10 s */
-#define SF_MAX_LIVENESS_MS 60000u     /**< longest liveness deadline */
-#define SF_DEFAULT_LIVENESS_MS 10000u /**< liveness deadline by default */
-#define SF_MAX_INPUT 65536u           /**< bytes of input read; the rest is ignored */
-#define SF_FORMAT_VERSION 1u          /**< version written by this build */
+#define SF_MAX_STEPS 256                /**< steps kept per scenario */
+#define SF_MAX_AT_US 60000000ull        /**< latest step time: 60 s */
+#define SF_MAX_TAIL_MS 60000u           /**< longest run after the last step */
+#define SF_DEFAULT_TAIL_MS 2000u        /**< run after the last step, by default */
+#define SF_MAX_OP_COUNT 64u             /**< repetitions of one client op step */
+#define SF_MAX_LATENCY_US 10000000u     /**< 10 s */
+#define SF_MAX_LIVENESS_MS 60000u       /**< longest liveness deadline */
+#define SF_DEFAULT_LIVENESS_MS 10000u   /**< liveness deadline by default */
+#define SF_MAX_INPUT 65536u             /**< bytes of input read; the rest is ignored */
+#define SF_MAX_CLOCK_US 3600000000ll    /**< largest clock offset or jump: one hour */
+#define SF_MAX_DELIVER_K 1024u          /**< deepest pending message a deliver step names */
+#define SF_MAX_DISK_NTH 1000u           /**< latest disk operation a disk step fails */
+#define SF_MAX_OP_INTERVAL_US 10000000u /**< longest interval between repeated client ops */
+#define SF_MAX_BANDWIDTH_KBPS 10000000u /**< highest link bandwidth */
+#define SF_MAX_QUEUE 65536u             /**< longest link queue */
+#define SF_MAX_SWARM_PCT 1000u          /**< largest swarm rate multiplier (10x) */
+#define SF_FORMAT_VERSION 1u            /**< version written by this build */
 
-/** Step kinds (values are stable: they name steps in reports and traces). */
+/** What a step's arguments look like: which sf_step fields it uses. One
+ *  shape per message type of proto/scenario.proto; the kinds of one shape
+ *  share the codec, normalisation, generator, mutator and minimizer code,
+ *  so a new kind of an existing shape needs none of it. */
 typedef enum {
-  SF_STEP_PARTITION = 1,
-  SF_STEP_HEAL,
-  SF_STEP_ISOLATE,
-  SF_STEP_SPLIT,
-  SF_STEP_RESET,
-  SF_STEP_LINK,
-  SF_STEP_HOLD,
-  SF_STEP_RELEASE,
-  SF_STEP_DELIVER,
-  SF_STEP_CRASH,
-  SF_STEP_RESTART,
-  SF_STEP_PAUSE,
-  SF_STEP_RESUME,
-  SF_STEP_CLOCK,
-  SF_STEP_DISK,
-  SF_STEP_FAULTPOINT,
-  SF_STEP_OP,
-  SF_STEP_LIVENESS,
-  SF_STEP__COUNT
+  SF_SHAPE_NONE,       /**< no argument (Heal) */
+  SF_SHAPE_NODE,       /**< node (Isolate, NodeOp) */
+  SF_SHAPE_MASKS,      /**< mask_a, mask_b, flag = one way (Partition) */
+  SF_SHAPE_GROUPS,     /**< group[], ngroups (Split) */
+  SF_SHAPE_RESET,      /**< node, peer, flag = all peers (Reset) */
+  SF_SHAPE_LINK,       /**< node = from, peer = to, flag = all links, net (LinkFaults) */
+  SF_SHAPE_PAIR,       /**< node = from, peer = to (LinkOp) */
+  SF_SHAPE_DELIVER,    /**< node = from, peer = to, k = which message (DeliverKth) */
+  SF_SHAPE_CLOCK,      /**< node, offset_us, drift_ppm, jump_us (Clock) */
+  SF_SHAPE_DISK,       /**< node, disk, k = op to fail, count = its nth (DiskFaults) */
+  SF_SHAPE_FAULTPOINT, /**< k = site, rate_ppm, flag = disable (FaultPoint) */
+  SF_SHAPE_OP,         /**< node, k = op code, key, value, count, interval_us (ClientOp) */
+  SF_SHAPE_DEADLINE,   /**< count = deadline in ms (Liveness) */
+  SF_SHAPE__COUNT
+} sf_step_shape;
+
+#define SF_SK_UNDO 1u    /**< kind flag: ends a fault (not counted as one) */
+#define SF_SK_NO_RANK 2u /**< kind flag: names no node, so by_state does not apply */
+
+/** The step kinds, one row each; every table about step kinds derives from
+ *  this list (names, shapes, fault classes, the protobuf codec, the
+ *  generator's draw, the describer, the mutator's and minimizer's choices).
+ *    X(KIND, name, shape, fault, flags, slots)
+ *  KIND   SF_STEP_<KIND>; Step.<name> in proto/scenario.proto, the oneof
+ *         field SIMFUZZ__STEP__KIND_<KIND>
+ *  name   the kind in reports, traces and text scenarios
+ *  shape  SF_SHAPE_<shape>: its arguments
+ *  fault  SF_FAULT_<fault>: the swarm switch that turns it off, NONE if none
+ *  flags  SF_SK_* bits
+ *  slots  which of the generator's 32 slots draw this kind (bit i = slot i);
+ *         the rows' slots cover the 32 exactly once (checked at compile
+ *         time), so they are the generated mix of kinds
+ *  Kinds are numbered from 1 in this order, and the numbers are stable
+ *  (traces record them): add a kind at the end. Adding one touches this
+ *  list, the proto, the runner's action (harness/run/run.c) and a test. */
+#define SF_STEP_KINDS(X)                                                                           \
+  X(PARTITION, partition, MASKS, PARTITION, 0, 0x000001c0u)                                        \
+  X(HEAL, heal, NONE, NONE, SF_SK_NO_RANK, 0x00001800u)                                            \
+  X(ISOLATE, isolate, NODE, PARTITION, 0, 0x00000200u)                                             \
+  X(SPLIT, split, GROUPS, PARTITION, 0, 0x00000400u)                                               \
+  X(RESET, reset, RESET, RESET, 0, 0x0000e000u)                                                    \
+  X(LINK, link, LINK, LOSS, 0, 0x00030000u)                                                        \
+  X(HOLD, hold, PAIR, HOLD, 0, 0x00040000u)                                                        \
+  X(RELEASE, release, PAIR, HOLD, SF_SK_UNDO, 0x00080000u)                                         \
+  X(DELIVER, deliver, DELIVER, HOLD, 0, 0x00100000u)                                               \
+  X(CRASH, crash, NODE, CRASH, 0, 0x00600000u)                                                     \
+  X(RESTART, restart, NODE, CRASH, SF_SK_UNDO, 0x01800000u)                                        \
+  X(PAUSE, pause, NODE, PAUSE, 0, 0x02000000u)                                                     \
+  X(RESUME, resume, NODE, PAUSE, SF_SK_UNDO, 0x04000000u)                                          \
+  X(CLOCK, clock, CLOCK, CLOCK, 0, 0x08000000u)                                                    \
+  X(DISK, disk, DISK, DISK, 0, 0x10000000u)                                                        \
+  X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 0x20000000u)                    \
+  X(OP, op, OP, NONE, 0, 0x4000003fu)                                                              \
+  X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 0x80000000u)
+
+/** Step kinds (see SF_STEP_KINDS). */
+typedef enum {
+  SF_STEP__NONE = 0,
+#define SF_X_(K, name, shape, fault, flags, slots) SF_STEP_##K,
+  SF_STEP_KINDS(SF_X_)
+#undef SF_X_
+      SF_STEP__COUNT
 } sf_step_kind;
 
 /** Fault kinds for swarm switches (bit 1 << kind in sf_swarm.disabled). */
 typedef enum {
-  SF_FAULT_PARTITION = 1,
+  SF_FAULT_NONE = 0,
+  SF_FAULT_PARTITION,
   SF_FAULT_LOSS,
   SF_FAULT_DUP,
   SF_FAULT_REORDER,
@@ -94,14 +148,8 @@ typedef struct sf_swarm {
   uint32_t loss_pct, dup_pct, reorder_pct, corrupt_pct, latency_pct, disk_pct;
 } sf_swarm;
 
-/** One timed step. Which fields a kind uses:
- *  PARTITION mask_a, mask_b, flag=oneway | ISOLATE node | SPLIT group[]
- *  RESET node, peer, flag=all peers | LINK node(from), peer(to), flag=all, net
- *  HOLD/RELEASE node(from), peer(to) | DELIVER node, peer, k
- *  CRASH/RESTART/PAUSE/RESUME node | CLOCK node, offset_us, drift_ppm, jump_us
- *  DISK node, disk, k=fail op (0 none, 1 read, 2 write, 3 sync), count=nth
- *  FAULTPOINT k=site, rate_ppm, flag=disable
- *  OP node, k=op code, key, value, count, interval_us | LIVENESS count=deadline ms
+/** One timed step. Which fields a kind uses is its shape (sf_step_shape);
+ *  a disk step's k is 0 none, 1 read, 2 write, 3 sync.
  *  by_state: node, peer, mask bits and group positions are ranks by the
  *  target's observed state (rank 0 = highest, e.g. the leader). */
 typedef struct sf_step {
@@ -185,6 +233,12 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap);
 
 /** The fault kind a step kind belongs to (0 for client ops, heal, liveness). */
 sf_fault_kind sf_step_fault(unsigned kind);
+
+/** The shape of a step kind's arguments (SF_SHAPE_NONE for an unknown kind). */
+sf_step_shape sf_step_shape_of(unsigned kind);
+
+/** The SF_SK_* flags of a step kind (0 for an unknown kind). */
+unsigned sf_step_flags(unsigned kind);
 
 /** Number of steps that inject a fault (not heal, ops or liveness). */
 uint32_t sf_fault_steps(const sf_scenario *s);

@@ -60,6 +60,7 @@ extern "C" {
 #define SIM_TRACE_PREFIX 24        /**< Payload bytes kept in a trace record. */
 #define SIM_NS_PER_MS 1000000ull   /**< Nanoseconds per millisecond. */
 #define SIM_NS_PER_S 1000000000ull /**< Nanoseconds per second. */
+#define SIM_MAX_DRIFT_PPM 200000   /**< Largest clock drift, either way (20 %). */
 
 typedef struct sim_world sim_world;
 
@@ -594,7 +595,7 @@ int64_t sim_clock_mono(const sim_world *w, int node);
 /** Set the node clock's offset from true time (ns), keeping its drift. */
 int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns);
 
-/** Set the drift rate (ppm, within +-200000; +1000 = runs 0.1% fast); takes
+/** Set the drift rate (ppm, within +-SIM_MAX_DRIFT_PPM; +1000 = runs 0.1% fast); takes
  *  effect from now. -EINVAL outside the range. Clock values saturate at the
  *  int64 limits instead of overflowing. */
 int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm);
@@ -695,6 +696,29 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
     if (!(cond) && sim__invariant_failed((w), (node), (name), __FILE__, __LINE__, __VA_ARGS__))    \
       abort();                                                                                     \
   } while (0)
+
+/** Report a failed SIM_ASSERT and abort() (use SIM_ASSERT instead). */
+void sim__assert_failed(const char *expr, const char *file, int line)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
+/**
+ * simfuzz's own assertions, at the invariants of the simulator and the
+ * harness (scheduler order, pool and queue bounds, clock arithmetic, codec
+ * maps). A failure is a simfuzz bug, never the target's: it prints
+ * "simfuzz: internal assertion failed" with the expression and site and
+ * calls abort(), so a fuzzer keeps the input as a crash. It does not go
+ * through assert(), which a target build may hook. Live in every build;
+ * -DSIM_NO_ASSERT (CMake SIMFUZZ_ASSERTS=OFF) compiles the checks out.
+ * Targets check their own invariants with SIM_INVARIANT or assert().
+ */
+#ifdef SIM_NO_ASSERT
+#define SIM_ASSERT(cond) ((void)0)
+#else
+#define SIM_ASSERT(cond) ((cond) ? (void)0 : sim__assert_failed(#cond, __FILE__, __LINE__))
+#endif
 
 /** After all faults are healed: the liveness predicate must hold within
  *  deadline_ns of now, else a liveness failure is recorded. The predicate

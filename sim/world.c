@@ -502,6 +502,14 @@ int sim_set_current_node(sim_world *w, int node) {
   return prev;
 }
 
+void sim__assert_failed(const char *expr, const char *file, int line) {
+  fprintf(stderr,
+          "simfuzz: internal assertion failed: %s at %s:%d (a simfuzz bug: please report it)\n",
+          expr, file, line);
+  fflush(stderr);
+  abort();
+}
+
 void sim__abandon(sim_world *w, sim_world *prev, int prev_node) {
   w->stopped = 1;
   sim__cur.w = prev;
@@ -728,7 +736,7 @@ static int64_t sat_add(int64_t a, int64_t b) {
   return a + b;
 }
 
-/* drift contribution of `dt` ns at `drift` ppm (|drift| <= 200000), without
+/* drift contribution of `dt` ns at `drift` ppm (|drift| <= SIM_MAX_DRIFT_PPM), without
  * overflow: |q * drift| <= 1.9e13 * 2e5 < 2^63 */
 static int64_t drift_of(uint64_t dt, int32_t drift) {
   int64_t q = (int64_t)(dt / SIM_PPM), r = (int64_t)(dt % SIM_PPM);
@@ -768,7 +776,7 @@ int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns) {
 
 int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
   CHECK_NODE(w, node);
-  if (drift_ppm < -200000 || drift_ppm > 200000)
+  if (drift_ppm < -SIM_MAX_DRIFT_PPM || drift_ppm > SIM_MAX_DRIFT_PPM)
     return -EINVAL;
   node_t *nd = &w->node[node];
   int64_t since = drift_of(w->now - nd->anchor, nd->drift);

@@ -84,8 +84,8 @@ static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
       TRY(m, s, c, c->steps[i].at_us = c->steps[i].at_us / grains[g] * grains[g]);
     if (i > 0) /* the same time as the step before */
       TRY(m, s, c, c->steps[i].at_us = c->steps[i - 1].at_us);
-    switch (s->steps[i].kind) {
-    case SF_STEP_OP:
+    switch (sf_step_shape_of(s->steps[i].kind)) { /* simpler arguments */
+    case SF_SHAPE_OP:
       TRY(m, s, c, c->steps[i].count = 1);
       TRY(m, s, c, c->steps[i].count = c->steps[i].count / 2 ? c->steps[i].count / 2 : 1);
       TRY(m, s, c, c->steps[i].interval_us = 0);
@@ -93,7 +93,7 @@ static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
       TRY(m, s, c, c->steps[i].key = 0);
       TRY(m, s, c, c->steps[i].k = 0);
       break;
-    case SF_STEP_LINK:
+    case SF_SHAPE_LINK:
       TRY(m, s, c, memset(&c->steps[i].net, 0, sizeof c->steps[i].net));
       TRY(m, s, c, c->steps[i].net.loss_ppm = 0);
       TRY(m, s, c, c->steps[i].net.dup_ppm = 0);
@@ -101,22 +101,22 @@ static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
       TRY(m, s, c, c->steps[i].net.corrupt_ppm = 0);
       TRY(m, s, c, c->steps[i].flag = 0);
       break;
-    case SF_STEP_PARTITION:
+    case SF_SHAPE_MASKS:
       TRY(m, s, c, c->steps[i].flag = 0);
       TRY(m, s, c, c->steps[i].mask_b = 0);
       TRY(m, s, c, c->steps[i].mask_a &= c->steps[i].mask_a & (0 - c->steps[i].mask_a));
       break;
-    case SF_STEP_RESET: TRY(m, s, c, c->steps[i].flag = 1); break;
-    case SF_STEP_CLOCK:
+    case SF_SHAPE_RESET: TRY(m, s, c, c->steps[i].flag = 1); break;
+    case SF_SHAPE_CLOCK:
       TRY(m, s, c, c->steps[i].offset_us = 0);
       TRY(m, s, c, c->steps[i].drift_ppm = 0);
       TRY(m, s, c, c->steps[i].jump_us = 0);
       break;
-    case SF_STEP_DISK:
+    case SF_SHAPE_DISK:
       TRY(m, s, c, memset(&c->steps[i].disk, 0, sizeof c->steps[i].disk));
       TRY(m, s, c, c->steps[i].k = 0);
       break;
-    case SF_STEP_LIVENESS: TRY(m, s, c, c->steps[i].count = SF_DEFAULT_LIVENESS_MS); break;
+    case SF_SHAPE_DEADLINE: TRY(m, s, c, c->steps[i].count = SF_DEFAULT_LIVENESS_MS); break;
     default: break;
     }
     if (i < s->nsteps && s->steps[i].at_us) /* as early as possible */
@@ -133,7 +133,8 @@ static int substitute_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
   uint32_t n = (uint32_t)sf_nodes_for(cli_target, s);
   for (uint32_t i = 0; i < s->nsteps && m->tries < m->max_tries; i++) {
     uint8_t k = s->steps[i].kind;
-    if (k == SF_STEP_SPLIT || k == SF_STEP_PARTITION) {
+    sf_step_shape sh = sf_step_shape_of(k);
+    if (sh == SF_SHAPE_GROUPS || sh == SF_SHAPE_MASKS) {
       for (uint32_t node = 0; node < n && s->steps[i].kind == k; node++) {
         sf_step iso;
         memset(&iso, 0, sizeof iso);
@@ -142,7 +143,7 @@ static int substitute_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
         iso.node = node;
         TRY(m, s, c, c->steps[i] = iso);
       }
-    } else if (k == SF_STEP_LIVENESS) {
+    } else if (sh == SF_SHAPE_DEADLINE) {
       sf_step heal;
       memset(&heal, 0, sizeof heal);
       heal.kind = SF_STEP_HEAL;

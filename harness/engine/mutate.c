@@ -44,29 +44,29 @@ static void random_net(rng *r, sf_net *n) {
 static void random_params(rng *r, sf_step *st) {
   st->node = below(r, 8);
   st->peer = below(r, 8);
-  switch (st->kind) {
-  case SF_STEP_PARTITION:
+  switch (sf_step_shape_of(st->kind)) {
+  case SF_SHAPE_MASKS:
     st->mask_a = 1ull << below(r, 8) | (below(r, 2) ? 1ull << below(r, 8) : 0);
     st->mask_b = below(r, 2) ? 0 : 1ull << below(r, 8);
     st->flag = below(r, 4) == 0;
     break;
-  case SF_STEP_SPLIT:
+  case SF_SHAPE_GROUPS:
     st->ngroups = 8;
     for (int i = 0; i < 8; i++)
       st->group[i] = (uint8_t)below(r, 3);
     break;
-  case SF_STEP_RESET:
-  case SF_STEP_LINK:
+  case SF_SHAPE_RESET: st->flag = below(r, 4) == 0; break;
+  case SF_SHAPE_LINK:
     st->flag = below(r, 4) == 0;
     random_net(r, &st->net);
     break;
-  case SF_STEP_DELIVER: st->k = below(r, 4); break;
-  case SF_STEP_CLOCK:
+  case SF_SHAPE_DELIVER: st->k = below(r, 4); break;
+  case SF_SHAPE_CLOCK:
     st->offset_us = (int64_t)below(r, 2000001) - 1000000;
-    st->drift_ppm = (int32_t)below(r, 200001) - 100000;
+    st->drift_ppm = (int32_t)below(r, SIM_MAX_DRIFT_PPM + 1) - SIM_MAX_DRIFT_PPM / 2;
     st->jump_us = below(r, 2) ? 0 : (int64_t)below(r, 2000001) - 1000000;
     break;
-  case SF_STEP_DISK:
+  case SF_SHAPE_DISK:
     st->disk.keep_ppm = rate(r);
     st->disk.corrupt_ppm = rate(r) / 8;
     st->disk.read_eio_ppm = rate(r) / 8;
@@ -75,19 +75,19 @@ static void random_params(rng *r, sf_step *st) {
     st->k = below(r, 4);
     st->count = 1 + below(r, 8);
     break;
-  case SF_STEP_FAULTPOINT:
+  case SF_SHAPE_FAULTPOINT:
     st->k = below(r, 16);
     st->rate_ppm = rate(r);
     st->flag = below(r, 8) == 0;
     break;
-  case SF_STEP_OP:
+  case SF_SHAPE_OP:
     st->k = below(r, 4);
     st->key = below(r, 16);
     st->value = next(r) & 0xffffffff;
     st->count = 1 + below(r, 8);
     st->interval_us = below(r, 4) ? below(r, 50000) : 0;
     break;
-  case SF_STEP_LIVENESS: st->count = 1000 + below(r, 20000); break;
+  case SF_SHAPE_DEADLINE: st->count = 1000 + below(r, 20000); break;
   default: break;
   }
 }

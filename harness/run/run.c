@@ -310,12 +310,12 @@ static void run_step(sim_world *w, void *arg) {
       perm[i] = i;
   }
   rs->steps_run++;
-  if (sl->remaining == (st->kind == SF_STEP_OP ? st->count : 1) && rs->nexec < SF_MAX_STEPS) {
+  if (sl->remaining == (sf_step_shape_of(st->kind) == SF_SHAPE_OP ? st->count : 1) &&
+      rs->nexec < SF_MAX_STEPS) {
     rs->exec_step[rs->nexec] = (uint16_t)sl->idx;
     rs->exec_time[rs->nexec++] = sim_now(w);
   }
-  if (fk && st->kind != SF_STEP_RESTART && st->kind != SF_STEP_RESUME &&
-      st->kind != SF_STEP_RELEASE)
+  if (fk && !(sf_step_flags(st->kind) & SF_SK_UNDO))
     rs->fault_steps_run++;
   if (rs->fb)
     feature(rs, 5ull << 60 | (uint64_t)st->kind << 40 | (rs->role_vec & 0xffffffffffull));
@@ -473,7 +473,7 @@ static sim_stop execute(run_state *rs) {
     slot *sl = &rs->slots[i];
     sl->rs = rs;
     sl->idx = i;
-    sl->remaining = s->steps[i].kind == SF_STEP_OP ? s->steps[i].count : 1;
+    sl->remaining = sf_step_shape_of(s->steps[i].kind) == SF_SHAPE_OP ? s->steps[i].count : 1;
     uint64_t t = s->steps[i].at_us * 1000;
     if (t > last)
       last = t;

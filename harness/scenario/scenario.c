@@ -7,32 +7,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- names ------------------------------------------------------------ */
+/* ---- the step kinds' table (SF_STEP_KINDS) -------------------------------- */
 
-static const char *const step_names[SF_STEP__COUNT] = {
-    [SF_STEP_PARTITION] = "partition",
-    [SF_STEP_HEAL] = "heal",
-    [SF_STEP_ISOLATE] = "isolate",
-    [SF_STEP_SPLIT] = "split",
-    [SF_STEP_RESET] = "reset",
-    [SF_STEP_LINK] = "link",
-    [SF_STEP_HOLD] = "hold",
-    [SF_STEP_RELEASE] = "release",
-    [SF_STEP_DELIVER] = "deliver",
-    [SF_STEP_CRASH] = "crash",
-    [SF_STEP_RESTART] = "restart",
-    [SF_STEP_PAUSE] = "pause",
-    [SF_STEP_RESUME] = "resume",
-    [SF_STEP_CLOCK] = "clock",
-    [SF_STEP_DISK] = "disk",
-    [SF_STEP_FAULTPOINT] = "faultpoint",
-    [SF_STEP_OP] = "op",
-    [SF_STEP_LIVENESS] = "liveness",
+typedef struct {
+  const char *name;
+  sf_step_shape shape;
+  sf_fault_kind fault;
+  unsigned flags;
+} kind_info;
+
+static const kind_info kinds[SF_STEP__COUNT] = {
+#define X(K, name, shape, fault, flags, slots)                                                     \
+  [SF_STEP_##K] = {#name, SF_SHAPE_##shape, SF_FAULT_##fault, flags},
+    SF_STEP_KINDS(X)
+#undef X
 };
 
+/* The generator's 32 slots cover every bit once: the OR of the rows' slots
+ * is all ones and their popcounts sum to 32. */
+#define X(K, name, shape, fault, flags, slots) | (slots)
+_Static_assert((0u SF_STEP_KINDS(X)) == 0xffffffffu, "SF_STEP_KINDS: a generator slot is unused");
+#undef X
+#define X(K, name, shape, fault, flags, slots) +__builtin_popcount(slots)
+_Static_assert((0 SF_STEP_KINDS(X)) == 32, "SF_STEP_KINDS: a generator slot is used twice");
+#undef X
+
 const char *sf_step_name(unsigned kind) {
-  return kind < SF_STEP__COUNT && step_names[kind] ? step_names[kind] : "?";
+  return kind > 0 && kind < SF_STEP__COUNT ? kinds[kind].name : "?";
 }
+
+sf_fault_kind sf_step_fault(unsigned kind) {
+  return kind < SF_STEP__COUNT ? kinds[kind].fault : SF_FAULT_NONE;
+}
+
+sf_step_shape sf_step_shape_of(unsigned kind) {
+  return kind < SF_STEP__COUNT ? kinds[kind].shape : SF_SHAPE_NONE;
+}
+
+unsigned sf_step_flags(unsigned kind) {
+  return kind < SF_STEP__COUNT ? kinds[kind].flags : 0;
+}
+
+/* ---- descriptions --------------------------------------------------------- */
 
 static int mask_str(uint64_t m, int n, char c, char *buf, size_t cap) {
   size_t k = 0;
@@ -50,6 +66,8 @@ static int mask_str(uint64_t m, int n, char c, char *buf, size_t cap) {
   return (int)k;
 }
 
+static const char *const disk_ops[] = {"", "read", "write", "sync"};
+
 int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
   if (n < 1)
     n = 1;
@@ -57,90 +75,61 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
   uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1;
   char m1[200], m2[200];
   char c = st->by_state ? 'r' : 'n'; /* r2: the node ranked 2 by observed state */
-  switch (st->kind) {
-  case SF_STEP_PARTITION: {
+  const char *name = sf_step_name(st->kind);
+  switch (sf_step_shape_of(st->kind)) {
+  case SF_SHAPE_MASKS: {
     uint64_t ma = st->mask_a & all;
     uint64_t mb = st->mask_b ? st->mask_b & all & ~ma : all & ~ma;
     mask_str(ma, n, c, m1, sizeof m1);
     mask_str(mb, n, c, m2, sizeof m2);
-    return snprintf(buf, cap, "partition %s %s %s", m1, st->flag ? "-/->" : "-/-", m2);
+    return snprintf(buf, cap, "%s %s %s %s", name, m1, st->flag ? "-/->" : "-/-", m2);
   }
-  case SF_STEP_ISOLATE:
-  case SF_STEP_CRASH:
-  case SF_STEP_RESTART:
-  case SF_STEP_PAUSE:
-  case SF_STEP_RESUME: return snprintf(buf, cap, "%s %c%d", sf_step_name(st->kind), c, a);
-  case SF_STEP_SPLIT: {
-    int k = snprintf(buf, cap, "split groups");
+  case SF_SHAPE_NODE: return snprintf(buf, cap, "%s %c%d", name, c, a);
+  case SF_SHAPE_GROUPS: {
+    int k = snprintf(buf, cap, "%s groups", name);
     for (int i = 0; i < n && k >= 0 && (size_t)k < cap; i++)
       k += snprintf(buf + k, cap - (size_t)k, " %c%d:%u", c, i, i < st->ngroups ? st->group[i] : 0);
     return k;
   }
-  case SF_STEP_RESET:
+  case SF_SHAPE_RESET:
     if (st->flag || a == b)
-      return snprintf(buf, cap, "reset all connections of %c%d", c, a);
-    return snprintf(buf, cap, "reset %c%d<->%c%d", c, a, c, b);
-  case SF_STEP_LINK:
+      return snprintf(buf, cap, "%s all connections of %c%d", name, c, a);
+    return snprintf(buf, cap, "%s %c%d<->%c%d", name, c, a, c, b);
+  case SF_SHAPE_LINK:
     return snprintf(
-        buf, cap, "link %s%c%d->%c%d loss=%u dup=%u reorder=%u corrupt=%u ppm, latency %u-%u us",
-        st->flag ? "(all) " : "", c, a, c, b, st->net.loss_ppm, st->net.dup_ppm,
+        buf, cap, "%s %s%c%d->%c%d loss=%u dup=%u reorder=%u corrupt=%u ppm, latency %u-%u us",
+        name, st->flag ? "(all) " : "", c, a, c, b, st->net.loss_ppm, st->net.dup_ppm,
         st->net.reorder_ppm, st->net.corrupt_ppm, st->net.latency_min_us, st->net.latency_max_us);
-  case SF_STEP_HOLD:
-  case SF_STEP_RELEASE:
-    return snprintf(buf, cap, "%s %c%d->%c%d", sf_step_name(st->kind), c, a, c, b);
-  case SF_STEP_DELIVER:
-    return snprintf(buf, cap, "deliver message #%u pending on %c%d->%c%d now", st->k, c, a, c, b);
-  case SF_STEP_CLOCK:
-    return snprintf(buf, cap, "clock %c%d offset=%lldus drift=%dppm jump=%lldus", c, a,
+  case SF_SHAPE_PAIR: return snprintf(buf, cap, "%s %c%d->%c%d", name, c, a, c, b);
+  case SF_SHAPE_DELIVER:
+    return snprintf(buf, cap, "%s message #%u pending on %c%d->%c%d now", name, st->k, c, a, c, b);
+  case SF_SHAPE_CLOCK:
+    return snprintf(buf, cap, "%s %c%d offset=%lldus drift=%dppm jump=%lldus", name, c, a,
                     (long long)st->offset_us, st->drift_ppm, (long long)st->jump_us);
-  case SF_STEP_DISK:
-    return snprintf(buf, cap, "disk %c%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s", c, a,
+  case SF_SHAPE_DISK:
+    return snprintf(buf, cap, "%s %c%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s", name, c, a,
                     st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
                     st->disk.write_eio_ppm, st->disk.sync_eio_ppm, st->k ? ", fail the next " : "",
-                    st->k == 1   ? "read"
-                    : st->k == 2 ? "write"
-                    : st->k == 3 ? "sync"
-                                 : "");
-  case SF_STEP_FAULTPOINT:
+                    disk_ops[st->k < 4 ? st->k : 0]);
+  case SF_SHAPE_FAULTPOINT:
     if (st->flag)
-      return snprintf(buf, cap, "faultpoint site %u off", st->k);
-    return snprintf(buf, cap, "faultpoint site %u fires %u ppm", st->k, st->rate_ppm);
-  case SF_STEP_OP:
-    return snprintf(buf, cap, "client op %u key=%llu value=%llu via %c%d x%u every %uus", st->k,
-                    (unsigned long long)st->key, (unsigned long long)st->value, c, a, st->count,
-                    st->interval_us);
-  case SF_STEP_LIVENESS:
-    return snprintf(buf, cap, "heal everything; require liveness within %u ms", st->count);
-  default: return snprintf(buf, cap, "%s", sf_step_name(st->kind));
-  }
-}
-
-sf_fault_kind sf_step_fault(unsigned kind) {
-  switch (kind) {
-  case SF_STEP_PARTITION:
-  case SF_STEP_ISOLATE:
-  case SF_STEP_SPLIT: return SF_FAULT_PARTITION;
-  case SF_STEP_RESET: return SF_FAULT_RESET;
-  case SF_STEP_LINK: return SF_FAULT_LOSS;
-  case SF_STEP_HOLD:
-  case SF_STEP_RELEASE:
-  case SF_STEP_DELIVER: return SF_FAULT_HOLD;
-  case SF_STEP_CRASH:
-  case SF_STEP_RESTART: return SF_FAULT_CRASH;
-  case SF_STEP_PAUSE:
-  case SF_STEP_RESUME: return SF_FAULT_PAUSE;
-  case SF_STEP_CLOCK: return SF_FAULT_CLOCK;
-  case SF_STEP_DISK: return SF_FAULT_DISK;
-  case SF_STEP_FAULTPOINT: return SF_FAULT_FAULTPOINT;
-  default: return (sf_fault_kind)0;
+      return snprintf(buf, cap, "%s site %u off", name, st->k);
+    return snprintf(buf, cap, "%s site %u fires %u ppm", name, st->k, st->rate_ppm);
+  case SF_SHAPE_OP:
+    return snprintf(buf, cap, "client %s %u key=%llu value=%llu via %c%d x%u every %uus", name,
+                    st->k, (unsigned long long)st->key, (unsigned long long)st->value, c, a,
+                    st->count, st->interval_us);
+  case SF_SHAPE_DEADLINE:
+    return snprintf(buf, cap, "heal everything; require %s within %u ms", name, st->count);
+  default: return snprintf(buf, cap, "%s", name);
   }
 }
 
 uint32_t sf_fault_steps(const sf_scenario *s) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < s->nsteps; i++)
-    n += sf_step_fault(s->steps[i].kind) != 0 && s->steps[i].kind != SF_STEP_RESTART &&
-         s->steps[i].kind != SF_STEP_RESUME && s->steps[i].kind != SF_STEP_RELEASE;
+    n += sf_step_fault(s->steps[i].kind) != SF_FAULT_NONE &&
+         !(sf_step_flags(s->steps[i].kind) & SF_SK_UNDO);
   return n;
 }
 
@@ -173,8 +162,8 @@ static void norm_net(sf_net *n) {
   n->reorder_ppm = clamp32(n->reorder_ppm, SIM_PPM);
   n->reorder_delay_us = clamp32(n->reorder_delay_us, SF_MAX_LATENCY_US);
   n->corrupt_ppm = clamp32(n->corrupt_ppm, SIM_PPM);
-  n->bandwidth_kbps = clamp32(n->bandwidth_kbps, 10000000u);
-  n->queue_limit = clamp32(n->queue_limit, 65536u);
+  n->bandwidth_kbps = clamp32(n->bandwidth_kbps, SF_MAX_BANDWIDTH_KBPS);
+  n->queue_limit = clamp32(n->queue_limit, SF_MAX_QUEUE);
 }
 
 static void norm_disk(sf_disk *d) {
@@ -185,84 +174,76 @@ static void norm_disk(sf_disk *d) {
   d->sync_eio_ppm = clamp32(d->sync_eio_ppm, SIM_PPM);
 }
 
-#define MAX_CLOCK_US 3600000000ll /* one hour */
-
-/* Rebuild a step from the fields its kind uses, clamped; 0 if unusable. */
+/* Rebuild a step from the fields its shape uses, clamped; 0 if unusable. */
 static int norm_step(const sf_step *in, sf_step *o) {
   if (in->kind == 0 || in->kind >= SF_STEP__COUNT)
     return 0;
   memset(o, 0, sizeof *o);
   o->kind = in->kind;
   o->at_us = in->at_us > SF_MAX_AT_US ? SF_MAX_AT_US : in->at_us;
-  o->by_state = in->by_state && in->kind != SF_STEP_HEAL && in->kind != SF_STEP_FAULTPOINT &&
-                in->kind != SF_STEP_LIVENESS;
+  o->by_state = in->by_state && !(sf_step_flags(in->kind) & SF_SK_NO_RANK);
   uint32_t node = in->node % SIM_MAX_NODES, peer = in->peer % SIM_MAX_NODES;
-  switch (in->kind) {
-  case SF_STEP_PARTITION:
+  switch (sf_step_shape_of(in->kind)) {
+  case SF_SHAPE_NONE: break;
+  case SF_SHAPE_MASKS:
     o->mask_a = in->mask_a;
     o->mask_b = in->mask_b;
     o->flag = in->flag ? 1 : 0;
     break;
-  case SF_STEP_HEAL: break;
-  case SF_STEP_ISOLATE:
-  case SF_STEP_CRASH:
-  case SF_STEP_RESTART:
-  case SF_STEP_PAUSE:
-  case SF_STEP_RESUME: o->node = node; break;
-  case SF_STEP_SPLIT:
+  case SF_SHAPE_NODE: o->node = node; break;
+  case SF_SHAPE_GROUPS:
     o->ngroups = in->ngroups > SIM_MAX_NODES ? SIM_MAX_NODES : in->ngroups;
     for (unsigned i = 0; i < o->ngroups; i++)
       o->group[i] = (uint8_t)(in->group[i] % SIM_MAX_NODES);
     break;
-  case SF_STEP_RESET:
+  case SF_SHAPE_RESET:
     o->node = node;
     o->flag = in->flag ? 1 : 0;
     o->peer = o->flag ? 0 : peer; /* all peers: no peer */
     break;
-  case SF_STEP_LINK:
+  case SF_SHAPE_LINK:
     o->flag = in->flag ? 1 : 0;
     o->node = o->flag ? 0 : node; /* all links: no link */
     o->peer = o->flag ? 0 : peer;
     o->net = in->net;
     norm_net(&o->net);
     break;
-  case SF_STEP_HOLD:
-  case SF_STEP_RELEASE:
+  case SF_SHAPE_PAIR:
     o->node = node;
     o->peer = peer;
     break;
-  case SF_STEP_DELIVER:
+  case SF_SHAPE_DELIVER:
     o->node = node;
     o->peer = peer;
-    o->k = in->k > 1024 ? 1024 : in->k;
+    o->k = clamp32(in->k, SF_MAX_DELIVER_K);
     break;
-  case SF_STEP_CLOCK:
+  case SF_SHAPE_CLOCK:
     o->node = node;
-    o->offset_us = clamp_s64(in->offset_us, MAX_CLOCK_US);
-    o->jump_us = clamp_s64(in->jump_us, MAX_CLOCK_US);
-    o->drift_ppm = (int32_t)clamp_s64(in->drift_ppm, 200000);
+    o->offset_us = clamp_s64(in->offset_us, SF_MAX_CLOCK_US);
+    o->jump_us = clamp_s64(in->jump_us, SF_MAX_CLOCK_US);
+    o->drift_ppm = (int32_t)clamp_s64(in->drift_ppm, SIM_MAX_DRIFT_PPM);
     break;
-  case SF_STEP_DISK:
+  case SF_SHAPE_DISK:
     o->node = node;
     o->disk = in->disk;
     norm_disk(&o->disk);
     o->k = in->k > 3 ? 3 : in->k;
-    o->count = o->k ? clamp32(in->count, 1000) : 0;
+    o->count = o->k ? clamp32(in->count, SF_MAX_DISK_NTH) : 0;
     break;
-  case SF_STEP_FAULTPOINT:
+  case SF_SHAPE_FAULTPOINT:
     o->k = in->k;
     o->flag = in->flag ? 1 : 0;
     o->rate_ppm = o->flag ? 0 : clamp32(in->rate_ppm, SIM_PPM);
     break;
-  case SF_STEP_OP:
+  case SF_SHAPE_OP:
     o->node = node;
     o->k = in->k;
     o->key = in->key;
     o->value = in->value;
     o->count = in->count == 0 ? 1 : clamp32(in->count, SF_MAX_OP_COUNT);
-    o->interval_us = o->count > 1 ? clamp32(in->interval_us, 10000000u) : 0;
+    o->interval_us = o->count > 1 ? clamp32(in->interval_us, SF_MAX_OP_INTERVAL_US) : 0;
     break;
-  case SF_STEP_LIVENESS:
+  case SF_SHAPE_DEADLINE:
     o->count = in->count == 0 ? SF_DEFAULT_LIVENESS_MS : clamp32(in->count, SF_MAX_LIVENESS_MS);
     break;
   default: return 0;
@@ -284,12 +265,12 @@ void sf_normalize(sf_scenario *s) {
   else
     memset(&s->disk, 0, sizeof s->disk);
   s->swarm.disabled &= ((1u << SF_FAULT__COUNT) - 1) & ~1u;
-  s->swarm.loss_pct = clamp32(s->swarm.loss_pct, 1000);
-  s->swarm.dup_pct = clamp32(s->swarm.dup_pct, 1000);
-  s->swarm.reorder_pct = clamp32(s->swarm.reorder_pct, 1000);
-  s->swarm.corrupt_pct = clamp32(s->swarm.corrupt_pct, 1000);
-  s->swarm.latency_pct = clamp32(s->swarm.latency_pct, 1000);
-  s->swarm.disk_pct = clamp32(s->swarm.disk_pct, 1000);
+  s->swarm.loss_pct = clamp32(s->swarm.loss_pct, SF_MAX_SWARM_PCT);
+  s->swarm.dup_pct = clamp32(s->swarm.dup_pct, SF_MAX_SWARM_PCT);
+  s->swarm.reorder_pct = clamp32(s->swarm.reorder_pct, SF_MAX_SWARM_PCT);
+  s->swarm.corrupt_pct = clamp32(s->swarm.corrupt_pct, SF_MAX_SWARM_PCT);
+  s->swarm.latency_pct = clamp32(s->swarm.latency_pct, SF_MAX_SWARM_PCT);
+  s->swarm.disk_pct = clamp32(s->swarm.disk_pct, SF_MAX_SWARM_PCT);
   s->fp_enable_ppm = clamp32(s->fp_enable_ppm, SIM_PPM);
   s->fp_fire_ppm = clamp32(s->fp_fire_ppm, SIM_PPM);
   s->tail_ms = clamp32(s->tail_ms, SF_MAX_TAIL_MS);
@@ -345,105 +326,156 @@ static void from_disk(const Simfuzz__Disk *m, sf_disk *d) {
   d->sync_eio_ppm = m->sync_eio_ppm;
 }
 
+/* Which field of a shape's protobuf message holds which sf_step member.
+ * The codec below is generic over these maps and the protobuf-c
+ * descriptors: a kind of an existing shape needs no code here. */
+typedef enum { F_U8, F_U32, F_U64, F_S32, F_S64, F_NET, F_DISK, F_GROUPS } ftype;
+
+typedef struct {
+  const char *field; /* protobuf field name; NULL ends a map */
+  size_t off;        /* offset in sf_step */
+  ftype type;
+} fmap;
+
+#define F(name, member, type)                                                                      \
+  { name, offsetof(sf_step, member), type }
+static const fmap shape_fields[SF_SHAPE__COUNT][7] = {
+    [SF_SHAPE_NODE] = {F("node", node, F_U32)},
+    [SF_SHAPE_MASKS] = {F("a", mask_a, F_U64), F("b", mask_b, F_U64), F("oneway", flag, F_U8)},
+    [SF_SHAPE_GROUPS] = {F("group", group, F_GROUPS)},
+    [SF_SHAPE_RESET] = {F("a", node, F_U32), F("b", peer, F_U32), F("all_peers", flag, F_U8)},
+    [SF_SHAPE_LINK] = {F("from", node, F_U32), F("to", peer, F_U32), F("all_links", flag, F_U8),
+                       F("params", net, F_NET)},
+    [SF_SHAPE_PAIR] = {F("from", node, F_U32), F("to", peer, F_U32)},
+    [SF_SHAPE_DELIVER] = {F("from", node, F_U32), F("to", peer, F_U32), F("k", k, F_U32)},
+    [SF_SHAPE_CLOCK] = {F("node", node, F_U32), F("offset_us", offset_us, F_S64),
+                        F("drift_ppm", drift_ppm, F_S32), F("jump_us", jump_us, F_S64)},
+    [SF_SHAPE_DISK] = {F("node", node, F_U32), F("params", disk, F_DISK), F("fail_op", k, F_U32),
+                       F("fail_nth", count, F_U32)},
+    [SF_SHAPE_FAULTPOINT] = {F("site", k, F_U32), F("fire_ppm", rate_ppm, F_U32),
+                             F("disable", flag, F_U8)},
+    [SF_SHAPE_OP] = {F("node", node, F_U32), F("op", k, F_U32), F("key", key, F_U64),
+                     F("value", value, F_U64), F("count", count, F_U32),
+                     F("interval_us", interval_us, F_U32)},
+    [SF_SHAPE_DEADLINE] = {F("deadline_ms", count, F_U32)},
+};
+#undef F
+
+/* The Step oneof field of a kind, and the kind of a oneof field. */
+static unsigned field_of_kind(unsigned kind) {
+  switch (kind) {
+#define X(K, name, shape, fault, flags, slots)                                                     \
+  case SF_STEP_##K: return SIMFUZZ__STEP__KIND_##K;
+    SF_STEP_KINDS(X)
+#undef X
+  default: return 0;
+  }
+}
+
+static unsigned kind_of_field(unsigned field) {
+  switch (field) {
+#define X(K, name, shape, fault, flags, slots)                                                     \
+  case SIMFUZZ__STEP__KIND_##K: return SF_STEP_##K;
+    SF_STEP_KINDS(X)
+#undef X
+  default: return 0;
+  }
+}
+
+static uint64_t get_scalar(const void *msg, const ProtobufCFieldDescriptor *f) {
+  const char *p = (const char *)msg + f->offset;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_BOOL: return *(const protobuf_c_boolean *)p ? 1 : 0;
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32: return (uint64_t)(int64_t) * (const int32_t *)p;
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32: return *(const uint32_t *)p;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64: return *(const uint64_t *)p;
+  default: return 0;
+  }
+}
+
+static void set_scalar(void *msg, const ProtobufCFieldDescriptor *f, uint64_t v) {
+  char *p = (char *)msg + f->offset;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_BOOL: *(protobuf_c_boolean *)p = v != 0; break;
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32: *(uint32_t *)p = (uint32_t)v; break;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64: *(uint64_t *)p = v; break;
+  default: break;
+  }
+}
+
+static uint64_t get_member(const sf_step *o, const fmap *f) {
+  const char *p = (const char *)o + f->off;
+  switch (f->type) {
+  case F_U8: return *(const uint8_t *)p;
+  case F_U32: return *(const uint32_t *)p;
+  case F_U64: return *(const uint64_t *)p;
+  case F_S32: return (uint64_t)(int64_t) * (const int32_t *)p;
+  case F_S64: return (uint64_t) * (const int64_t *)p;
+  default: return 0;
+  }
+}
+
+static void set_member(sf_step *o, const fmap *f, uint64_t v) {
+  char *p = (char *)o + f->off;
+  switch (f->type) {
+  case F_U8: *(uint8_t *)p = (uint8_t)v; break;
+  case F_U32: *(uint32_t *)p = (uint32_t)v; break;
+  case F_U64: *(uint64_t *)p = v; break;
+  case F_S32: *(int32_t *)p = (int32_t)(int64_t)v; break;
+  case F_S64: *(int64_t *)p = (int64_t)v; break;
+  default: break;
+  }
+}
+
 static int from_step(const Simfuzz__Step *m, sf_step *o) {
   memset(o, 0, sizeof *o);
   o->at_us = m->at_us;
   o->by_state = m->by_state ? 1 : 0;
-  switch (m->kind_case) {
-  case SIMFUZZ__STEP__KIND_PARTITION:
-    o->kind = SF_STEP_PARTITION;
-    o->mask_a = m->partition->a;
-    o->mask_b = m->partition->b;
-    o->flag = m->partition->oneway;
-    break;
-  case SIMFUZZ__STEP__KIND_HEAL: o->kind = SF_STEP_HEAL; break;
-  case SIMFUZZ__STEP__KIND_ISOLATE:
-    o->kind = SF_STEP_ISOLATE;
-    o->node = m->isolate->node;
-    break;
-  case SIMFUZZ__STEP__KIND_SPLIT:
-    o->kind = SF_STEP_SPLIT;
-    o->ngroups = (uint8_t)(m->split->n_group > SIM_MAX_NODES ? SIM_MAX_NODES : m->split->n_group);
-    for (unsigned i = 0; i < o->ngroups; i++)
-      o->group[i] = (uint8_t)(m->split->group[i] % SIM_MAX_NODES);
-    break;
-  case SIMFUZZ__STEP__KIND_RESET:
-    o->kind = SF_STEP_RESET;
-    o->node = m->reset->a;
-    o->peer = m->reset->b;
-    o->flag = m->reset->all_peers;
-    break;
-  case SIMFUZZ__STEP__KIND_LINK:
-    o->kind = SF_STEP_LINK;
-    o->node = m->link->from;
-    o->peer = m->link->to;
-    o->flag = m->link->all_links;
-    from_net(m->link->params, &o->net);
-    break;
-  case SIMFUZZ__STEP__KIND_HOLD:
-  case SIMFUZZ__STEP__KIND_RELEASE: {
-    const Simfuzz__LinkOp *op = m->kind_case == SIMFUZZ__STEP__KIND_HOLD ? m->hold : m->release;
-    o->kind = m->kind_case == SIMFUZZ__STEP__KIND_HOLD ? SF_STEP_HOLD : SF_STEP_RELEASE;
-    o->node = op->from;
-    o->peer = op->to;
-    break;
-  }
-  case SIMFUZZ__STEP__KIND_DELIVER:
-    o->kind = SF_STEP_DELIVER;
-    o->node = m->deliver->from;
-    o->peer = m->deliver->to;
-    o->k = m->deliver->k;
-    break;
-  case SIMFUZZ__STEP__KIND_CRASH:
-    o->kind = SF_STEP_CRASH;
-    o->node = m->crash->node;
-    break;
-  case SIMFUZZ__STEP__KIND_RESTART:
-    o->kind = SF_STEP_RESTART;
-    o->node = m->restart->node;
-    break;
-  case SIMFUZZ__STEP__KIND_PAUSE:
-    o->kind = SF_STEP_PAUSE;
-    o->node = m->pause->node;
-    break;
-  case SIMFUZZ__STEP__KIND_RESUME:
-    o->kind = SF_STEP_RESUME;
-    o->node = m->resume->node;
-    break;
-  case SIMFUZZ__STEP__KIND_CLOCK:
-    o->kind = SF_STEP_CLOCK;
-    o->node = m->clock->node;
-    o->offset_us = m->clock->offset_us;
-    o->drift_ppm = m->clock->drift_ppm;
-    o->jump_us = m->clock->jump_us;
-    break;
-  case SIMFUZZ__STEP__KIND_DISK:
-    o->kind = SF_STEP_DISK;
-    o->node = m->disk->node;
-    from_disk(m->disk->params, &o->disk);
-    o->k = m->disk->fail_op;
-    o->count = m->disk->fail_nth;
-    break;
-  case SIMFUZZ__STEP__KIND_FAULTPOINT:
-    o->kind = SF_STEP_FAULTPOINT;
-    o->k = m->faultpoint->site;
-    o->rate_ppm = m->faultpoint->fire_ppm;
-    o->flag = m->faultpoint->disable;
-    break;
-  case SIMFUZZ__STEP__KIND_OP:
-    o->kind = SF_STEP_OP;
-    o->node = m->op->node;
-    o->k = m->op->op;
-    o->key = m->op->key;
-    o->value = m->op->value;
-    o->count = m->op->count;
-    o->interval_us = m->op->interval_us;
-    break;
-  case SIMFUZZ__STEP__KIND_LIVENESS:
-    o->kind = SF_STEP_LIVENESS;
-    o->count = m->liveness->deadline_ms;
-    break;
-  default: return 0;
+  unsigned kind = kind_of_field(m->kind_case);
+  const ProtobufCFieldDescriptor *sf =
+      protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, m->kind_case);
+  if (!kind || !sf)
+    return 0;
+  const ProtobufCMessage *arg = *(ProtobufCMessage *const *)((const char *)m + sf->offset);
+  o->kind = (uint8_t)kind;
+  if (!arg)
+    return 1;
+  const ProtobufCMessageDescriptor *d = sf->descriptor;
+  for (const fmap *f = shape_fields[sf_step_shape_of(kind)]; f->field; f++) {
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(d, f->field);
+    SIM_ASSERT(fd); /* the maps name fields of proto/scenario.proto */
+    if (!fd)
+      continue;
+    const void *at = (const char *)arg + fd->offset;
+    switch (f->type) {
+    case F_NET: from_net(*(const Simfuzz__Network *const *)at, &o->net); break;
+    case F_DISK: from_disk(*(const Simfuzz__Disk *const *)at, &o->disk); break;
+    case F_GROUPS: {
+      size_t n = *(const size_t *)((const char *)arg + fd->quantifier_offset);
+      const uint32_t *g = *(const uint32_t *const *)at;
+      o->ngroups = (uint8_t)(n > SIM_MAX_NODES ? SIM_MAX_NODES : n);
+      for (unsigned i = 0; i < o->ngroups; i++)
+        o->group[i] = (uint8_t)(g[i] % SIM_MAX_NODES);
+      break;
+    }
+    default: set_member(o, f, get_scalar(arg, fd)); break;
+    }
   }
   return 1;
 }
@@ -526,24 +558,32 @@ static size_t field_len(const uint8_t *p, size_t n) {
   }
 }
 
-/* Keys of the Scenario's top-level fields: where resynchronisation may
- * resume after damage. */
+/* 1 if byte k is the key of a top-level Scenario field (its number and wire
+ * type, read from the protobuf-c descriptor): where resynchronisation may
+ * resume after damage. Fields 1..15 have one-byte keys. */
 static int known_key(uint8_t k) {
-  switch (k) {
-  case 0x08:
-  case 0x10:
-  case 0x18:
-  case 0x22:
-  case 0x2a:
-  case 0x32:
-  case 0x3a:
-  case 0x40:
-  case 0x4a:
-  case 0x50:
-  case 0x58:
-  case 0x60: return 1;
-  default: return 0;
+  if (k & 0x80)
+    return 0;
+  const ProtobufCFieldDescriptor *f =
+      protobuf_c_message_descriptor_get_field(&simfuzz__scenario__descriptor, k >> 3);
+  if (!f)
+    return 0;
+  unsigned wire;
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_MESSAGE:
+  case PROTOBUF_C_TYPE_BYTES:
+  case PROTOBUF_C_TYPE_STRING: wire = 2; break;
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE: wire = 1; break;
+  case PROTOBUF_C_TYPE_FIXED32:
+  case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_FLOAT: wire = 5; break;
+  default: wire = 0; break;
   }
+  if (f->label == PROTOBUF_C_LABEL_REPEATED && wire != 2)
+    wire = 2; /* packed */
+  return (k & 7) == wire;
 }
 
 #define SALVAGE_RESYNC_TRIES 256 /* bounds the work on hostile input */
@@ -596,7 +636,8 @@ sf_decode_kind sf_decode(const uint8_t *data, size_t len, sf_scenario *out) {
 
 typedef struct {
   Simfuzz__Step st;
-  union {
+  union { /* the kind's message: one member per message type */
+    ProtobufCMessage base;
     Simfuzz__Partition partition;
     Simfuzz__Heal heal;
     Simfuzz__Isolate isolate;
@@ -645,142 +686,45 @@ static void to_step(const sf_step *s, step_msg *o) {
   simfuzz__step__init(m);
   m->at_us = s->at_us;
   m->by_state = s->by_state ? 1 : 0;
-  switch (s->kind) {
-  case SF_STEP_PARTITION:
-    simfuzz__partition__init(&o->u.partition);
-    o->u.partition.a = s->mask_a;
-    o->u.partition.b = s->mask_b;
-    o->u.partition.oneway = s->flag;
-    m->kind_case = SIMFUZZ__STEP__KIND_PARTITION;
-    m->partition = &o->u.partition;
-    break;
-  case SF_STEP_HEAL:
-    simfuzz__heal__init(&o->u.heal);
-    m->kind_case = SIMFUZZ__STEP__KIND_HEAL;
-    m->heal = &o->u.heal;
-    break;
-  case SF_STEP_ISOLATE:
-    simfuzz__isolate__init(&o->u.isolate);
-    o->u.isolate.node = s->node;
-    m->kind_case = SIMFUZZ__STEP__KIND_ISOLATE;
-    m->isolate = &o->u.isolate;
-    break;
-  case SF_STEP_SPLIT:
-    simfuzz__split__init(&o->u.split);
-    for (unsigned i = 0; i < s->ngroups; i++)
-      o->groups[i] = s->group[i];
-    o->u.split.n_group = s->ngroups;
-    o->u.split.group = o->groups;
-    m->kind_case = SIMFUZZ__STEP__KIND_SPLIT;
-    m->split = &o->u.split;
-    break;
-  case SF_STEP_RESET:
-    simfuzz__reset__init(&o->u.reset);
-    o->u.reset.a = s->node;
-    o->u.reset.b = s->peer;
-    o->u.reset.all_peers = s->flag;
-    m->kind_case = SIMFUZZ__STEP__KIND_RESET;
-    m->reset = &o->u.reset;
-    break;
-  case SF_STEP_LINK:
-    simfuzz__link_faults__init(&o->u.link);
-    o->u.link.from = s->node;
-    o->u.link.to = s->peer;
-    o->u.link.all_links = s->flag;
-    to_net(&s->net, &o->net);
-    o->u.link.params = &o->net;
-    m->kind_case = SIMFUZZ__STEP__KIND_LINK;
-    m->link = &o->u.link;
-    break;
-  case SF_STEP_HOLD:
-  case SF_STEP_RELEASE:
-    simfuzz__link_op__init(&o->u.linkop);
-    o->u.linkop.from = s->node;
-    o->u.linkop.to = s->peer;
-    if (s->kind == SF_STEP_HOLD) {
-      m->kind_case = SIMFUZZ__STEP__KIND_HOLD;
-      m->hold = &o->u.linkop;
-    } else {
-      m->kind_case = SIMFUZZ__STEP__KIND_RELEASE;
-      m->release = &o->u.linkop;
+  unsigned field = field_of_kind(s->kind);
+  const ProtobufCFieldDescriptor *sf =
+      protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, field);
+  if (!field || !sf)
+    return;
+  const ProtobufCMessageDescriptor *d = sf->descriptor;
+  SIM_ASSERT(d->sizeof_message <= sizeof o->u);
+  if (d->sizeof_message > sizeof o->u)
+    return;
+  protobuf_c_message_init(d, &o->u);
+  for (const fmap *f = shape_fields[sf_step_shape_of(s->kind)]; f->field; f++) {
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(d, f->field);
+    SIM_ASSERT(fd);
+    if (!fd)
+      continue;
+    void *at = (char *)&o->u + fd->offset;
+    switch (f->type) {
+    case F_NET:
+      to_net(&s->net, &o->net);
+      *(Simfuzz__Network **)at = &o->net;
+      break;
+    case F_DISK:
+      to_disk(&s->disk, &o->dsk);
+      if (s->disk.keep_ppm || s->disk.corrupt_ppm || s->disk.read_eio_ppm ||
+          s->disk.write_eio_ppm || s->disk.sync_eio_ppm)
+        *(Simfuzz__Disk **)at = &o->dsk; /* an all-default message is left out */
+      break;
+    case F_GROUPS:
+      for (unsigned i = 0; i < s->ngroups; i++)
+        o->groups[i] = s->group[i];
+      *(size_t *)((char *)&o->u + fd->quantifier_offset) = s->ngroups;
+      *(uint32_t **)at = o->groups;
+      break;
+    default: set_scalar(&o->u, fd, get_member(s, f)); break;
     }
-    break;
-  case SF_STEP_DELIVER:
-    simfuzz__deliver_kth__init(&o->u.deliver);
-    o->u.deliver.from = s->node;
-    o->u.deliver.to = s->peer;
-    o->u.deliver.k = s->k;
-    m->kind_case = SIMFUZZ__STEP__KIND_DELIVER;
-    m->deliver = &o->u.deliver;
-    break;
-  case SF_STEP_CRASH:
-  case SF_STEP_RESTART:
-  case SF_STEP_PAUSE:
-  case SF_STEP_RESUME:
-    simfuzz__node_op__init(&o->u.nodeop);
-    o->u.nodeop.node = s->node;
-    if (s->kind == SF_STEP_CRASH) {
-      m->kind_case = SIMFUZZ__STEP__KIND_CRASH;
-      m->crash = &o->u.nodeop;
-    } else if (s->kind == SF_STEP_RESTART) {
-      m->kind_case = SIMFUZZ__STEP__KIND_RESTART;
-      m->restart = &o->u.nodeop;
-    } else if (s->kind == SF_STEP_PAUSE) {
-      m->kind_case = SIMFUZZ__STEP__KIND_PAUSE;
-      m->pause = &o->u.nodeop;
-    } else {
-      m->kind_case = SIMFUZZ__STEP__KIND_RESUME;
-      m->resume = &o->u.nodeop;
-    }
-    break;
-  case SF_STEP_CLOCK:
-    simfuzz__clock__init(&o->u.clock);
-    o->u.clock.node = s->node;
-    o->u.clock.offset_us = s->offset_us;
-    o->u.clock.drift_ppm = s->drift_ppm;
-    o->u.clock.jump_us = s->jump_us;
-    m->kind_case = SIMFUZZ__STEP__KIND_CLOCK;
-    m->clock = &o->u.clock;
-    break;
-  case SF_STEP_DISK:
-    simfuzz__disk_faults__init(&o->u.disk);
-    o->u.disk.node = s->node;
-    to_disk(&s->disk, &o->dsk);
-    if (s->disk.keep_ppm || s->disk.corrupt_ppm || s->disk.read_eio_ppm || s->disk.write_eio_ppm ||
-        s->disk.sync_eio_ppm)
-      o->u.disk.params = &o->dsk; /* an all-default message is left out */
-    o->u.disk.fail_op = s->k;
-    o->u.disk.fail_nth = s->count;
-    m->kind_case = SIMFUZZ__STEP__KIND_DISK;
-    m->disk = &o->u.disk;
-    break;
-  case SF_STEP_FAULTPOINT:
-    simfuzz__fault_point__init(&o->u.fp);
-    o->u.fp.site = s->k;
-    o->u.fp.fire_ppm = s->rate_ppm;
-    o->u.fp.disable = s->flag;
-    m->kind_case = SIMFUZZ__STEP__KIND_FAULTPOINT;
-    m->faultpoint = &o->u.fp;
-    break;
-  case SF_STEP_OP:
-    simfuzz__client_op__init(&o->u.op);
-    o->u.op.node = s->node;
-    o->u.op.op = s->k;
-    o->u.op.key = s->key;
-    o->u.op.value = s->value;
-    o->u.op.count = s->count;
-    o->u.op.interval_us = s->interval_us;
-    m->kind_case = SIMFUZZ__STEP__KIND_OP;
-    m->op = &o->u.op;
-    break;
-  case SF_STEP_LIVENESS:
-    simfuzz__liveness__init(&o->u.live);
-    o->u.live.deadline_ms = s->count;
-    m->kind_case = SIMFUZZ__STEP__KIND_LIVENESS;
-    m->liveness = &o->u.live;
-    break;
-  default: break;
   }
+  m->kind_case = (Simfuzz__Step__KindCase)field;
+  *(ProtobufCMessage **)((char *)m + sf->offset) = &o->u.base;
 }
 
 /* Build the protobuf message for s; the caller frees *steps_out. */
@@ -886,16 +830,16 @@ static uint32_t rate(reader *r) {
   return rate_table[r8(r) & 7];
 }
 
-/* Step kinds by weight: faults dominate, client ops keep work flowing. */
-static const uint8_t kind_table[32] = {
-    SF_STEP_OP,      SF_STEP_OP,        SF_STEP_OP,        SF_STEP_OP,        SF_STEP_OP,
-    SF_STEP_OP,      SF_STEP_PARTITION, SF_STEP_PARTITION, SF_STEP_PARTITION, SF_STEP_ISOLATE,
-    SF_STEP_SPLIT,   SF_STEP_HEAL,      SF_STEP_HEAL,      SF_STEP_RESET,     SF_STEP_RESET,
-    SF_STEP_RESET,   SF_STEP_LINK,      SF_STEP_LINK,      SF_STEP_HOLD,      SF_STEP_RELEASE,
-    SF_STEP_DELIVER, SF_STEP_CRASH,     SF_STEP_CRASH,     SF_STEP_RESTART,   SF_STEP_RESTART,
-    SF_STEP_PAUSE,   SF_STEP_RESUME,    SF_STEP_CLOCK,     SF_STEP_DISK,      SF_STEP_FAULTPOINT,
-    SF_STEP_OP,      SF_STEP_LIVENESS,
-};
+/* The kind drawn in a generator slot (SF_STEP_KINDS' slots column): faults
+ * dominate, client ops keep work flowing. */
+static unsigned slot_kind(unsigned slot) {
+#define X(K, name, shape, fault, flags, slots)                                                     \
+  if ((slots) >> slot & 1)                                                                         \
+    return SF_STEP_##K;
+  SF_STEP_KINDS(X)
+#undef X
+  return SF_STEP_OP;
+}
 
 static void gen_net(reader *r, sf_net *n) {
   n->latency_min_us = 500 + r8(r) % 20 * 500;
@@ -939,51 +883,51 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
     memset(st, 0, sizeof *st);
     t += (uint64_t)(r16(r) % 400) * 1000;
     st->at_us = t;
-    st->kind = kind_table[r8(r) & 31];
+    st->kind = (uint8_t)slot_kind(r8(r) & 31);
     uint32_t x = r8(r), y = r8(r);
     st->node = x;
     st->peer = y;
     st->by_state = (x & 0xc0) == 0xc0; /* a quarter of the steps: by role */
-    switch (st->kind) {
-    case SF_STEP_PARTITION:
+    switch (sf_step_shape_of(st->kind)) {
+    case SF_SHAPE_MASKS:
       st->mask_a = (uint64_t)1 << (x % 8) | (uint64_t)(y & 1) << ((x + 1) % 8);
       st->mask_b = r8(r) & 1 ? 0 : (uint64_t)1 << (y % 8);
       st->flag = (r8(r) & 3) == 0;
       break;
-    case SF_STEP_SPLIT:
+    case SF_SHAPE_GROUPS:
       st->ngroups = 8;
       for (int g = 0; g < 8; g++)
         st->group[g] = (uint8_t)((x >> g) & 1);
       break;
-    case SF_STEP_RESET: st->flag = (r8(r) & 3) == 0; break;
-    case SF_STEP_LINK:
+    case SF_SHAPE_RESET: st->flag = (r8(r) & 3) == 0; break;
+    case SF_SHAPE_LINK:
       st->flag = (r8(r) & 3) == 0;
       gen_net(r, &st->net);
       break;
-    case SF_STEP_DELIVER: st->k = r8(r) % 4; break;
-    case SF_STEP_CLOCK:
+    case SF_SHAPE_DELIVER: st->k = r8(r) % 4; break;
+    case SF_SHAPE_CLOCK:
       st->offset_us = (int64_t)(r16(r) % 2001) * 1000 - 1000000;
       st->drift_ppm = (int32_t)(r16(r) % 200001) - 100000;
       st->jump_us = (r8(r) & 3) ? 0 : (int64_t)(r16(r) % 2001) * 1000 - 1000000;
       break;
-    case SF_STEP_DISK:
+    case SF_SHAPE_DISK:
       st->disk.keep_ppm = r8(r) * 3921;
       st->disk.sync_eio_ppm = rate(r) / 4;
       st->k = r8(r) % 4;
       st->count = 1 + r8(r) % 8;
       break;
-    case SF_STEP_FAULTPOINT:
+    case SF_SHAPE_FAULTPOINT:
       st->k = r8(r) % 16;
       st->rate_ppm = rate(r);
       break;
-    case SF_STEP_OP:
+    case SF_SHAPE_OP:
       st->k = r8(r);
       st->key = r8(r) % 16;
       st->value = r32(r);
       st->count = 1 + r8(r) % 8;
       st->interval_us = (r8(r) % 50) * 1000;
       break;
-    case SF_STEP_LIVENESS: st->count = 2000 + r8(r) % 16 * 1000; break;
+    case SF_SHAPE_DEADLINE: st->count = 2000 + r8(r) % 16 * 1000; break;
     default: break;
     }
   }
