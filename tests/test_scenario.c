@@ -3,6 +3,7 @@
  * always decode, fit and are deterministic; AFL++ trim removes steps. */
 #include "engine/mutate.h"
 #include "scenario.h"
+#include "scenario.pb-c.h"
 #include "testlib.h"
 
 #include <string.h>
@@ -39,7 +40,7 @@ static void check_bounded(const sf_scenario *s) {
     if (st->kind == SF_STEP_OP)
       CHECK(st->count >= 1 && st->count <= SF_MAX_OP_COUNT);
     if (st->kind == SF_STEP_CLOCK)
-      CHECK(st->drift_ppm >= -200000 && st->drift_ppm <= 200000);
+      CHECK(st->drift_ppm >= -SIM_MAX_DRIFT_PPM && st->drift_ppm <= SIM_MAX_DRIFT_PPM);
   }
 }
 
@@ -144,7 +145,7 @@ TEST(extreme_values_are_clamped) {
   CHECK_EQ(s->disk.keep_ppm, SIM_PPM);
   CHECK_EQ(s->disk.corrupt_ppm, 0);
   CHECK_EQ(s->steps[0].kind, SF_STEP_CLOCK); /* sorted: the op moved to 60 s */
-  CHECK_EQ(s->steps[0].drift_ppm, -200000);
+  CHECK_EQ(s->steps[0].drift_ppm, -SIM_MAX_DRIFT_PPM);
   CHECK_EQ(s->steps[2].kind, SF_STEP_OP);
   CHECK_EQ(s->steps[2].count, SF_MAX_OP_COUNT);
   check_roundtrip(s);
@@ -316,8 +317,50 @@ TEST(unknown_fields_are_ignored) {
   free(t);
 }
 
-TEST_MAIN(T(random_bytes_decode_bounded), T(unknown_fields_are_ignored),
-          T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
-          T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
+/* Every row of SF_STEP_KINDS: a Step oneof field of its name, and a step of
+ * it with every argument of its shape set survives normalisation and the
+ * protobuf round trip unchanged; its description names it. */
+TEST(every_step_kind_roundtrips) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  static uint8_t buf[SF_MAX_INPUT];
+  for (unsigned k = 1; k < SF_STEP__COUNT; k++) {
+    const char *name = sf_step_name(k);
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field_by_name(&simfuzz__step__descriptor, name);
+    CHECK(f && (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) && f->type == PROTOBUF_C_TYPE_MESSAGE);
+    sf_scenario_init(s);
+    s->nsteps = 1;
+    sf_step *st = &s->steps[0];
+    memset(st, 0, sizeof *st);
+    st->kind = (uint8_t)k;
+    st->at_us = 1234;
+    st->by_state = 1;
+    st->node = 3, st->peer = 5, st->flag = 0, st->k = 2, st->count = 3, st->interval_us = 7000;
+    st->rate_ppm = 1234, st->mask_a = 5, st->mask_b = 2, st->key = 9, st->value = 11;
+    st->offset_us = -5000, st->jump_us = 6000, st->drift_ppm = -1200;
+    st->net.loss_ppm = 100, st->net.latency_min_us = 10, st->net.latency_max_us = 20;
+    st->disk.write_eio_ppm = 50;
+    st->ngroups = 3, st->group[0] = 1, st->group[2] = 2;
+    sf_normalize(s);
+    CHECK_EQ(s->nsteps, 1);
+    size_t n = sf_encode(s, buf, sizeof buf);
+    CHECK(n > 0 && n <= sizeof buf);
+    CHECK_EQ(sf_decode_proto(buf, n, t), 0);
+    CHECK_EQ(t->nsteps, 1);
+    CHECK_EQ(t->steps[0].kind, k);
+    CHECK(memcmp(&t->steps[0], st, sizeof *st) == 0);
+    char d[512];
+    sf_step_describe(st, 8, d, sizeof d);
+    CHECK(strstr(d, name) != NULL);
+    CHECK_EQ(sf_fault_steps(s), sf_step_fault(k) && !(sf_step_flags(k) & SF_SK_UNDO));
+  }
+  free(s);
+  free(t);
+}
+
+TEST_MAIN(T(every_step_kind_roundtrips), T(random_bytes_decode_bounded),
+          T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged),
+          T(truncated_and_oversized_protobufs), T(extreme_values_are_clamped),
+          T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
           T(afl_custom_mutator_and_trim))
