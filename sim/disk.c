@@ -47,6 +47,7 @@ static int disk_reserve(sim_world *w, disk_t *d, uint64_t need) {
 }
 
 static int mark_dirty(disk_t *d, uint32_t s) {
+  SIM_ASSERT((uint64_t)s * d->p.sector_size < d->cap);
   if (d->isdirty[s])
     return 0;
   if (d->ndirty == d->dirtycap) {
@@ -140,6 +141,7 @@ static void decide_dirty(sim_world *w, int node, int reload) {
   uint64_t lost = 0, bad = 0;
   for (uint32_t i = 0; i < d->ndirty; i++) {
     uint32_t s = d->dirty[i];
+    SIM_ASSERT(d->isdirty[s] && (uint64_t)(s + 1) * ss <= d->cap); /* each dirty sector once */
     uint64_t v = sim_draw(w, sid, base + i);
     uint64_t u = ((v >> 32) * SIM_PPM) >> 32;
     uint8_t *dst = d->durable + (uint64_t)s * ss;

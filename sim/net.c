@@ -29,6 +29,7 @@ uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
     w->msg_cap = cap;
   }
   uint32_t i = w->msg_free;
+  SIM_ASSERT(i < w->msg_cap && w->inflight < w->msg_cap);
   msg_t *m = &w->msg[i];
   if (m->cap < len) {
     uint32_t c = m->cap ? m->cap : 64;
@@ -58,6 +59,7 @@ uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
 }
 
 void sim__msg_free(sim_world *w, uint32_t i) {
+  SIM_ASSERT(i < w->msg_cap && w->inflight > 0);
   msg_t *m = &w->msg[i];
   if (m->cap > MSG_KEEP_CAP) {
     free(m->data);
@@ -76,6 +78,7 @@ void sim__net_free(sim_world *w) {
 }
 
 void sim__ml_push(sim_world *w, mlist *l, uint32_t i) {
+  SIM_ASSERT(i < w->msg_cap && i != l->tail); /* not already the list's last */
   msg_t *m = &w->msg[i];
   m->next = NONE;
   m->prev = l->tail;
@@ -88,6 +91,7 @@ void sim__ml_push(sim_world *w, mlist *l, uint32_t i) {
 }
 
 void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
+  SIM_ASSERT(i < w->msg_cap && l->n > 0);
   msg_t *m = &w->msg[i];
   if (m->prev == NONE)
     l->head = m->next;

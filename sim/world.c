@@ -242,11 +242,13 @@ static uint32_t ev_alloc(sim_world *w) {
     w->ev_cap = cap;
   }
   uint32_t e = w->ev_free;
+  SIM_ASSERT(e < w->ev_cap && w->ev[e].kind == 0); /* the free list holds free events */
   w->ev_free = w->ev[e].next;
   return e;
 }
 
 void sim__ev_free(sim_world *w, uint32_t e) {
+  SIM_ASSERT(e < w->ev_cap);
   ev_t *x = &w->ev[e];
   x->kind = 0;
   x->gen++;
@@ -264,28 +266,37 @@ static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
     prio = sim_draw(w, sid, k) >> 40;
   }
   heap_ent h = {t, (prio << 40) | (w->seq++ & 0xffffffffffull), e};
+  SIM_ASSERT(t >= w->now && w->heap_n < w->heap_cap); /* never in the past, never past the array */
   uint32_t i = w->heap_n++;
   w->heap[i] = h;
   sift_up(w, i);
 }
 
-/* Schedule an event of `kind` for `node` at time t; returns its index or NONE
- * when the pending-event budget is exhausted (the run then stops). */
-uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
+/* Room in the heap for one more event: 0, or -1 when the pending-event
+ * budget is exhausted or memory ran out (the run then stops). */
+static int heap_reserve(sim_world *w) {
   if (w->heap_n >= w->cfg.budgets.max_pending) {
     sim__budget_stop(w, "pending events budget");
-    return NONE;
+    return -1;
   }
   if (w->heap_n == w->heap_cap) {
     uint32_t cap = w->heap_cap ? w->heap_cap * 2 : 64;
     heap_ent *h = realloc(w->heap, (size_t)cap * sizeof *h);
     if (!h) {
       sim__budget_stop(w, "out of memory");
-      return NONE;
+      return -1;
     }
     w->heap = h;
     w->heap_cap = cap;
   }
+  return 0;
+}
+
+/* Schedule an event of `kind` for `node` at time t; returns its index or NONE
+ * when the pending-event budget is exhausted (the run then stops). */
+uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
+  if (heap_reserve(w) != 0)
+    return NONE;
   uint32_t e = ev_alloc(w);
   if (e == NONE) {
     sim__budget_stop(w, "pending events budget");
@@ -309,12 +320,14 @@ void sim__ev_cancel(sim_world *w, uint32_t e) {
 }
 
 static uint32_t heap_pop(sim_world *w) {
-  uint32_t e = w->heap[0].ev;
+  SIM_ASSERT(w->heap_n > 0);
+  heap_ent top = w->heap[0];
   if (--w->heap_n > 0) {
     w->heap[0] = w->heap[w->heap_n];
     sift_down(w, 0);
+    SIM_ASSERT(!heap_less(&w->heap[0], &top)); /* heap order: (time, key) never decreases */
   }
-  return e;
+  return top.ev;
 }
 
 int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
@@ -536,6 +549,7 @@ int sim_step(sim_world *w) {
 /* One event and the checks after it (sim_step has checked the budgets). */
 static void step(sim_world *w) {
   uint64_t t = w->heap[0].time;
+  SIM_ASSERT(t >= w->now); /* virtual time never goes back */
   uint32_t e = heap_pop(w);
   w->now = t;
   w->stats.events++;
@@ -671,14 +685,12 @@ int sim_node_resume(sim_world *w, int node) {
   nd->ndeferred = 0;
   while (e != NONE) {
     uint32_t next = w->ev[e].next;
-    if (w->heap_n >= w->heap_cap || w->heap_n >= w->cfg.budgets.max_pending) {
-      /* cannot happen: deferred events came out of the heap, which has
-       * kept its capacity; stop cleanly rather than lose events */
-      sim__budget_stop(w, "pending events budget");
+    /* events scheduled while the node was paused may have filled the heap
+     * the deferred ones came out of: grow it, within the budget */
+    if (heap_reserve(w) != 0)
       sim__ev_free(w, e);
-    } else {
+    else
       heap_insert(w, e, t++);
-    }
     e = next;
   }
   return 0;
@@ -688,6 +700,7 @@ int sim_node_resume(sim_world *w, int node) {
 
 /* Convert a delay on a node's (drifting) clock into true time. */
 uint64_t sim__local_to_true(const node_t *nd, uint64_t d) {
+  SIM_ASSERT(nd->drift >= -SIM_MAX_DRIFT_PPM && nd->drift <= SIM_MAX_DRIFT_PPM);
   if (nd->drift == 0)
     return d;
   uint64_t den = (uint64_t)((int64_t)SIM_PPM + nd->drift);
@@ -739,6 +752,7 @@ static int64_t sat_add(int64_t a, int64_t b) {
 /* drift contribution of `dt` ns at `drift` ppm (|drift| <= SIM_MAX_DRIFT_PPM), without
  * overflow: |q * drift| <= 1.9e13 * 2e5 < 2^63 */
 static int64_t drift_of(uint64_t dt, int32_t drift) {
+  SIM_ASSERT(drift >= -SIM_MAX_DRIFT_PPM && drift <= SIM_MAX_DRIFT_PPM);
   int64_t q = (int64_t)(dt / SIM_PPM), r = (int64_t)(dt % SIM_PPM);
   return q * drift + (r * drift) / (int64_t)SIM_PPM;
 }

@@ -92,6 +92,30 @@ TEST(pause_defers_events_until_resume) {
   free(r);
 }
 
+/* While a node is paused, other events may fill the heap its deferred
+ * events came out of: resuming must grow it (within the budget), not stop
+ * the run. The old code stopped every such run early, silently, as if the
+ * pending-events budget had been reached. */
+TEST(resume_after_the_heap_filled_up) {
+  recorder *r = recorder_new();
+  sim_config c = recorder_config(r, 2, 1);
+  sim_world *w = recorder_world(&c);
+  CHECK_EQ(sim_node_pause(w, 1), 0);
+  for (int i = 0; i < 100; i++)
+    send_u64(w, 0, 1, (uint64_t)i);
+  sim_run(w, 10 * SIM_NS_PER_MS, 0); /* all 100 deferred at n1 */
+  for (int i = 0; i < 100; i++)
+    CHECK(sim_timer_start(w, 0, SIM_NS_PER_S, (uint64_t)i) != 0);
+  CHECK_EQ(sim_node_resume(w, 1), 0);
+  CHECK(sim_budget_reason(w) == NULL);
+  sim_run(w, UINT64_MAX, 0);
+  CHECK(sim_budget_reason(w) == NULL);
+  CHECK_EQ(rec_count(r, R_RECV, 1), 100);
+  CHECK_EQ(rec_count(r, R_TIMER, 0), 100);
+  sim_world_destroy(w);
+  free(r);
+}
+
 TEST(cancel_timer_of_paused_node) {
   recorder *r = recorder_new();
   sim_config c = recorder_config(r, 1, 1);
@@ -232,7 +256,8 @@ TEST(fault_points) {
   free(r);
 }
 
-TEST_MAIN(T(crash_drops_timers_and_traffic_both_ways), T(restart_boots_again_with_new_incarnation),
-          T(pause_defers_events_until_resume), T(cancel_timer_of_paused_node),
-          T(crash_while_paused_discards_deferred), T(clock_offset_drift_and_jump),
-          T(monotonic_clock_drifts_but_ignores_offset_and_jumps), T(fault_points))
+TEST_MAIN(T(resume_after_the_heap_filled_up), T(crash_drops_timers_and_traffic_both_ways),
+          T(restart_boots_again_with_new_incarnation), T(pause_defers_events_until_resume),
+          T(cancel_timer_of_paused_node), T(crash_while_paused_discards_deferred),
+          T(clock_offset_drift_and_jump), T(monotonic_clock_drifts_but_ignores_offset_and_jumps),
+          T(fault_points))
