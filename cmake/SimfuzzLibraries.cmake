@@ -49,7 +49,7 @@ set(SF_SIM_SOURCES
   ${SF_SRC}/sim/trace.c)
 set(SF_HARNESS_SOURCES
   ${SF_SRC}/harness/scenario/scenario.c ${SF_SRC}/harness/scenario/textpb.c
-  ${SF_SRC}/harness/run/run.c ${SF_SRC}/harness/engine/mutate.c
+  ${SF_SRC}/harness/run/run.c ${SF_SRC}/harness/run/features.c ${SF_SRC}/harness/engine/mutate.c
   ${SF_SRC}/harness/check/linearize.c ${SF_SRC}/harness/adapter/record.c
   ${SF_SRC}/harness/adapter/libc.c ${SF_PROTO_OUT}/scenario.pb-c.c)
 set(SF_FEEDBACK_SOURCE ${SF_SRC}/harness/run/feedback.c)

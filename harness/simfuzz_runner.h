@@ -111,7 +111,8 @@ int sf_nodes_for(const sf_target *t, const sf_scenario *s);
  *  (defined by the stub that simfuzz_add_target() generates). */
 extern const sf_target *const sf_this_target;
 
-/* ---- feedback (harness/run/feedback.c) --------------------------------- */
+/* ---- feedback: features computed in harness/run/features.c, emitted as
+ * instrumented code paths by harness/run/feedback.c ------------------- */
 
 #define SF_FB_BUCKETS 4096u /**< distinct feedback code paths */
 

@@ -37,22 +37,18 @@ echo "determinism matrix: $(wc -l < "$ref") simulator scenario hashes identical 
 # The whole harness: scenario generation, runner and the example target.
 mkdir -p "$out/proto"
 protoc-c --c_out="$out/proto" -Iproto proto/scenario.proto
-printf '#include "simfuzz.h"\nextern const sf_target sf_target_x;\nconst sf_target *const sf_cli_targets[] = {&sf_target_x, 0};\n' > "$out/stub.c"
-cmake -DHEAD=harness/trace_html.in -DTAIL=harness/trace_html_tail.in -DOUT="$out/trace_html.c" \
-  -P cmake/embed.cmake
 href=""
 for c in $configs; do
   cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
   case "$rest" in *:asan) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-  exe="$out/cli-$cc$opt${san:+-san}"
+  exe="$out/harness-$cc$opt${san:+-san}"
   # shellcheck disable=SC2086
   $cc -std=c11 $opt $san -w -D_POSIX_C_SOURCE=200809L -DSF_TARGET_NAME='"x"' \
     -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Isim -Iharness -I"$out/proto" \
-    sim/*.c harness/scenario.c harness/run.c harness/feedback.c harness/mutate.c \
-    harness/textpb.c harness/linearize.c harness/cli.c harness/cli_replay.c \
-    harness/cli_minimize.c harness/cli_triage.c harness/cli_trace.c "$out/trace_html.c" \
-    "$out/proto/scenario.pb-c.c" "$out/stub.c" examples/pbstore/pbstore.c -lprotobuf-c -o "$exe"
-  "$exe" sweep --seeds 0-$((count - 1)) -v -q > "$exe.txt" || true
+    sim/*.c harness/scenario/scenario.c harness/run/run.c harness/run/features.c \
+    harness/run/feedback.c harness/adapter/libc.c "$out/proto/scenario.pb-c.c" \
+    tests/harness_fingerprint.c examples/pbstore/pbstore.c -lprotobuf-c -o "$exe"
+  "$exe" "$count" > "$exe.txt"
   if [ -z "$href" ]; then
     href="$exe.txt"
   elif ! cmp -s "$href" "$exe.txt"; then

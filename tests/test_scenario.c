@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-/* AFL++ custom mutator entry points (harness/afl_mutator.c). */
+/* AFL++ custom mutator entry points (harness/engine/afl_mutator.c). */
 void *afl_custom_init(void *afl, unsigned int seed);
 size_t afl_custom_fuzz(void *data, unsigned char *buf, size_t buf_size, unsigned char **out_buf,
                        unsigned char *add_buf, size_t add_buf_size, size_t max_size);

@@ -1,4 +1,5 @@
 /* The runner: executes one scenario against a target on a fresh world. */
+#include "features.h"
 #include "simfuzz_runner.h"
 
 #include <inttypes.h>
@@ -12,8 +13,6 @@
 #ifndef SF_FEEDBACK
 #define SF_FEEDBACK 1
 #endif
-
-#define FB_WORDS (SF_FB_BUCKETS / 64)
 
 typedef struct run_state run_state;
 
@@ -39,12 +38,7 @@ struct run_state {
   uint64_t exec_time[SF_MAX_STEPS];
   /* feedback */
   int fb;
-  uint64_t bits[FB_WORDS];
-  uint32_t features;
-  uint32_t prev_class;
-  int last_node;
-  uint32_t role[SIM_MAX_NODES];
-  uint64_t role_vec;
+  sf_features feat;
   /* the assert() hook: where a failed assertion of the system under test
    * ends the run (record mode), while execute() runs */
   int in_execute;
@@ -123,88 +117,13 @@ int sf_nodes_for(const sf_target *t, const sf_scenario *s) {
   return n;
 }
 
-/* ---- feedback ------------------------------------------------------------ */
-
-static void feature(run_state *rs, uint64_t f) {
-  uint32_t b = (uint32_t)(sim_mix64(f) % SF_FB_BUCKETS);
-  uint64_t bit = 1ull << (b % 64);
-  if (!(rs->bits[b / 64] & bit)) {
-    rs->bits[b / 64] |= bit;
-    rs->features++;
-  }
-}
-
-/* Fault records that count as features: every fault but repairs and the
- * failure itself. */
-static int is_fault_record(unsigned k) {
-  return sim_ev_is_fault(k) && k != SIM_EV_HEAL && k != SIM_EV_LINK && k != SIM_EV_FAIL;
-}
-
-/* Records that take part in the ordered-pair features. */
-static int is_protocol_record(unsigned k) {
-  return k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA || k == SIM_EV_BOOT || k == SIM_EV_CONN_UP ||
-         k == SIM_EV_CONN_ACCEPT || k == SIM_EV_CONN_CLOSE;
-}
-
-static void fb_trace(run_state *rs, const sim_trace_rec *r) {
-  unsigned k = r->kind;
-  if (r->node >= 0)
-    rs->last_node = r->node;
-  int fault = is_fault_record(k);
-  if (!fault && !is_protocol_record(k))
-    return;
-  uint32_t role = r->node >= 0 && r->node < rs->n ? rs->role[r->node] : 0;
-  uint32_t cls = (uint32_t)k << 16 | (uint32_t)r->reason << 8 | (r->msg_kind & 0xff);
-  if (fault) /* fault kind x message kind x role of the node it hit */
-    feature(rs, 1ull << 60 | (uint64_t)cls << 20 | role);
-  /* ordered pairs of consecutive fault/protocol events */
-  feature(rs, 2ull << 60 | (uint64_t)rs->prev_class << 28 | cls);
-  rs->prev_class = cls;
-}
-
-static void fb_observe(run_state *rs) {
-  int i = rs->last_node;
-  if (i < 0 || i >= rs->n)
-    return;
-  uint32_t role = sim_node_up(rs->w, i) ? rs->t->observe(rs->ctx, rs->w, i) : 0;
-  if (role == rs->role[i])
-    return;
-  /* state transition of one node, then the cluster's role vector
-   * (a sorted multiset, so node numbering does not matter) */
-  feature(rs, 3ull << 60 | (uint64_t)(rs->role[i] & 0xffffff) << 24 | (role & 0xffffff));
-  rs->role[i] = role;
-  uint32_t sorted[SIM_MAX_NODES];
-  memcpy(sorted, rs->role, (size_t)rs->n * sizeof *sorted);
-  for (int a = 1; a < rs->n; a++)
-    for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
-      uint32_t tmp = sorted[b];
-      sorted[b] = sorted[b - 1];
-      sorted[b - 1] = tmp;
-    }
-  uint64_t h = 0;
-  for (int a = 0; a < rs->n; a++)
-    h = sim_mix64(h ^ sorted[a]);
-  rs->role_vec = h;
-  feature(rs, 4ull << 60 | (h & 0x0fffffffffffffffull));
-}
-
-static void fb_emit(run_state *rs) {
-#if SF_FEEDBACK
-  for (uint32_t wd = 0; wd < FB_WORDS; wd++)
-    for (uint64_t bits = rs->bits[wd]; bits; bits &= bits - 1)
-      sf_feedback_path(wd * 64 + (uint32_t)__builtin_ctzll(bits));
-#else
-  (void)rs;
-#endif
-}
-
 /* ---- hooks ------------------------------------------------------------- */
 
 static void on_trace(void *p, const sim_world *w, const sim_trace_rec *r, const void *payload,
                      size_t len) {
   run_state *rs = p;
   if (rs->fb)
-    fb_trace(rs, r);
+    sf_features_trace(&rs->feat, r);
   if (rs->o->trace)
     rs->o->trace(rs->o->trace_ctx, w, r, payload, len);
 }
@@ -218,7 +137,7 @@ static void after_event(void *p, sim_world *w) {
       return;
   }
   if (rs->fb && rs->t->observe)
-    fb_observe(rs);
+    sf_features_observe(&rs->feat, rs->t, rs->ctx, rs->w);
 }
 
 static void at_end(void *p, sim_world *w) {
@@ -318,7 +237,7 @@ static void run_step(sim_world *w, void *arg) {
   if (fk && !(sf_step_flags(st->kind) & SF_SK_UNDO))
     rs->fault_steps_run++;
   if (rs->fb)
-    feature(rs, 5ull << 60 | (uint64_t)st->kind << 40 | (rs->role_vec & 0xffffffffffull));
+    sf_features_step(&rs->feat, st->kind);
   switch (st->kind) {
   case SF_STEP_PARTITION: {
     uint64_t ma = remap_mask(st->mask_a & rs->all, perm, n);
@@ -458,7 +377,7 @@ static void fill_result(run_state *rs, sf_result *r, sim_stop stop) {
   r->steps_run = rs->steps_run;
   r->fault_steps_run = rs->fault_steps_run;
   r->ops_run = rs->ops_run;
-  r->features = rs->features;
+  r->features = rs->feat.count;
   r->nexec = rs->nexec;
   memcpy(r->exec_step, rs->exec_step, rs->nexec * sizeof r->exec_step[0]);
   memcpy(r->exec_time, rs->exec_time, rs->nexec * sizeof r->exec_time[0]);
@@ -548,7 +467,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->n = sf_nodes_for(t, s);
   rs->all = rs->n == 64 ? ~0ull : (1ull << rs->n) - 1;
   rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits;
-  rs->last_node = -1;
+  sf_features_init(&rs->feat, rs->n);
   rs->ctx = t->create ? t->create(rs->n) : NULL;
   rs->w = setup(rs);
   if (!rs->w) /* the configuration is always valid: only memory can be missing */
@@ -578,10 +497,10 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   if (o->on_finish)
     o->on_finish(o->finish_ctx, rs->w, &res);
   if (o->feature_bits)
-    for (uint32_t i = 0; i < FB_WORDS; i++)
-      o->feature_bits[i] |= rs->bits[i];
+    for (uint32_t i = 0; i < SF_FB_WORDS; i++)
+      o->feature_bits[i] |= rs->feat.bits[i];
   if (o->feedback && SF_FEEDBACK)
-    fb_emit(rs);
+    sf_features_emit(&rs->feat);
   if (crashed) {
     keep_abandoned(rs);
     return res.failed;
@@ -626,10 +545,6 @@ void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len) {
   sf_run_input(t, data, len, &o, &r);
   if (print_hash)
     fprintf(stderr, "simfuzz-hash %016" PRIx64 "\n", r.hash);
-}
-
-int sf_feedback_enabled(void) {
-  return SF_FEEDBACK;
 }
 
 void sf_driver_init(void) {

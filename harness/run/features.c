@@ -1,0 +1,98 @@
+/* Feature computation: the abstract protocol/fault states of a run (see
+ * features.h). The buckets reached become code paths in feedback.c. */
+#include "features.h"
+
+#include <string.h>
+
+#ifndef SF_FEEDBACK
+#define SF_FEEDBACK 1
+#endif
+
+#define TAG(t) ((uint64_t)(t) << 60)
+
+static void add(sf_features *f, uint64_t v) {
+  uint32_t b = (uint32_t)(sim_mix64(v) % SF_FB_BUCKETS);
+  uint64_t bit = 1ull << (b % 64);
+  if (!(f->bits[b / 64] & bit)) {
+    f->bits[b / 64] |= bit;
+    f->count++;
+  }
+}
+
+void sf_features_init(sf_features *f, int n) {
+  memset(f, 0, sizeof *f);
+  SIM_ASSERT(n > 0 && n <= SIM_MAX_NODES);
+  f->n = n;
+  f->last_node = -1;
+}
+
+/* Fault records that count as features: every fault but repairs and the
+ * failure itself. */
+static int is_fault_record(unsigned k) {
+  return sim_ev_is_fault(k) && k != SIM_EV_HEAL && k != SIM_EV_LINK && k != SIM_EV_FAIL;
+}
+
+/* Records that take part in the ordered-pair features. */
+static int is_protocol_record(unsigned k) {
+  return k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA || k == SIM_EV_BOOT || k == SIM_EV_CONN_UP ||
+         k == SIM_EV_CONN_ACCEPT || k == SIM_EV_CONN_CLOSE;
+}
+
+void sf_features_trace(sf_features *f, const sim_trace_rec *r) {
+  unsigned k = r->kind;
+  if (r->node >= 0)
+    f->last_node = r->node;
+  int fault = is_fault_record(k);
+  if (!fault && !is_protocol_record(k))
+    return;
+  uint32_t role = r->node >= 0 && r->node < f->n ? f->role[r->node] : 0;
+  uint32_t cls = (uint32_t)k << 16 | (uint32_t)r->reason << 8 | (r->msg_kind & 0xff);
+  if (fault)
+    add(f, TAG(SF_FT_FAULT) | (uint64_t)cls << 20 | role);
+  add(f, TAG(SF_FT_PAIR) | (uint64_t)f->prev_class << 28 | cls);
+  f->prev_class = cls;
+}
+
+void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w) {
+  int i = f->last_node;
+  if (i < 0 || i >= f->n)
+    return;
+  uint32_t role = sim_node_up(w, i) ? t->observe(ctx, w, i) : 0;
+  if (role == f->role[i])
+    return;
+  /* the node's transition, then the cluster's role vector (a sorted
+   * multiset, so node numbering does not matter) */
+  add(f, TAG(SF_FT_TRANSITION) | (uint64_t)(f->role[i] & 0xffffff) << 24 | (role & 0xffffff));
+  f->role[i] = role;
+  uint32_t sorted[SIM_MAX_NODES];
+  memcpy(sorted, f->role, (size_t)f->n * sizeof *sorted);
+  for (int a = 1; a < f->n; a++)
+    for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+      uint32_t tmp = sorted[b];
+      sorted[b] = sorted[b - 1];
+      sorted[b - 1] = tmp;
+    }
+  uint64_t h = 0;
+  for (int a = 0; a < f->n; a++)
+    h = sim_mix64(h ^ sorted[a]);
+  f->role_vec = h;
+  add(f, TAG(SF_FT_ROLES) | (h & 0x0fffffffffffffffull));
+}
+
+void sf_features_step(sf_features *f, unsigned kind) {
+  add(f, TAG(SF_FT_STEP) | (uint64_t)kind << 40 | (f->role_vec & 0xffffffffffull));
+}
+
+void sf_features_emit(const sf_features *f) {
+#if SF_FEEDBACK
+  for (uint32_t wd = 0; wd < SF_FB_WORDS; wd++)
+    for (uint64_t bits = f->bits[wd]; bits; bits &= bits - 1)
+      sf_feedback_path(wd * 64 + (uint32_t)__builtin_ctzll(bits));
+#else
+  (void)f;
+#endif
+}
+
+int sf_feedback_enabled(void) {
+  return SF_FEEDBACK;
+}

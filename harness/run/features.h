@@ -1,0 +1,53 @@
+/* The abstract states a run reaches, as feature buckets: what simfuzz adds
+ * to code coverage as fuzzing feedback. Computed here (uninstrumented, in
+ * the harness library) from the trace records and the target's observe()
+ * hook; emitted as instrumented code paths by harness/run/feedback.c.
+ * Internal to the runner. */
+#ifndef SIMFUZZ_FEATURES_H
+#define SIMFUZZ_FEATURES_H
+
+#include "simfuzz.h"
+#include "simfuzz_runner.h"
+
+#include <stdint.h>
+
+#define SF_FB_WORDS (SF_FB_BUCKETS / 64)
+
+/** What a feature describes: the top 4 bits of its 64-bit value. */
+typedef enum {
+  SF_FT_FAULT = 1,      /**< fault kind x message kind x role of the node it hit */
+  SF_FT_PAIR = 2,       /**< an ordered pair of consecutive fault/protocol events */
+  SF_FT_TRANSITION = 3, /**< one node's role changed from one value to another */
+  SF_FT_ROLES = 4,      /**< the cluster's roles, as a sorted multiset */
+  SF_FT_STEP = 5,       /**< a step kind run in a given cluster role vector */
+} sf_feature_tag;
+
+/** A run's features so far. Plain data; zero it, then sf_features_init. */
+typedef struct sf_features {
+  uint64_t bits[SF_FB_WORDS]; /* buckets reached */
+  uint32_t count;             /* distinct buckets reached */
+  uint32_t prev_class;        /* class of the last fault/protocol record */
+  int last_node;              /* node of the last record, -1 before any */
+  int n;                      /* nodes */
+  uint32_t role[SIM_MAX_NODES];
+  uint64_t role_vec; /* hash of the sorted roles */
+} sf_features;
+
+/** Start over for a run of n nodes. */
+void sf_features_init(sf_features *f, int n);
+
+/** Account for one trace record. */
+void sf_features_trace(sf_features *f, const sim_trace_rec *r);
+
+/** After an event: the role of the node it touched, from the target's
+ *  observe() hook (t->observe must be set). */
+void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w);
+
+/** A step of `kind` starts. */
+void sf_features_step(sf_features *f, unsigned kind);
+
+/** Run the feedback code path of every bucket reached (no-op when the build
+ *  has no feedback). */
+void sf_features_emit(const sf_features *f);
+
+#endif
