@@ -117,6 +117,25 @@ function(simfuzz_add_target)
   target_link_libraries(simfuzz-${name} PRIVATE sftarget_${name} simfuzz::cli)
   set_target_properties(simfuzz-${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
+  # ---- isolated: the target's objects linked into one relocatable object
+  # in which only sf_target_<name> stays global, so that one program can
+  # hold several targets, two variants of one library included (tests,
+  # benchmarks). Link sftarget_<name>_isolated. ----
+  find_program(SIMFUZZ_OBJCOPY NAMES objcopy llvm-objcopy-14 llvm-objcopy)
+  if(SIMFUZZ_OBJCOPY AND CMAKE_LINKER)
+    set(iso ${CMAKE_BINARY_DIR}/simfuzz-targets/${name}_isolated.o)
+    add_custom_command(OUTPUT ${iso}
+      COMMAND ${CMAKE_LINKER} -r -o ${iso} $<TARGET_OBJECTS:sftarget_${name}>
+      COMMAND ${SIMFUZZ_OBJCOPY} --keep-global-symbol=sf_target_${name} ${iso}
+      DEPENDS sftarget_${name} $<TARGET_OBJECTS:sftarget_${name}>
+      COMMAND_EXPAND_LISTS VERBATIM)
+    add_custom_target(sftarget_${name}_isolate DEPENDS ${iso})
+    add_library(sftarget_${name}_isolated INTERFACE)
+    add_dependencies(sftarget_${name}_isolated sftarget_${name}_isolate)
+    target_link_libraries(sftarget_${name}_isolated INTERFACE ${iso} $<LINK_ONLY:${sut}>
+      simfuzz::harness)
+  endif()
+
   # ---- libFuzzer ----
   if(NOT T_NO_FUZZERS AND TARGET simfuzz::libfuzzer AND CMAKE_C_COMPILER_ID MATCHES "Clang")
     add_executable(${name}_fuzzer ${stub} ${sources})

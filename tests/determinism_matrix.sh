@@ -47,7 +47,8 @@ for c in $configs; do
     -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Isim -Iharness -I"$out/proto" \
     sim/*.c harness/scenario/scenario.c harness/run/run.c harness/run/features.c \
     harness/run/feedback.c harness/adapter/libc.c "$out/proto/scenario.pb-c.c" \
-    tests/harness_fingerprint.c examples/pbstore/pbstore.c -lprotobuf-c -o "$exe"
+    harness/adapter/record.c tests/harness_fingerprint.c examples/pbstore/pbstore.c \
+    examples/pbstore/pbstore_target.c examples/common/node_io_sim.c -lprotobuf-c -o "$exe"
   "$exe" "$count" > "$exe.txt"
   if [ -z "$href" ]; then
     href="$exe.txt"

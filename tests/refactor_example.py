@@ -35,15 +35,15 @@ static unsigned fold_bits(unsigned long long x) {
 last = [m.end() for m in re.finditer(r'^#include [^\n]*\n', src, re.M)][-1]
 src = src[:last] + helpers + src[last:]
 
-# logging at the top of every callback that takes (ctx, w, node, ...)
+# logging at the top of every entry point of the protocol
 def add_log(m):
-    return m.group(0) + '\n  (void)debug_log("%s", node, (long long)fold_bits((unsigned long long)node));' % m.group(1)
-src, n = re.subn(r'^static void (boot|timer|conn|teardown)\(void \*ctx, sim_world \*w, int node[^{]*\{',
+    return m.group(0) + '\n  (void)debug_log("%s", p->io ? p->io->self : -1, (long long)fold_bits(p->len));' % m.group(1)
+src, n = re.subn(r'^(?:int|void) (pb_boot|pb_timer|pb_conn|pb_write)\(pb_node \*p[^{]*\{',
                  add_log, src, flags=re.M)
 assert n >= 3, n
 
-# move checksum() to the end of the file, behind a forward declaration
-m = re.search(r'^static uint64_t checksum\([^)]*\) \{.*?^\}\n', src, re.M | re.S)
+# move store() to the end of the file, behind a forward declaration
+m = re.search(r'^static int store\([^)]*\) \{.*?^\}\n', src, re.M | re.S)
 assert m
 fn = m.group(0)
 decl = fn[:fn.index('{')].rstrip() + ';\n'

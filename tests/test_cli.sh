@@ -192,7 +192,7 @@ if want triage; then
 need_min
 "$S" --target $T triage "$crash" "$work/min.pb" > "$work/tri.out"
 rc=$?
-n=$(grep -c ": invariant backup_log_is_prefix at .*pbstore.c:[0-9]*$" "$work/tri.out")
+n=$(grep -c ": invariant backup_log_is_prefix at .*pbstore_target.c:[0-9]*$" "$work/tri.out")
 if [ $rc = 1 ] && [ "$n" = 2 ]; then
   ok "triage: a crash and its minimized form share one signature (exit 1)"
 else

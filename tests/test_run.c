@@ -41,7 +41,7 @@ TEST(planted_bug_fails_correct_mode_passes) {
   CHECK(r.failed && !r.failure.is_liveness);
   CHECK(strcmp(r.failure.name, "backup_log_is_prefix") == 0);
   CHECK_EQ(r.failure.node, 1);
-  CHECK(strstr(r.failure.file, "pbstore.c") != NULL);
+  CHECK(strstr(r.failure.file, "pbstore_target.c") != NULL);
   CHECK_EQ(r.stop, SIM_STOP_FAILURE);
   CHECK_EQ(sf_run(&sf_target_pbstore_bug_reset_skip, s, NULL, &r2), 1);
   CHECK_HASH(r.hash, r2.hash); /* replays to the same failure */

@@ -18,13 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef SF_TARGET_NAME
-#define SF_TARGET_NAME "harness_selftest"
-#endif
-#ifndef SF_TARGET_SYMBOL
-#define SF_TARGET_SYMBOL sf_target_harness_selftest
-#endif
-
 /* A world does about the same work whatever its size (timer-driven actions
  * per boot: ACT_BUDGET shared by the nodes, at least 8 each), so 64-node
  * scenarios stay as cheap to run as 3-node ones; disk offsets stay within

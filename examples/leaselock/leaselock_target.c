@@ -1,0 +1,177 @@
+/*
+ * leaselock as a simfuzz target: the protocol of leaselock.c on simulated
+ * nodes, a client workload, and the oracles.
+ *
+ * Oracles (after every event): mutual exclusion (no two clients believe,
+ * by their own clocks, that they hold a lease at the same moment) and
+ * fenced writes (the resource never accepts a write whose token is below
+ * one it accepted before). After heal: liveness (every client's operations
+ * done).
+ */
+#include "../common/node_io_sim.h"
+#include "leaselock.h"
+#include "simfuzz.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+enum { MAXN = 8 };
+
+typedef struct {
+  node_io_sim sim; /* first: see node_io_sim_attach */
+  ll_node ll;
+} node;
+
+typedef struct {
+  int n;
+  uint32_t max_accepted; /* highest token any accepted write carried */
+  uint32_t seen, inc;    /* journal entries consumed, server incarnation */
+} cluster;
+
+static ll_node *ll(sim_world *w, int i) {
+  node *x = node_io_sim_state(w, i);
+  return x ? &x->ll : NULL;
+}
+
+/* ---- nodes ---- */
+
+static void boot(void *ctx, sim_world *w, int i, int restart) {
+  (void)ctx;
+  node *x = node_io_sim_attach(w, i, sizeof *x, LL_RECORD);
+  ll_boot(&x->ll, &x->sim.io, restart);
+}
+
+static void recv(void *ctx, sim_world *w, int i, int from, const void *data, size_t len) {
+  (void)ctx;
+  ll_recv(ll(w, i), from, data, len);
+}
+
+static void timer(void *ctx, sim_world *w, int i, uint64_t tag) {
+  (void)ctx;
+  ll_timer(ll(w, i), tag);
+}
+
+static const sim_node_ops ops = {boot, recv, timer, NULL, node_io_sim_teardown};
+
+/* A client (node 1 + node % clients) is asked to write op.value under the
+ * lock. */
+static void workload(void *ctx, sim_world *w, const sf_op *op) {
+  (void)ctx;
+  int i = 1 + op->node % (sim_nodes(w) - 1);
+  ll_node *p = ll(w, i);
+  if (p && !sim_node_paused(w, i))
+    ll_request(p, (uint32_t)op->value);
+}
+
+/* ---- oracles ---------------------------------------------------------------- */
+
+SF_ORACLE static int believes(sim_world *w, int k) {
+  ll_node *p = sim_node_up(w, k) ? ll(w, k) : NULL;
+  return p && ll_holds(p);
+}
+
+/* No two clients believe they hold the lock at the same moment. */
+SF_ORACLE static void check_mutual_exclusion(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  int first = -1;
+  for (int k = 1; k < c->n; k++) {
+    if (!believes(w, k))
+      continue;
+    if (first < 0) {
+      first = k;
+      continue;
+    }
+    SIM_INVARIANT(w, k, 0, "mutual_exclusion",
+                  "n%d (token %" PRIu32 ") and n%d (token %" PRIu32
+                  ") both hold the lock by their own clocks",
+                  first, ll(w, first)->my_token, k, ll(w, k)->my_token);
+  }
+}
+
+/* The resource never accepts a token below one it accepted before. */
+SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  ll_node *p = sim_node_up(w, 0) ? ll(w, 0) : NULL;
+  if (!p)
+    return;
+  if (c->inc != sim_node_incarnation(w, 0)) {
+    c->inc = sim_node_incarnation(w, 0);
+    c->seen = 0;
+  }
+  for (; c->seen < p->nacc; c->seen++) {
+    uint32_t t = p->acc[c->seen];
+    SIM_INVARIANT(w, 0, t >= c->max_accepted, "fenced_writes",
+                  "the resource accepted a write with token %" PRIu32
+                  " after one with token %" PRIu32,
+                  t, c->max_accepted);
+    c->max_accepted = t;
+  }
+}
+
+static const sf_check invariants[] = {
+    {"mutual_exclusion", check_mutual_exclusion},
+    {"fenced_writes", check_fenced_writes},
+    {NULL, NULL},
+};
+
+/* Every client's queue is done. */
+SF_ORACLE static int live(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int k = 1; k < c->n; k++) {
+    ll_node *p = sim_node_up(w, k) ? ll(w, k) : NULL;
+    if (!p || p->nq > 0)
+      return 0;
+  }
+  return 1;
+}
+
+/* ---- reports and feedback ---- */
+
+static void *create(int nodes) {
+  cluster *c = calloc(1, sizeof *c);
+  if (!c)
+    abort();
+  c->n = nodes;
+  return c;
+}
+
+static int describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {
+  (void)ctx;
+  return ll_describe(data, have, len, buf, cap);
+}
+
+static uint32_t classify(void *ctx, const void *data, size_t len) {
+  (void)ctx;
+  return len ? ((const uint8_t *)data)[0] & 7u : 0;
+}
+
+/* Server: lock held or not, grace; client: its state. */
+SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int i) {
+  (void)ctx;
+  ll_node *p = ll(w, i);
+  if (!p)
+    return 0;
+  if (i == 0)
+    return 8 + (p->holder >= 0) * 2 + (uint32_t)p->grace;
+  return 16 + (uint32_t)p->st;
+}
+
+const sf_target SF_TARGET_SYMBOL = {
+    .name = SF_TARGET_NAME,
+    .summary = "lease-based lock service with a fenced resource (clock drift matters)",
+    .min_nodes = 3,
+    .max_nodes = MAXN,
+    .default_nodes = 3,
+    .create = create,
+    .destroy = free,
+    .ops = &ops,
+    .workload = workload,
+    .invariants = invariants,
+    .live = live,
+    /* a restarted server's grace (1 s) plus every queued write (8 per
+     * client, each a lease at worst when a grant was lost) */
+    .liveness_ms = 30000,
+    .describe = describe,
+    .classify = classify,
+    .observe = observe,
+};

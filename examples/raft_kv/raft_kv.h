@@ -1,0 +1,111 @@
+/*
+ * raft_kv: a key-value store replicated with Raft over datagrams, the
+ * protocol alone (node_io only; raft_kv_target.c runs and checks it).
+ *
+ * Every node runs a Raft server (leader election, log replication, commit,
+ * apply) and a client gateway. A client operation (put, get or cas) enters
+ * at its gateway node, which sends it to the node it believes leads and
+ * retries with the same request id until a response arrives, as real
+ * clients do. Gets go through the log (so a deposed leader cannot answer
+ * them) and a per-request result table in the state machine makes retried
+ * and duplicated requests execute once.
+ *
+ * Persistence: record 0 holds (term, vote, log length); entry i is record
+ * i. A node syncs its vote and term before answering, and its log before
+ * acknowledging entries. Entries are written and synced before the length
+ * that covers them, and a truncation is made durable before the records
+ * are overwritten, so a crash at any point leaves a valid log.
+ *
+ * Planted bugs (one fuzz target each; see docs/bug-zoo.md):
+ *   RAFT_BUG_VOTE_UNSYNCED  a vote is written but not synced before the
+ *                           reply: a crash can forget it -> two leaders.
+ *   RAFT_BUG_LOCAL_READ     the leader answers gets from its own state
+ *                           without going through the log -> stale reads
+ *                           from a deposed or freshly elected leader.
+ *   RAFT_BUG_NO_DEDUP       the state machine executes retried/duplicated
+ *                           requests again -> a cas reports failure after
+ *                           it succeeded.
+ *   RAFT_BUG_COMMIT_OLD_TERM  a leader commits entries of earlier terms by
+ *                           counting replicas (Raft paper, figure 8), and so
+ *                           sees no need for a no-op entry at election.
+ */
+#ifndef RAFT_KV_H
+#define RAFT_KV_H
+
+#include "../common/node_io.h"
+
+#include <stdint.h>
+
+enum {
+  RK_MAXN = 7,      /* nodes */
+  RK_MAX_LOG = 512, /* entries per log (1-based) */
+  RK_MAX_OPS = 384, /* client requests per run (request ids 0..RK_MAX_OPS-1) */
+  RK_MAX_PEND = 8,  /* outstanding requests per gateway */
+  RK_NKEYS = 4,     /* keys */
+  RK_RECORD = 24    /* bytes of the largest record (an entry) */
+};
+enum { RK_FOLLOWER = 1, RK_CANDIDATE = 2, RK_LEADER = 3 };
+/** Entry kinds: a no-op, or the key-value model's operations (linearize.h). */
+enum { RK_NOOP = 0, RK_PUT = 1, RK_GET = 2, RK_CAS = 3 };
+
+typedef struct {
+  uint32_t term;
+  uint8_t kind, key, gw;
+  uint32_t arg, arg2, req;
+} rk_entry;
+
+typedef struct {
+  uint32_t req; /* request id */
+  uint64_t tag; /* the submitter's (history id) */
+  uint8_t kind, key;
+  uint32_t arg, arg2;
+  uint32_t ticks; /* since the last send */
+} rk_pending;
+
+/** Called when a gateway's request got its result. */
+typedef void (*rk_result_fn)(void *arg, uint64_t tag, uint32_t result);
+
+typedef struct rk_node {
+  node_io *io;
+  rk_result_fn on_result;
+  void *result_arg;
+  uint32_t term;
+  int voted; /* -1: none */
+  uint32_t len, durable;
+  rk_entry log[RK_MAX_LOG + 1];
+  int role, leader; /* leader: hint, -1 unknown */
+  uint32_t commit, applied;
+  uint32_t votes; /* bitmask of granted votes */
+  uint32_t next[RK_MAXN], match[RK_MAXN];
+  uint32_t sm[RK_NKEYS];
+  uint32_t done[RK_MAX_OPS]; /* result + 1 of each executed request, 0 = not yet */
+  uint64_t election;         /* timer */
+  rk_pending pend[RK_MAX_PEND];
+  int npend;
+  int rr;         /* gateway: next node to try when no leader is known */
+  uint32_t dirty; /* lowest log index changed since rk_changes_seen */
+} rk_node;
+
+/** Start (or restart) a node from its records; results of its gateway's
+ *  requests go to on_result. -1 if it crashed on an I/O error. */
+int rk_boot(rk_node *p, node_io *io, rk_result_fn on_result, void *arg);
+
+/** A datagram from `from`. */
+void rk_recv(rk_node *p, int from, const void *msg, size_t len);
+
+/** The node's timer fired. */
+void rk_timer(rk_node *p, uint64_t tag);
+
+/** Submit a client request at this node's gateway: kind RK_PUT/GET/CAS,
+ *  request id req (< RK_MAX_OPS, unique), tag for on_result. Returns 0, or
+ *  -1 if refused (too many pending). */
+int rk_submit(rk_node *p, uint8_t kind, uint8_t key, uint32_t arg, uint32_t arg2, uint32_t req,
+              uint64_t tag);
+
+/** 1 if the two entries are the same. */
+int rk_same_entry(const rk_entry *a, const rk_entry *b);
+
+/** Describe a message; -1 if not one. */
+int rk_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap);
+
+#endif

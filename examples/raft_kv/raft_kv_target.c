@@ -1,0 +1,344 @@
+/*
+ * raft_kv as a simfuzz target: the protocol of raft_kv.c on simulated
+ * nodes, client gateways' workload and history, and the oracles.
+ *
+ * Oracles, each in its own function (after every event): election safety
+ * (one leader per term), log matching (same index and term = same prefix),
+ * leader completeness (a new leader holds every committed entry), state
+ * machine safety (no two nodes apply different entries at one index; a
+ * committed entry never changes). At the end: the client history is
+ * linearizable (linearize.h, key-value model). After heal: liveness (a
+ * leader is up and every gateway's requests complete).
+ */
+#include "../common/node_io_sim.h"
+#include "linearize.h"
+#include "raft_kv.h"
+#include "simfuzz.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  MAX_TERMS = 8192, /* terms the oracle tracks */
+  LM_SLOTS = 2048   /* (index, term) pairs the oracle remembers (power of 2) */
+};
+_Static_assert(RK_PUT == SF_KV_PUT && RK_GET == SF_KV_GET && RK_CAS == SF_KV_CAS,
+               "raft_kv's operations are the key-value model's");
+
+typedef struct {
+  node_io_sim sim; /* first: see node_io_sim_attach */
+  rk_node rk;
+} node;
+
+typedef struct {
+  int n;
+  sim_world *w; /* the world of the current run (for history times) */
+  sf_history hist;
+  /* oracle memory (only the checks write it) */
+  int8_t leader_of[MAX_TERMS];
+  uint32_t committed_len;
+  rk_entry committed[RK_MAX_LOG + 1];
+  uint32_t first_applied_len;
+  rk_entry first_applied[RK_MAX_LOG + 1];
+  uint32_t checked_term[RK_MAXN];   /* leader completeness: term last checked */
+  uint32_t checked_apply[RK_MAXN];  /* state machine safety: applied index checked */
+  uint32_t checked_commit[RK_MAXN]; /* a leader's commit index checked */
+  uint32_t inc[RK_MAXN];            /* incarnation seen by the checks */
+  uint64_t ph[RK_MAXN][RK_MAX_LOG + 1];
+  uint32_t ph_len[RK_MAXN];
+  struct {
+    uint64_t key, ph;
+  } lm[LM_SLOTS]; /* log matching: (index, term) -> prefix hash */
+  uint32_t lm_used;
+} cluster;
+
+static rk_node *rk(const sim_world *w, int i) {
+  node *x = node_io_sim_state(w, i);
+  return x ? &x->rk : NULL;
+}
+
+/* ---- nodes ---- */
+
+/* A gateway's request completed: the history records it now. */
+static void completed(void *arg, uint64_t tag, uint32_t result) {
+  cluster *c = arg;
+  sf_history_complete(&c->hist, (size_t)tag, result, sim_now(c->w));
+}
+
+static void boot(void *ctx, sim_world *w, int i, int restart) {
+  cluster *c = ctx;
+  (void)restart;
+  c->w = w;
+  node *x = node_io_sim_attach(w, i, sizeof *x, RK_RECORD);
+  rk_boot(&x->rk, &x->sim.io, completed, c);
+}
+
+static void recv(void *ctx, sim_world *w, int i, int from, const void *msg, size_t len) {
+  (void)ctx;
+  rk_node *p = rk(w, i);
+  if (p)
+    rk_recv(p, from, msg, len);
+}
+
+static void timer(void *ctx, sim_world *w, int i, uint64_t tag) {
+  (void)ctx;
+  rk_timer(rk(w, i), tag);
+}
+
+static const sim_node_ops ops = {boot, recv, timer, NULL, node_io_sim_teardown};
+
+/* Client operations: op % 3 = put / get / cas on one of RK_NKEYS keys, with
+ * small values so that cas often matches and reads see conflicts. */
+static void workload(void *ctx, sim_world *w, const sf_op *op) {
+  cluster *c = ctx;
+  rk_node *p = rk(w, op->node);
+  if (!p || sim_node_paused(w, op->node) || p->npend >= RK_MAX_PEND || op->seq >= RK_MAX_OPS)
+    return; /* the client could not even submit it: no history entry */
+  uint8_t kind = (uint8_t)(RK_PUT + op->op % 3), key = (uint8_t)(op->key % RK_NKEYS);
+  uint32_t arg = kind == RK_CAS ? (uint32_t)(op->value % 6) : (uint32_t)(op->value % 5 + 1);
+  uint32_t arg2 = kind == RK_CAS ? (uint32_t)((op->value >> 8) % 5 + 1) : 0;
+  if (kind == RK_GET)
+    arg = 0;
+  size_t hid = sf_history_invoke(&c->hist, (uint32_t)op->node, kind, key, arg, arg2, sim_now(w));
+  if (hid == SIZE_MAX)
+    return;
+  rk_submit(p, kind, key, arg, arg2, op->seq, hid);
+}
+
+/* ---- oracles ------------------------------------------------------------- */
+
+SF_ORACLE static rk_node *live_node(sim_world *w, int k) {
+  return sim_node_up(w, k) ? rk(w, k) : NULL;
+}
+
+/* A running node for the checks; after a reboot the checks' memory of it
+ * starts over (its log was reloaded from disk). */
+SF_ORACLE static rk_node *checked_node(cluster *c, sim_world *w, int k) {
+  rk_node *p = live_node(w, k);
+  if (p && c->inc[k] != sim_node_incarnation(w, k)) {
+    c->inc[k] = sim_node_incarnation(w, k);
+    c->ph_len[k] = 0;
+    c->checked_term[k] = 0;
+    c->checked_apply[k] = 0;
+    c->checked_commit[k] = 0;
+  }
+  return p;
+}
+
+/* At most one leader per term, ever. */
+SF_ORACLE static void check_election_safety(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = live_node(w, k);
+    if (!p || p->role != RK_LEADER || p->term >= MAX_TERMS)
+      continue;
+    if (c->leader_of[p->term] < 0)
+      c->leader_of[p->term] = (int8_t)k;
+    SIM_INVARIANT(w, k, c->leader_of[p->term] == k, "election_safety",
+                  "n%d and n%d are both leaders of term %" PRIu32, c->leader_of[p->term], k,
+                  p->term);
+  }
+}
+
+SF_ORACLE static uint64_t entry_hash(uint64_t h, const rk_entry *e) {
+  uint64_t x = h ^ ((uint64_t)e->term << 32 | e->req);
+  x = sim_mix64(x ^ ((uint64_t)e->kind << 56 | (uint64_t)e->key << 48 | (uint64_t)e->gw << 40));
+  return sim_mix64(x ^ ((uint64_t)e->arg << 32 | e->arg2));
+}
+
+/* If two logs hold an entry with the same index and term, the logs are
+ * identical up to that index: (index, term) determines the prefix hash. */
+SF_ORACLE static void check_log_matching(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = checked_node(c, w, k);
+    if (!p)
+      continue;
+    uint32_t i = p->dirty; /* entries before it are unchanged since last time */
+    if (i > c->ph_len[k] + 1)
+      i = c->ph_len[k] + 1;
+    if (i < 1)
+      i = 1;
+    p->dirty = UINT32_MAX;
+    for (; i <= p->len; i++) {
+      c->ph[k][i] = entry_hash(c->ph[k][i - 1], &p->log[i]);
+      uint64_t key = (uint64_t)i << 32 | p->log[i].term;
+      uint32_t s = (uint32_t)sim_mix64(key) & (LM_SLOTS - 1);
+      while (c->lm[s].key && c->lm[s].key != key + 1)
+        s = (s + 1) & (LM_SLOTS - 1);
+      if (!c->lm[s].key) {
+        if (c->lm_used >= LM_SLOTS / 4 * 3)
+          continue; /* table full: stop learning (bounded memory) */
+        c->lm[s].key = key + 1;
+        c->lm[s].ph = c->ph[k][i];
+        c->lm_used++;
+        continue;
+      }
+      SIM_INVARIANT(w, k, c->lm[s].ph == c->ph[k][i], "log_matching",
+                    "n%d's entry %" PRIu32 " has term %" PRIu32
+                    " like another node's, but the logs before it differ",
+                    k, i, p->log[i].term);
+    }
+    c->ph_len[k] = p->len;
+  }
+}
+
+/* Every committed entry is in the log of every later leader. Committed
+ * entries are learnt from leaders' commit indexes and never change. */
+SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = checked_node(c, w, k);
+    if (!p || p->role != RK_LEADER)
+      continue;
+    if (c->checked_term[k] != p->term) {
+      c->checked_term[k] = p->term;
+      for (uint32_t i = 1; i <= c->committed_len; i++)
+        if (c->committed[i].term < p->term)
+          SIM_INVARIANT(w, k, i <= p->len && rk_same_entry(&p->log[i], &c->committed[i]),
+                        "leader_completeness",
+                        "n%d leads term %" PRIu32 " without committed entry %" PRIu32
+                        " (term %" PRIu32 ")",
+                        k, p->term, i, c->committed[i].term);
+    }
+  }
+}
+
+/* No two nodes apply different entries at one index, and an entry once
+ * committed is never replaced. */
+SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = checked_node(c, w, k);
+    if (!p)
+      continue;
+    uint32_t upto = p->commit < p->len ? p->commit : p->len;
+    for (uint32_t i = c->checked_commit[k] + 1; p->role == RK_LEADER && i <= upto; i++) {
+      if (i > c->committed_len) {
+        c->committed[i] = p->log[i];
+        c->committed_len = i;
+      }
+      SIM_INVARIANT(w, k, rk_same_entry(&c->committed[i], &p->log[i]), "committed_entry_changed",
+                    "n%d commits entry %" PRIu32 " of term %" PRIu32
+                    " but a different one (term %" PRIu32 ") was committed there",
+                    k, i, p->log[i].term, c->committed[i].term);
+      c->checked_commit[k] = i;
+    }
+    for (uint32_t i = c->checked_apply[k] + 1; i <= p->applied; i++) {
+      if (i > c->first_applied_len) {
+        c->first_applied[i] = p->log[i];
+        c->first_applied_len = i;
+      }
+      SIM_INVARIANT(w, k, rk_same_entry(&c->first_applied[i], &p->log[i]), "state_machine_safety",
+                    "n%d applied entry %" PRIu32 " (term %" PRIu32
+                    ") but another node applied a different one (term %" PRIu32 ")",
+                    k, i, p->log[i].term, c->first_applied[i].term);
+    }
+    c->checked_apply[k] = p->applied;
+  }
+}
+
+static const sf_check invariants[] = {
+    {"election_safety", check_election_safety},
+    {"log_matching", check_log_matching},
+    {"leader_completeness", check_leader_completeness},
+    {"state_machine_safety", check_state_machine_safety},
+    {NULL, NULL},
+};
+
+/* The clients' history is linearizable (pending requests may or may not
+ * have taken effect). */
+SF_ORACLE static void check_linearizable(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  sf_lin_report rep;
+  sf_lin_result r = sf_history_check(&c->hist, &sf_kv_model, NULL, &rep);
+  SIM_INVARIANT(w, -1, r != SF_LIN_VIOLATION, "linearizable", "%s", rep.message);
+}
+
+static const sf_check end_checks[] = {
+    {"linearizable", check_linearizable},
+    {NULL, NULL},
+};
+
+/* A leader that every running node follows, and no request waiting. */
+SF_ORACLE static int live(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  int leader = -1;
+  uint32_t top = 0;
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = live_node(w, k);
+    if (!p)
+      return 0;
+    if (p->npend)
+      return 0;
+    if (p->term > top)
+      top = p->term;
+  }
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = rk(w, k);
+    if (p->role == RK_LEADER && p->term == top)
+      leader = k;
+  }
+  return leader >= 0;
+}
+
+static void *create(int nodes) {
+  cluster *c = calloc(1, sizeof *c);
+  if (!c)
+    abort();
+  c->n = nodes;
+  c->hist.max = RK_MAX_OPS;
+  memset(c->leader_of, -1, sizeof c->leader_of);
+  return c;
+}
+
+static void destroy(void *ctx) {
+  cluster *c = ctx;
+  sf_history_free(&c->hist);
+  free(c);
+}
+
+static int describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
+  (void)ctx;
+  return rk_describe(msg, have, len, buf, cap);
+}
+
+static uint32_t classify(void *ctx, const void *msg, size_t len) {
+  (void)ctx;
+  return len ? ((const uint8_t *)msg)[0] & 7u : 0;
+}
+
+/* Role; whether the log holds uncommitted entries, and whether any of them
+ * are from an earlier term than the node's (the precondition of the Raft
+ * paper's figure 8); whether its gateway waits for responses. */
+SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
+  (void)ctx;
+  rk_node *p = rk(w, node);
+  if (!p)
+    return 0;
+  uint32_t ahead = p->len > p->commit;
+  uint32_t old = ahead && p->log[p->commit + 1].term < p->term;
+  return (uint32_t)p->role * 8 + ahead * 4 + old * 2 + (p->npend > 0);
+}
+
+const sf_target SF_TARGET_SYMBOL = {
+    .name = SF_TARGET_NAME,
+    .summary = "key-value store replicated with Raft; linearizability checked",
+    .min_nodes = 3,
+    .max_nodes = RK_MAXN,
+    .default_nodes = 3,
+    .create = create,
+    .destroy = destroy,
+    .ops = &ops,
+    .workload = workload,
+    .invariants = invariants,
+    .end_checks = end_checks,
+    .live = live,
+    /* a few election rounds (<= 300 ms each, split votes retried) plus a
+     * retry round for every gateway's requests */
+    .liveness_ms = 5000,
+    .describe = describe,
+    .classify = classify,
+    .observe = observe,
+};
