@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MSG_MAGIC = 0xc7, META_LEN = 24, ENTRY_HEAD = 22, MAX_WIRE_ENTRIES = 4096 };
+enum { MSG_MAGIC = 0xc7, META_LEN = 24, ENTRY_HEAD = 30, MAX_WIRE_ENTRIES = 4096 };
 
 /* A request whose callback runs later. */
 typedef struct req {
@@ -36,6 +36,7 @@ typedef struct {
   raft_id vote;
   int disk_unreadable;   /* init could not read the disk: refuse to bootstrap */
   raft_index next_index; /* index of the next appended entry */
+  raft_term last_term;   /* term of entry next_index - 1 (0: none) */
   unsigned tick_ms;
   raft_io_tick_cb tick;
   raft_io_recv_cb recv;
@@ -100,8 +101,12 @@ static int meta_write(impl *s, raft_term term, raft_id vote) {
   return 0;
 }
 
-/* The entry record of log index `index` (slot index - 1). */
-static int entry_write(impl *s, raft_index index, const struct raft_entry *e) {
+/* The entry record of log index `index` (slot index - 1). Each record also
+ * holds the term of the entry before it (prev): a crash may keep any subset
+ * of unsynced writes, old records next to new ones, and only a chain whose
+ * links match is a log that was ever written (loading stops at the first
+ * broken link). */
+static int entry_write(impl *s, raft_index index, raft_term prev, const struct raft_entry *e) {
   if (e->buf.len > CRAFT_MAX_ENTRY)
     return RAFT_TOOBIG;
   uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
@@ -109,6 +114,7 @@ static int entry_write(impl *s, raft_index index, const struct raft_entry *e) {
   sf_enc_init(&enc, b, sizeof b);
   sf_enc_u64(&enc, index);
   sf_enc_u64(&enc, e->term);
+  sf_enc_u64(&enc, prev);
   sf_enc_u16(&enc, e->type);
   sf_enc_u32(&enc, (uint32_t)e->buf.len);
   sf_enc_bytes(&enc, e->buf.base, e->buf.len);
@@ -118,9 +124,10 @@ static int entry_write(impl *s, raft_index index, const struct raft_entry *e) {
   return 0;
 }
 
-/* Read the entry record of `index`: 1 and *e filled (buf points into b),
- * 0 if there is none, -1 on a read error. */
-static int entry_read(impl *s, raft_index index, uint8_t *b, struct raft_entry *e) {
+/* Read the entry record of `index`: 1 and *e and *prev filled (buf points
+ * into b), 0 if there is none, -1 on a read error. */
+static int entry_read(impl *s, raft_index index, uint8_t *b, struct raft_entry *e,
+                      raft_term *prev) {
   int64_t r = sf_record_read(&s->log, s->w, s->node, index - 1, b, ENTRY_HEAD + CRAFT_MAX_ENTRY);
   if (r < 0)
     return -1;
@@ -128,6 +135,7 @@ static int entry_read(impl *s, raft_index index, uint8_t *b, struct raft_entry *
   sf_dec_init(&d, b, (size_t)r);
   uint64_t idx = sf_dec_u64(&d);
   e->term = sf_dec_u64(&d);
+  *prev = sf_dec_u64(&d);
   e->type = sf_dec_u16(&d);
   uint32_t len = sf_dec_u32(&d);
   if (r == 0 || !sf_dec_ok(&d) || idx != index || len != sf_dec_left(&d) || e->term == 0)
@@ -260,23 +268,25 @@ static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
   /* the entries: records 1, 2, ... up to the first missing or damaged one */
   uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
   struct raft_entry e;
+  raft_term prev, last = 0;
   size_t n = 0, bytes = 0;
   for (;;) {
-    int r = entry_read(s, n + 1, b, &e);
+    int r = entry_read(s, n + 1, b, &e, &prev);
     if (r < 0)
       return RAFT_IOERR;
-    if (r == 0)
-      break;
+    if (r == 0 || prev != last)
+      break; /* the end, or a record of another version of the log */
     n++;
     bytes += e.buf.len;
+    last = e.term;
   }
   /* Stale records may lie beyond the end (an erase or a write before them
    * lost in a crash): erase them, or a later append could make them part of
    * the log again. */
   uint64_t slots = sim_disk_size(s->w, s->node);
   slots = slots > s->log.base ? (slots - s->log.base) / s->log.slot : 0;
-  for (uint64_t i = n + 1; i < slots; i++) {
-    int r = entry_read(s, i + 1, b, &e);
+  for (uint64_t i = n; i < slots; i++) {
+    int r = entry_read(s, i + 1, b, &e, &prev);
     if (r < 0)
       return RAFT_IOERR;
     if (r > 0 && sf_record_erase(&s->log, s->w, s->node, i, 0) != 0)
@@ -297,7 +307,7 @@ static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
   }
   size_t off = 0;
   for (size_t i = 0; i < n; i++) {
-    if (entry_read(s, i + 1, b, &e) != 1) { /* read it a moment ago */
+    if (entry_read(s, i + 1, b, &e, &prev) != 1) { /* read it a moment ago */
       raft_free(arr);
       raft_free(batch);
       return RAFT_IOERR;
@@ -313,6 +323,7 @@ static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
   *entries = arr;
   *n_entries = n;
   s->next_index = n + 1;
+  s->last_term = last;
   return 0;
 }
 
@@ -333,7 +344,8 @@ static int m_bootstrap(struct raft_io *io, const struct raft_configuration *conf
     return RAFT_IOERR;
   uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
   struct raft_entry e;
-  int r = entry_read(s, 1, b, &e);
+  raft_term prev;
+  int r = entry_read(s, 1, b, &e, &prev);
   if (r < 0)
     return RAFT_IOERR;
   if (s->term != 0 || r > 0)
@@ -346,12 +358,14 @@ static int m_bootstrap(struct raft_io *io, const struct raft_configuration *conf
   e.type = RAFT_CHANGE;
   e.buf = buf;
   e.batch = NULL;
-  rv = entry_write(s, 1, &e);
+  rv = entry_write(s, 1, 0, &e);
   raft_free(buf.base);
   if (rv == 0)
     rv = meta_write(s, 1, 0); /* syncs the entry too */
-  if (rv == 0)
+  if (rv == 0) {
     s->next_index = 2;
+    s->last_term = 1;
+  }
   return rv;
 }
 
@@ -580,10 +594,13 @@ static int m_append(struct raft_io *io, struct raft_io_append *areq,
     return RAFT_NOMEM;
   s->stats.appends++;
   for (unsigned i = 0; i < n && r->status == 0 && !s->dead; i++) /* cached now, durable later */
-    if ((r->status = entry_write(s, s->next_index + i, &entries[i])) == RAFT_IOERR)
+    if ((r->status = entry_write(s, s->next_index + i, i ? entries[i - 1].term : s->last_term,
+                                 &entries[i])) == RAFT_IOERR)
       r->status = disk_error(s);
-  if (r->status == 0)
+  if (r->status == 0 && n) {
     s->next_index += n;
+    s->last_term = entries[n - 1].term;
+  }
   r->append = areq;
   r->append_cb = cb;
   /* disk latency 0.5-4 ms, completions in submission order */
@@ -599,10 +616,23 @@ static int m_truncate(struct raft_io *io, raft_index index) {
   if (index == 0 || index > s->next_index)
     return RAFT_INVALID;
   s->stats.truncates++;
+  raft_term last = 0; /* the new last entry's term: the next append links to it */
+  if (index > 1) {
+    uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
+    struct raft_entry e;
+    raft_term prev;
+    int r = s->dead ? 0 : entry_read(s, index - 1, b, &e, &prev);
+    if (r < 0 && disk_error(s))
+      return RAFT_IOERR;
+    if (r == 0 && !s->dead)
+      return RAFT_IOERR; /* the entry before was never written whole */
+    last = r > 0 ? e.term : 0;
+  }
   for (raft_index i = index; i < s->next_index && !s->dead; i++)
     if (sf_record_erase(&s->log, s->w, s->node, i - 1, 0) != 0 && disk_error(s))
       return RAFT_IOERR;
   s->next_index = index; /* durable with the next sync */
+  s->last_term = last;
   return 0;
 }
 
