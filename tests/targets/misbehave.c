@@ -1,10 +1,16 @@
-/* A system under test that misbehaves on purpose, for the campaign tools'
- * isolation tests: its first client operation's code (op % 16) chooses
- *   1 abort()          2 a NULL store (SIGSEGV)   3 an endless loop
- *   4 memory blow-up   5 exit(3)                  6 a failed assert()
- *   7 4 MiB of output on stderr, then carries on normally
- *   8 a failed invariant
- * and anything else does nothing. */
+/* A system under test that misbehaves on purpose, for the tools' tests.
+ * Built as three targets:
+ *   misbehave  its first client operation's code (op % 16) chooses
+ *                1 abort()          2 a NULL store (SIGSEGV)   3 an endless loop
+ *                4 memory blow-up   5 exit(3)                  6 a failed assert()
+ *                7 4 MiB of output on stderr, then carries on normally
+ *                8 a failed invariant
+ *              and anything else does nothing;
+ *   crashy     (MISBEHAVE_CRASHY) sends a message per client operation and
+ *              crashes with a NULL store on the third;
+ *   tabby      (MISBEHAVE_TABBY) fails on its first client operation with a
+ *              message holding a tab, a newline and a quote: reports must
+ *              stay valid whatever a failure message contains. */
 #include "simfuzz.h"
 
 #include <assert.h>
@@ -61,17 +67,42 @@ static void misbehave(sim_world *w, unsigned what) {
 
 static void workload(void *ctx, sim_world *w, const sf_op *op) {
   state *s = ctx;
+#if defined(MISBEHAVE_CRASHY)
+  (void)op;
+  sim_send(w, 0, 1, "op", 2);
+  if (++s->ops == 3)
+    misbehave(w, 2); /* the system under test's own crash */
+#elif defined(MISBEHAVE_TABBY)
+  (void)op;
+  s->ops++;
+  SIM_INVARIANT(w, 0, s->ops < 1, "no_ops", "a tab\there, a newline\nthere, a quote \" too");
+  if (s->ops > 1)
+    misbehave(w, 0); /* nothing */
+#else
   if (s->ops++ == 0)
     misbehave(w, op->op % 16);
+#endif
 }
+
+#if defined(MISBEHAVE_CRASHY)
+#define SUMMARY "test only: crashes on its third client operation"
+#elif defined(MISBEHAVE_TABBY)
+#define SUMMARY "test only: fails with a message holding a tab and a newline"
+#else
+#define SUMMARY "test only: aborts, crashes, hangs, blows up or talks on purpose"
+#endif
 
 static const sim_node_ops ops = {NULL, NULL, NULL, NULL, NULL};
 
 const sf_target SF_TARGET_SYMBOL = {
     .name = SF_TARGET_NAME,
-    .summary = "test only: aborts, crashes, hangs, blows up or talks on purpose",
+    .summary = SUMMARY,
     .min_nodes = 2,
+#if defined(MISBEHAVE_TABBY)
+    .max_nodes = 2,
+#else
     .max_nodes = 3,
+#endif
     .default_nodes = 2,
     .create = create,
     .destroy = free,
