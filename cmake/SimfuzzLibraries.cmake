@@ -45,7 +45,7 @@ add_custom_command(
 set_source_files_properties(${SF_PROTO_OUT}/scenario.pb-c.c PROPERTIES COMPILE_OPTIONS "-w")
 
 set(SF_SIM_SOURCES
-  ${SF_SRC}/sim/world.c ${SF_SRC}/sim/net.c ${SF_SRC}/sim/stream.c ${SF_SRC}/sim/disk.c
+  ${SF_SRC}/sim/world.c ${SF_SRC}/sim/assert.c ${SF_SRC}/sim/net.c ${SF_SRC}/sim/stream.c ${SF_SRC}/sim/disk.c
   ${SF_SRC}/sim/trace.c)
 set(SF_HARNESS_SOURCES
   ${SF_SRC}/harness/scenario/scenario.c ${SF_SRC}/harness/scenario/textpb.c
@@ -202,7 +202,9 @@ endif()
 if(SIMFUZZ_FUZZERS AND NOT SIMFUZZ_ENGINE)
   add_library(simfuzz_mutator MODULE ${SF_SRC}/harness/engine/afl_mutator.c
     ${SF_SRC}/harness/engine/mutate.c ${SF_SRC}/harness/scenario/scenario.c
-    ${SF_PROTO_OUT}/scenario.pb-c.c)
+    ${SF_SRC}/sim/assert.c ${SF_PROTO_OUT}/scenario.pb-c.c)
+  # a module must not leave a symbol unresolved: afl-fuzz would refuse it
+  target_link_options(simfuzz_mutator PRIVATE -Wl,--no-undefined)
   sf_core_settings(simfuzz_mutator)
   target_include_directories(simfuzz_mutator PRIVATE ${SF_SRC}/sim ${SF_SRC}/harness)
   set_target_properties(simfuzz_mutator PROPERTIES SIMFUZZ_UNSANITIZED ON PREFIX lib

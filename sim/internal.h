@@ -235,6 +235,14 @@ uint64_t sim__local_to_true(const node_t *nd, uint64_t d);
 void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
                 uint64_t b, uint32_t msg_kind, const void *payload, size_t len);
 
+/* Pools (events, messages, connections): arrays of elements with a uint32_t
+ * free-list link at next_off. Grow one from *cap to the smaller of twice
+ * as many (first, if empty) and limit elements; the new elements are zeroed
+ * and become the free list (lowest index first). Returns the array to use,
+ * or NULL if it cannot grow (arr and *cap unchanged). */
+void *sim__pool_grow(void *arr, uint32_t *cap, uint32_t *free_head, size_t elem, size_t next_off,
+                     uint32_t first, uint32_t limit);
+
 /* net.c */
 uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len);
 void sim__msg_free(sim_world *w, uint32_t m);

@@ -11,22 +11,13 @@ uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
     return NONE;
   }
   if (w->msg_free == NONE) {
-    uint32_t cap = w->msg_cap ? w->msg_cap * 2 : 32;
-    if (cap > w->cfg.budgets.max_inflight + 32u)
-      cap = w->cfg.budgets.max_inflight + 32u;
-    msg_t *m = realloc(w->msg, (size_t)cap * sizeof *m);
+    msg_t *m = sim__pool_grow(w->msg, &w->msg_cap, &w->msg_free, sizeof *m, offsetof(msg_t, next),
+                              32, w->cfg.budgets.max_inflight + 32u);
     if (!m) {
       sim__budget_stop(w, "out of memory");
       return NONE;
     }
-    for (uint32_t i = w->msg_cap; i < cap; i++) {
-      m[i].data = NULL;
-      m[i].cap = 0;
-      m[i].next = i + 1 < cap ? i + 1 : NONE;
-    }
     w->msg = m;
-    w->msg_free = w->msg_cap;
-    w->msg_cap = cap;
   }
   uint32_t i = w->msg_free;
   SIM_ASSERT(i < w->msg_cap && w->inflight < w->msg_cap);

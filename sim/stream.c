@@ -33,18 +33,11 @@ static uint32_t conn_alloc(sim_world *w) {
   if (w->conns_open >= w->cfg.budgets.max_conns)
     return NONE;
   if (w->conn_free == NONE) {
-    uint32_t cap = w->conn_cap ? w->conn_cap * 2 : 8;
-    conn_t *c = realloc(w->conn, (size_t)cap * sizeof *c);
+    conn_t *c = sim__pool_grow(w->conn, &w->conn_cap, &w->conn_free, sizeof *c,
+                               offsetof(conn_t, next), 8, UINT32_MAX); /* CS_FREE is 0 */
     if (!c)
       return NONE;
-    for (uint32_t i = w->conn_cap; i < cap; i++) {
-      c[i].state = CS_FREE;
-      c[i].gen = 0;
-      c[i].next = i + 1 < cap ? i + 1 : NONE;
-    }
     w->conn = c;
-    w->conn_free = w->conn_cap;
-    w->conn_cap = cap;
   }
   uint32_t i = w->conn_free;
   conn_t *c = &w->conn[i];

@@ -222,24 +222,33 @@ static void sift_down(sim_world *w, uint32_t i) {
   w->heap[i] = h;
 }
 
+void *sim__pool_grow(void *arr, uint32_t *cap, uint32_t *free_head, size_t elem, size_t next_off,
+                     uint32_t first, uint32_t limit) {
+  uint32_t n = *cap ? *cap * 2 : first;
+  if (n > limit)
+    n = limit;
+  if (n <= *cap)
+    return NULL;
+  unsigned char *p = realloc(arr, (size_t)n * elem);
+  if (!p)
+    return NULL;
+  memset(p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
+  for (uint32_t i = *cap; i < n; i++) {
+    uint32_t next = i + 1 < n ? i + 1 : NONE;
+    memcpy(p + (size_t)i * elem + next_off, &next, sizeof next);
+  }
+  *free_head = *cap;
+  *cap = n;
+  return p;
+}
+
 static uint32_t ev_alloc(sim_world *w) {
   if (w->ev_free == NONE) {
-    uint32_t cap = w->ev_cap ? w->ev_cap * 2 : 64;
-    if (cap > w->cfg.budgets.max_pending + 64u)
-      cap = w->cfg.budgets.max_pending + 64u;
-    if (cap <= w->ev_cap)
-      return NONE;
-    ev_t *ev = realloc(w->ev, (size_t)cap * sizeof *ev);
+    ev_t *ev = sim__pool_grow(w->ev, &w->ev_cap, &w->ev_free, sizeof *ev, offsetof(ev_t, next), 64,
+                              w->cfg.budgets.max_pending + 64u);
     if (!ev)
       return NONE;
-    for (uint32_t i = w->ev_cap; i < cap; i++) {
-      ev[i].kind = 0;
-      ev[i].gen = 0;
-      ev[i].next = i + 1 < cap ? i + 1 : NONE;
-    }
     w->ev = ev;
-    w->ev_free = w->ev_cap;
-    w->ev_cap = cap;
   }
   uint32_t e = w->ev_free;
   SIM_ASSERT(e < w->ev_cap && w->ev[e].kind == 0); /* the free list holds free events */
@@ -515,14 +524,6 @@ int sim_set_current_node(sim_world *w, int node) {
   return prev;
 }
 
-void sim__assert_failed(const char *expr, const char *file, int line) {
-  fprintf(stderr,
-          "simfuzz: internal assertion failed: %s at %s:%d (a simfuzz bug: please report it)\n",
-          expr, file, line);
-  fflush(stderr);
-  abort();
-}
-
 void sim__abandon(sim_world *w, sim_world *prev, int prev_node) {
   w->stopped = 1;
   sim__cur.w = prev;
@@ -757,20 +758,22 @@ static int64_t drift_of(uint64_t dt, int32_t drift) {
   return q * drift + (r * drift) / (int64_t)SIM_PPM;
 }
 
-int64_t sim_clock(const sim_world *w, int node) {
+/* A node's clock: true time, plus an offset, plus the drift since anchor. */
+static int64_t node_clock(const sim_world *w, int node, int mono) {
   if (node < 0 || node >= w->n)
     return 0;
   const node_t *nd = &w->node[node];
   int64_t t = w->now > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)w->now;
-  return sat_add(sat_add(t, nd->clk_off), drift_of(w->now - nd->anchor, nd->drift));
+  return sat_add(sat_add(t, mono ? nd->mono_drift : nd->clk_off),
+                 drift_of(w->now - nd->anchor, nd->drift));
+}
+
+int64_t sim_clock(const sim_world *w, int node) {
+  return node_clock(w, node, 0);
 }
 
 int64_t sim_clock_mono(const sim_world *w, int node) {
-  if (node < 0 || node >= w->n)
-    return 0;
-  const node_t *nd = &w->node[node];
-  int64_t t = w->now > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)w->now;
-  return sat_add(sat_add(t, nd->mono_drift), drift_of(w->now - nd->anchor, nd->drift));
+  return node_clock(w, node, 1);
 }
 
 static void clock_changed(sim_world *w, int node) {

@@ -84,8 +84,9 @@ for i in range(250):
     print("steps { at_us: %d op { node: %d op: %d key: %d value: %d count: 64 interval_us: 300 } }" % (i * 200000, i % 9, i % 3, i % 7, i))
 PY
 "$S" encode huge.txt -o huge.pb 2> /dev/null
-rss() { # peak resident memory (KiB) of a command
-  python3 -c 'import resource, subprocess, sys
+rss() { # peak resident memory (KiB) of a command; in a sanitized build
+  # without ASan's quarantine, which keeps freed memory (up to 256 MiB) out of reuse
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0" python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 }

@@ -5,9 +5,9 @@
 # Usage: e2e_libfuzzer.sh BUILD_DIR
 set -eu
 B=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "e2e_libfuzzer: FAIL: $*"; exit 1; }
+T_NAME=e2e_libfuzzer
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 mkdir "$work/bug" "$work/ok"
 cp "$B"/corpus/pbstore_bug_reset_skip/*.pb "$work/bug/"
@@ -32,11 +32,8 @@ found=$(grep -o "^#[0-9]*" "$work/bug.log" | tail -1)
 echo "e2e_libfuzzer: bug found after ${found#\#} executions: $what"
 
 set +e
-"$B/bin/simfuzz-pbstore_bug_reset_skip" replay "$crash" > "$work/replay.log" 2>&1
-rc=$?
+replays_as "$B/bin/simfuzz-pbstore_bug_reset_skip" "$crash" "$what"
 set -e
-[ "$rc" -eq 1 ] || fail "CLI replay exit status $rc, want 1"
-grep -q "'$what'" "$work/replay.log" || fail "CLI replay: other failure"
 "$B/bin/simfuzz-pbstore" replay -q "$crash" > /dev/null \
   || fail "the correct pbstore fails the crash scenario too: not the planted bug"
 if "$B/fuzz/pbstore_bug_reset_skip_fuzzer" "$crash" > "$work/refuzz.log" 2>&1; then

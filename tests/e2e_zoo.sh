@@ -7,9 +7,9 @@
 # Usage: e2e_zoo.sh BUILD_DIR
 set -eu
 B=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "e2e_zoo: FAIL: $*"; exit 1; }
+T_NAME=e2e_zoo
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 for t in raft_kv twopc leaselock; do
   mkdir "$work/$t"
@@ -33,20 +33,14 @@ for t in twopc_bug_count_votes leaselock_bug_no_fencing raft_kv_bug_no_dedup; do
   what=$(sed -n "s/.*FAILURE in target $t: [a-z]* '\([a-z_]*\)'.*/\1/p" "$work/$t.log" | head -1)
   [ -n "$what" ] || fail "$t: no failure report"
   set +e
-  "$B/bin/simfuzz-$t" replay -q "$crash" > "$work/replay.log" 2>&1
-  rc=$?
+  replays_as "$B/bin/simfuzz-$t" "$crash" "$what"
   set -e
-  [ "$rc" -eq 1 ] && grep -q "FAILED $what" "$work/replay.log" \
-    || fail "$t: replay gave exit $rc: $(cat "$work/replay.log")"
   "$B/bin/simfuzz-$sys" replay -q "$crash" > /dev/null || fail "$t: the correct $sys fails too"
   "$B/bin/simfuzz-$t" minimize -q --max-tries 300 "$crash" -o "$work/$t-min.pb" > /dev/null 2>&1 \
     || fail "$t: minimize failed"
   set +e
-  "$B/bin/simfuzz-$t" replay -q "$work/$t-min.pb" > "$work/replay.log" 2>&1
-  rc=$?
+  replays_as "$B/bin/simfuzz-$t" "$work/$t-min.pb" "$what"
   set -e
-  [ "$rc" -eq 1 ] && grep -q "FAILED $what" "$work/replay.log" \
-    || fail "$t: minimized scenario: $(cat "$work/replay.log")"
   found=$(grep -o "^#[0-9]*" "$work/$t.log" | tail -1)
   echo "e2e_zoo: $t found after ${found#\#} executions ($what), replayed and minimized"
 done

@@ -12,12 +12,9 @@
 # Usage: tests/nightly_attacks.sh BUILD_DIR
 set -u
 B=$(cd "$1" && pwd)
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-nbad=0
-ok() { echo "ok: $*"; }
-bad() { nbad=$((nbad + 1)); echo "FAIL: $*"; }
+T_NAME=nightly_attacks
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 T=twopc_bug_count_votes
 seed=$(ls "$SRC/tests/regressions/$T"/*.pb | head -1)
 night() { # STATE BUDGET [ARGS...]: one night; exit status in $rc, stderr in $work/err
@@ -126,5 +123,4 @@ night "$s" 3 --targets $T
 id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["new"][0]["id"])' "$s/reports/latest.json" 2> /dev/null)
 [ $rc = 1 ] && [ -n "$id" ] && [ "$id" != f0001 ] && [ "$(cat "$s/crashes/$T/f0001.input")" = "an earlier failure" ] &&
   ok "a new failure's id ($id) never takes an earlier failure's files" || bad "crash ids: '$id'"
-echo "nightly_attacks: $nbad failed"
-[ $nbad = 0 ]
+finish

@@ -12,10 +12,9 @@
 # Usage: tests/nightly_safety.sh BUILD_DIR
 set -u
 B=$1
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'umount "$work/m" 2> /dev/null; rm -rf "$work"' EXIT
-fail() { echo "nightly_safety: FAIL: $*"; exit 1; }
+T_NAME=nightly_safety T_CLEANUP='umount "$work/m" 2> /dev/null'
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 T=twopc_bug_count_votes
 seed=$(ls "$SRC/tests/regressions/$T"/*.pb | head -1)
 # night STATE [ENV=VALUE...]: one night; its exit status in $rc, its stderr in

@@ -7,10 +7,9 @@
 # Usage: tests/nightly_test.sh BUILD_DIR
 set -u
 B=$1
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "nightly_test: FAIL: $*"; exit 1; }
+T_NAME=nightly_test
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 T="twopc_bug_count_votes leaselock_bug_no_fencing twopc"
 
 sh "$SRC/scripts/nightly.sh" --state "$work/s" --build "$B" --no-build --budget 10 --jobs 1 \

@@ -24,7 +24,7 @@ if ! command -v shellcheck > /dev/null 2>&1; then
 else
   scripts=$( { git ls-files '*.sh' 2> /dev/null; echo .ci/run; } | sort -u)
   # shellcheck disable=SC2086
-  if shellcheck -S warning $scripts; then
+  if shellcheck -x -S warning $scripts; then
     echo "ok: $(echo "$scripts" | wc -w) shell scripts clean under shellcheck -S warning"
   else
     echo "FAIL: shellcheck warnings above"; nbad=1

@@ -92,6 +92,14 @@ void *node_io_sim_attach(sim_world *w, int node, size_t size, uint32_t record_ma
   return s;
 }
 
+void *node_io_sim_cluster(size_t size, int nodes) {
+  int *c = calloc(1, size);
+  if (!c)
+    abort();
+  *c = nodes;
+  return c;
+}
+
 void *node_io_sim_state(const sim_world *w, int node) {
   return sim_node_data(w, node);
 }

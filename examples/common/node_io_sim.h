@@ -27,6 +27,11 @@ void *node_io_sim_attach(sim_world *w, int node, size_t size, uint32_t record_ma
 /** The node's state attached by node_io_sim_attach, or NULL if it is down. */
 void *node_io_sim_state(const sim_world *w, int node);
 
+/** A target's cluster context of `size` bytes, zeroed, whose first member
+ *  is `int n`, set to nodes (an sf_target create hook's work). Aborts if
+ *  memory runs out. */
+void *node_io_sim_cluster(size_t size, int nodes);
+
 /** A sim_node_ops teardown that frees the attached state. */
 void node_io_sim_teardown(void *ctx, sim_world *w, int node, sim_teardown_why why);
 

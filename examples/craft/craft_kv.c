@@ -105,6 +105,7 @@ struct cluster {
   unsigned short last_state[SIM_MAX_NODES];
   raft_term last_term[SIM_MAX_NODES];
   struct ahdr *arena[SIM_MAX_NODES]; /* raft's live allocations per node */
+  uint32_t perturb;                  /* craft_kv_uninit: allocations so far */
 };
 
 /* The cluster and node an allocation belongs to: the running node's. */
@@ -130,8 +131,12 @@ static void arena_unlink(struct ahdr *h);
  * heap memory go to disk and to the peers, and replicas of one entry differ
  * (docs/findings/canonical-raft.md). Zero-filled memory keeps every run a
  * function of its scenario; craft_kv_uninit (CRAFT_RAW_MALLOC) shows the
- * defect. In craft_kv_errors (CRAFT_ERRORS) allocations can fail, when
- * fault point SIM_FAULTPOINT_ALLOC fires. */
+ * defect: like a debugging allocator (glibc's MALLOC_PERTURB_), it fills
+ * memory raft did not ask to be zeroed with a byte that differs from one
+ * allocation to the next, so the padding differs between replicas in every
+ * build (the C library's and AddressSanitizer's allocators alike) and every
+ * run. In craft_kv_errors (CRAFT_ERRORS) allocations can fail, when fault
+ * point SIM_FAULTPOINT_ALLOC fires. */
 
 typedef struct ahdr {
   struct ahdr *prev, *next;
@@ -165,11 +170,13 @@ static void *arena_alloc(size_t align, size_t n, int zero) {
   h->size = n;
   h->owner = arena_owner(&h->node);
   arena_link(h);
-#if !defined(CRAFT_RAW_MALLOC)
-  zero = 1;
+#if defined(CRAFT_RAW_MALLOC)
+  if (!zero) { /* perturbed, never what the last run or another node had */
+    memset((void *)p, (int)(0xa5u + 29u * (h->owner ? h->owner->perturb++ : 0u)) & 0xff, n);
+    return (void *)p;
+  }
 #endif
-  if (zero)
-    memset((void *)p, 0, n);
+  memset((void *)p, 0, n);
   return (void *)p;
 }
 

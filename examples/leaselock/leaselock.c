@@ -34,13 +34,7 @@ static int save(ll_node *p) {
 }
 
 static void msg(ll_node *p, int to, uint8_t type, uint32_t a, uint32_t b) {
-  uint8_t m[9 + SF_SEAL_BYTES];
-  sf_enc e;
-  sf_enc_init(&e, m, sizeof m);
-  sf_enc_u8(&e, type);
-  sf_enc_u32(&e, a);
-  sf_enc_u32(&e, b);
-  p->io->send(p->io, to, m, sf_enc_seal(&e));
+  node_io_send_small(p->io, to, type, a, b);
 }
 
 static void server_recv(ll_node *p, int from, uint8_t type, uint32_t a, uint32_t b) {
@@ -151,11 +145,10 @@ static void client_tick(ll_node *p) {
 /* ---- the API ---------------------------------------------------------------- */
 
 void ll_recv(ll_node *p, int from, const void *data, size_t len) {
-  sf_dec d;
-  if (!sf_dec_unseal(&d, data, len) || sf_dec_left(&d) != 9 || from < 0 || from >= p->io->nodes)
+  uint8_t type;
+  uint32_t a, b;
+  if (!node_io_read_small(data, len, &type, &a, &b) || from < 0 || from >= p->io->nodes)
     return; /* damaged in flight */
-  uint8_t type = sf_dec_u8(&d);
-  uint32_t a = sf_dec_u32(&d), b = sf_dec_u32(&d);
   if (p->io->self == 0)
     server_recv(p, from, type, a, b);
   else if (from == 0)
@@ -220,7 +213,8 @@ int ll_holds(ll_node *p) {
   return (p->st == LL_WORKING || p->st == LL_WRITING) && p->io->clock_mono(p->io) < p->expiry;
 }
 
-int ll_describe(const void *data, size_t have, size_t len, char *buf, size_t cap) {
+int ll_describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {
+  (void)ctx;
   static const char *const names[] = {
       "?", "ACQUIRE #", "GRANT #", "BUSY #", "RELEASE token=", "WRITE token=", "WRITE-ACK token="};
   sf_dec d;
@@ -234,4 +228,9 @@ int ll_describe(const void *data, size_t have, size_t len, char *buf, size_t cap
   if (type == LL_WACK)
     return snprintf(buf, cap, "WRITE-ACK token=%" PRIu32 " %s", a, b ? "accepted" : "fenced");
   return snprintf(buf, cap, "%s%" PRIu32, names[type], a);
+}
+
+uint32_t ll_classify(void *ctx, const void *msg, size_t len) {
+  (void)ctx;
+  return len ? ((const uint8_t *)msg)[0] & 7u : 0;
 }

@@ -70,6 +70,9 @@ int ll_request(ll_node *p, uint32_t value);
 int ll_holds(ll_node *p);
 
 /** Describe a message; -1 if not one. */
-int ll_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap);
+int ll_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);
+
+/** A message's class for feedback: its type. */
+uint32_t ll_classify(void *ctx, const void *msg, size_t len);
 
 #endif

@@ -128,21 +128,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
 /* ---- reports and feedback ---- */
 
 static void *create(int nodes) {
-  cluster *c = calloc(1, sizeof *c);
-  if (!c)
-    abort();
-  c->n = nodes;
-  return c;
-}
-
-static int describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {
-  (void)ctx;
-  return ll_describe(data, have, len, buf, cap);
-}
-
-static uint32_t classify(void *ctx, const void *data, size_t len) {
-  (void)ctx;
-  return len ? ((const uint8_t *)data)[0] & 7u : 0;
+  return node_io_sim_cluster(sizeof(cluster), nodes);
 }
 
 /* Server: lock held or not, grace; client: its state. */
@@ -171,7 +157,7 @@ const sf_target SF_TARGET_SYMBOL = {
     /* a restarted server's grace (1 s) plus every queued write (8 per
      * client, each a lease at worst when a grant was lost) */
     .liveness_ms = 30000,
-    .describe = describe,
-    .classify = classify,
+    .describe = ll_describe,
+    .classify = ll_classify,
     .observe = observe,
 };

@@ -226,7 +226,8 @@ int pb_write(pb_node *p, uint64_t value) {
   return 0;
 }
 
-int pb_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap) {
+int pb_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
+  (void)ctx;
   sf_dec d;
   sf_dec_init(&d, msg, have);
   uint8_t type = sf_dec_u8(&d);
@@ -242,4 +243,9 @@ int pb_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap)
 uint32_t pb_peer_state(const pb_node *p, int b) {
   const pb_peer *pe = &p->peer[b];
   return !pe->conn ? 0 : !pe->hello ? 1 : 2 + (pe->next - pe->acked);
+}
+
+uint32_t pb_classify(void *ctx, const void *msg, size_t len) {
+  (void)ctx;
+  return len ? ((const uint8_t *)msg)[0] & 3u : 0;
 }

@@ -65,10 +65,13 @@ void pb_conn(pb_node *p, uint64_t conn, node_conn_event ev, const uint8_t *data,
 int pb_write(pb_node *p, uint64_t value);
 
 /** Describe a message ("ENTRY idx=3 op=7", "ACK len=4"); -1 if not one. */
-int pb_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap);
+int pb_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);
 
 /** The primary's replication state for a backup, coarsely (for feedback):
  *  0 no connection, 1 waiting for the hello, 2 + unacknowledged entries. */
 uint32_t pb_peer_state(const pb_node *p, int backup);
+
+/** A message's class for feedback: its type. */
+uint32_t pb_classify(void *ctx, const void *msg, size_t len);
 
 #endif

@@ -135,21 +135,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
 /* ---- reports and feedback ---- */
 
 static void *create(int nodes) {
-  cluster *c = calloc(1, sizeof *c);
-  if (!c)
-    abort();
-  c->n = nodes;
-  return c;
-}
-
-static int describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
-  (void)ctx;
-  return pb_describe(msg, have, len, buf, cap);
-}
-
-static uint32_t classify(void *ctx, const void *msg, size_t len) {
-  (void)ctx;
-  return len ? ((const uint8_t *)msg)[0] & 3u : 0;
+  return node_io_sim_cluster(sizeof(cluster), nodes);
 }
 
 /* Role: primary (replication state of its most-lagging backup) or backup. */
@@ -184,7 +170,7 @@ const sf_target SF_TARGET_SYMBOL = {
     /* catch-up of a full log (256 entries, 3 per round trip of <= 20 ms on a
      * healed network) plus reconnect and restart: well under 5 s */
     .liveness_ms = 5000,
-    .describe = describe,
-    .classify = classify,
+    .describe = pb_describe,
+    .classify = pb_classify,
     .observe = observe,
 };

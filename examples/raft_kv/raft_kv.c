@@ -376,16 +376,20 @@ static void on_rv(rk_node *p, int from, sf_dec *d) {
   net_send(p, from, &e);
 }
 
+/* A reply of a newer term: step down (persisting the term); 1 if so. */
+static int newer_term(rk_node *p, uint32_t term) {
+  if (term <= p->term)
+    return 0;
+  step_down(p, term);
+  save_meta(p);
+  return 1;
+}
+
 static void on_rvr(rk_node *p, int from, sf_dec *d) {
   uint32_t term = sf_dec_u32(d);
   uint8_t granted = sf_dec_u8(d);
-  if (!sf_dec_ok(d) || sf_dec_left(d))
+  if (!sf_dec_ok(d) || sf_dec_left(d) || newer_term(p, term))
     return;
-  if (term > p->term) {
-    step_down(p, term);
-    save_meta(p);
-    return;
-  }
   if (p->role != RK_CANDIDATE || term != p->term || !granted)
     return;
   p->votes |= 1u << from;
@@ -453,13 +457,8 @@ static void on_aer(rk_node *p, int from, sf_dec *d) {
   uint32_t term = sf_dec_u32(d);
   uint8_t ok = sf_dec_u8(d);
   uint32_t idx = sf_dec_u32(d);
-  if (!sf_dec_ok(d) || sf_dec_left(d))
+  if (!sf_dec_ok(d) || sf_dec_left(d) || newer_term(p, term))
     return;
-  if (term > p->term) {
-    step_down(p, term);
-    save_meta(p);
-    return;
-  }
   if (p->role != RK_LEADER || term != p->term)
     return;
   if (ok) {
@@ -635,7 +634,8 @@ int rk_submit(rk_node *p, uint8_t kind, uint8_t key, uint32_t arg, uint32_t arg2
   return 0;
 }
 
-int rk_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap) {
+int rk_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
+  (void)ctx;
   static const char *const kinds[] = {"noop", "put", "get", "cas"};
   sf_dec d;
   sf_dec_init(&d, msg, have);
@@ -694,4 +694,9 @@ int rk_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap)
   default: break;
   }
   return -1;
+}
+
+uint32_t rk_classify(void *ctx, const void *msg, size_t len) {
+  (void)ctx;
+  return len ? ((const uint8_t *)msg)[0] & 7u : 0;
 }

@@ -106,6 +106,9 @@ int rk_submit(rk_node *p, uint8_t kind, uint8_t key, uint32_t arg, uint32_t arg2
 int rk_same_entry(const rk_entry *a, const rk_entry *b);
 
 /** Describe a message; -1 if not one. */
-int rk_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap);
+int rk_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);
+
+/** A message's class for feedback: its type. */
+uint32_t rk_classify(void *ctx, const void *msg, size_t len);
 
 #endif

@@ -205,6 +205,15 @@ SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
   }
 }
 
+/* Entry i of a table the first node to reach it fills: 1 if e is the same. */
+SF_ORACLE static int same_as_first(rk_entry *t, uint32_t *len, uint32_t i, const rk_entry *e) {
+  if (i > *len) {
+    t[i] = *e;
+    *len = i;
+  }
+  return rk_same_entry(&t[i], e);
+}
+
 /* No two nodes apply different entries at one index, and an entry once
  * committed is never replaced. */
 SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
@@ -215,22 +224,16 @@ SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
       continue;
     uint32_t upto = p->commit < p->len ? p->commit : p->len;
     for (uint32_t i = c->checked_commit[k] + 1; p->role == RK_LEADER && i <= upto; i++) {
-      if (i > c->committed_len) {
-        c->committed[i] = p->log[i];
-        c->committed_len = i;
-      }
-      SIM_INVARIANT(w, k, rk_same_entry(&c->committed[i], &p->log[i]), "committed_entry_changed",
+      SIM_INVARIANT(w, k, same_as_first(c->committed, &c->committed_len, i, &p->log[i]),
+                    "committed_entry_changed",
                     "n%d commits entry %" PRIu32 " of term %" PRIu32
                     " but a different one (term %" PRIu32 ") was committed there",
                     k, i, p->log[i].term, c->committed[i].term);
       c->checked_commit[k] = i;
     }
     for (uint32_t i = c->checked_apply[k] + 1; i <= p->applied; i++) {
-      if (i > c->first_applied_len) {
-        c->first_applied[i] = p->log[i];
-        c->first_applied_len = i;
-      }
-      SIM_INVARIANT(w, k, rk_same_entry(&c->first_applied[i], &p->log[i]), "state_machine_safety",
+      SIM_INVARIANT(w, k, same_as_first(c->first_applied, &c->first_applied_len, i, &p->log[i]),
+                    "state_machine_safety",
                     "n%d applied entry %" PRIu32 " (term %" PRIu32
                     ") but another node applied a different one (term %" PRIu32 ")",
                     k, i, p->log[i].term, c->first_applied[i].term);
@@ -284,10 +287,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
 }
 
 static void *create(int nodes) {
-  cluster *c = calloc(1, sizeof *c);
-  if (!c)
-    abort();
-  c->n = nodes;
+  cluster *c = node_io_sim_cluster(sizeof(cluster), nodes);
   c->hist.max = RK_MAX_OPS;
   memset(c->leader_of, -1, sizeof c->leader_of);
   return c;
@@ -297,16 +297,6 @@ static void destroy(void *ctx) {
   cluster *c = ctx;
   sf_history_free(&c->hist);
   free(c);
-}
-
-static int describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
-  (void)ctx;
-  return rk_describe(msg, have, len, buf, cap);
-}
-
-static uint32_t classify(void *ctx, const void *msg, size_t len) {
-  (void)ctx;
-  return len ? ((const uint8_t *)msg)[0] & 7u : 0;
 }
 
 /* Role; whether the log holds uncommitted entries, and whether any of them
@@ -338,7 +328,7 @@ const sf_target SF_TARGET_SYMBOL = {
     /* a few election rounds (<= 300 ms each, split votes retried) plus a
      * retry round for every gateway's requests */
     .liveness_ms = 5000,
-    .describe = describe,
-    .classify = classify,
+    .describe = rk_describe,
+    .classify = rk_classify,
     .observe = observe,
 };

@@ -86,13 +86,7 @@ static int load(tp_node *p) {
 /* ---- messages ------------------------------------------------------------ */
 
 static void msg(tp_node *p, int to, uint8_t type, uint32_t t, uint32_t v) {
-  uint8_t m[9 + SF_SEAL_BYTES];
-  sf_enc e;
-  sf_enc_init(&e, m, sizeof m);
-  sf_enc_u8(&e, type);
-  sf_enc_u32(&e, t);
-  sf_enc_u32(&e, v);
-  p->io->send(p->io, to, m, sf_enc_seal(&e));
+  node_io_send_small(p->io, to, type, t, v);
 }
 
 static uint32_t all_participants(const tp_node *p) {
@@ -267,11 +261,10 @@ static void part_tick(tp_node *p) {
 /* ---- the API --------------------------------------------------------------- */
 
 void tp_recv(tp_node *p, int from, const void *data, size_t len) {
-  sf_dec d;
-  if (!sf_dec_unseal(&d, data, len) || sf_dec_left(&d) != 9 || from < 0 || from >= p->io->nodes)
+  uint8_t type;
+  uint32_t t, v;
+  if (!node_io_read_small(data, len, &type, &t, &v) || from < 0 || from >= p->io->nodes)
     return; /* damaged in flight */
-  uint8_t type = sf_dec_u8(&d);
-  uint32_t t = sf_dec_u32(&d), v = sf_dec_u32(&d);
   if (t == 0 || t > TP_MAX_TXN)
     return;
   if (p->io->self == 0)
@@ -327,7 +320,8 @@ uint32_t tp_phases(const tp_node *p) {
   return s;
 }
 
-int tp_describe(const void *data, size_t have, size_t len, char *buf, size_t cap) {
+int tp_describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {
+  (void)ctx;
   static const char *const names[] = {"?", "PREPARE", "VOTE", "COMMIT", "ABORT", "ACK", "STATUS"};
   sf_dec d;
   sf_dec_init(&d, data, have);
@@ -342,7 +336,8 @@ int tp_describe(const void *data, size_t have, size_t len, char *buf, size_t cap
   return snprintf(buf, cap, "%s t%" PRIu32, names[type], t);
 }
 
-uint32_t tp_classify(const void *data, size_t len) {
+uint32_t tp_classify(void *ctx, const void *data, size_t len) {
+  (void)ctx;
   if (len < 9)
     return 0;
   sf_dec d;

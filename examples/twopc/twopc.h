@@ -89,7 +89,7 @@ int tp_busy(const tp_node *p);
 uint32_t tp_phases(const tp_node *p);
 
 /** Describe a message; -1 if not one. Its class for feedback. */
-int tp_describe(const void *msg, size_t have, size_t len, char *buf, size_t cap);
-uint32_t tp_classify(const void *msg, size_t len);
+int tp_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);
+uint32_t tp_classify(void *ctx, const void *msg, size_t len);
 
 #endif

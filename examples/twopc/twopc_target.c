@@ -141,21 +141,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
 /* ---- reports and feedback ---- */
 
 static void *create(int nodes) {
-  cluster *c = calloc(1, sizeof *c);
-  if (!c)
-    abort();
-  c->n = nodes;
-  return c;
-}
-
-static int describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {
-  (void)ctx;
-  return tp_describe(data, have, len, buf, cap);
-}
-
-static uint32_t classify(void *ctx, const void *data, size_t len) {
-  (void)ctx;
-  return tp_classify(data, len);
+  return node_io_sim_cluster(sizeof(cluster), nodes);
 }
 
 /* Coordinator: which phases are in progress; participant: prepared or not. */
@@ -182,7 +168,7 @@ const sf_target SF_TARGET_SYMBOL = {
     .live = live,
     /* a decision is resent every 100 ms and asked for every 200 ms */
     .liveness_ms = 3000,
-    .describe = describe,
-    .classify = classify,
+    .describe = tp_describe,
+    .classify = tp_classify,
     .observe = observe,
 };

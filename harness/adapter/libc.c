@@ -27,15 +27,6 @@ static void to_timespec(int64_t ns, struct timespec *ts) {
   ts->tv_nsec = (long)r;
 }
 
-/* ns + a, saturating at the int64 limits */
-static int64_t add_sat(int64_t ns, int64_t a) {
-  if (a > 0 && ns > INT64_MAX - a)
-    return INT64_MAX;
-  if (a < 0 && ns < INT64_MIN - a)
-    return INT64_MIN;
-  return ns + a;
-}
-
 int sf_libc_clock(clockid_t clock, struct timespec *ts) {
   int node;
   sim_world *w = sim_current(&node);
@@ -55,7 +46,8 @@ int sf_libc_clock(clockid_t clock, struct timespec *ts) {
   } else {
     ns = wall ? sim_clock(w, node) : sim_clock_mono(w, node);
   }
-  ns = add_sat(ns, wall ? SF_LIBC_EPOCH_S * 1000000000ll : 1000000000ll);
+  if (__builtin_add_overflow(ns, wall ? SF_LIBC_EPOCH_S * 1000000000ll : 1000000000ll, &ns))
+    ns = INT64_MAX; /* the base is positive: saturate upwards */
   to_timespec(ns, ts);
   return 0;
 }

@@ -33,6 +33,18 @@ int cli_error(const char *fmt, ...) {
 
 cli_format cli_input_format = CLI_FMT_AUTO;
 
+void *cli_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first) {
+  if (n < *cap)
+    return arr;
+  size_t c = *cap ? *cap * 2 : first;
+  while (c <= n)
+    c *= 2;
+  void *q = realloc(arr, c * elem);
+  if (q)
+    *cap = c;
+  return q;
+}
+
 uint8_t *cli_read_file_max(const char *path, size_t *len, size_t max, int too_big_is_error) {
   struct stat st;
   if (stat(path, &st) != 0) {

@@ -34,6 +34,11 @@ uint8_t *cli_read_file(const char *path, size_t *len);
 /** Read at most max bytes; a larger file is an error if too_big_is_error,
  *  else cut at max. */
 uint8_t *cli_read_file_max(const char *path, size_t *len, size_t max, int too_big_is_error);
+
+/** Room for n + 1 elements of elem bytes in arr (capacity *cap, doubled
+ *  from first as needed): the array to use from now on, or NULL if memory
+ *  ran out (arr is then unchanged and still the caller's). */
+void *cli_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first);
 /** 1 if the name says protobuf text (.txt, .textproto, .textpb, .pbtxt). */
 int cli_is_text_path(const char *path);
 /** Parse text into protobuf bytes (*bin malloc'ed); -1 after an error. */
@@ -77,6 +82,10 @@ void cj_key(cli_json *j, const char *k);
 void cj_str(cli_json *j, const char *s);
 void cj_int(cli_json *j, int64_t v);
 void cj_bool(cli_json *j, int v);
+/** A key and its value in one call. */
+void cj_kstr(cli_json *j, const char *k, const char *s);
+void cj_kint(cli_json *j, const char *k, int64_t v);
+void cj_kbool(cli_json *j, const char *k, int v);
 /** The value of key in a flat JSON object this writer wrote; -1 if absent. */
 int cli_json_field(const char *obj, const char *key, char *out, size_t cap);
 

@@ -180,3 +180,18 @@ int cli_json_field(const char *obj, const char *key, char *out, size_t cap) {
     }
   }
 }
+
+void cj_kstr(cli_json *j, const char *k, const char *s) {
+  cj_key(j, k);
+  cj_str(j, s);
+}
+
+void cj_kint(cli_json *j, const char *k, int64_t v) {
+  cj_key(j, k);
+  cj_int(j, v);
+}
+
+void cj_kbool(cli_json *j, const char *k, int v) {
+  cj_key(j, k);
+  cj_bool(j, v);
+}

@@ -76,6 +76,54 @@ static int same(const sf_scenario *a, const sf_scenario *b) {
     }                                                                                              \
   } while (0)
 
+/* Simpler arguments a step of a shape may do with, tried in this order:
+ * one field (or a whole parameter block) set to a plain value. */
+typedef struct {
+  sf_step_shape shape;
+  size_t off, size; /* the field in sf_step */
+  uint64_t value;   /* what it becomes (0 for a block: zeroed) */
+} simplification;
+
+#define SIMPLER(sh, field, v)                                                                      \
+  { SF_SHAPE_##sh, offsetof(sf_step, field), sizeof((sf_step *)0)->field, v }
+static const simplification simpler[] = {
+    SIMPLER(OP, count, 1),
+    SIMPLER(OP, interval_us, 0),
+    SIMPLER(OP, value, 0),
+    SIMPLER(OP, key, 0),
+    SIMPLER(OP, k, 0),
+    SIMPLER(LINK, net, 0),
+    SIMPLER(LINK, net.loss_ppm, 0),
+    SIMPLER(LINK, net.dup_ppm, 0),
+    SIMPLER(LINK, net.reorder_ppm, 0),
+    SIMPLER(LINK, net.corrupt_ppm, 0),
+    SIMPLER(LINK, flag, 0),
+    SIMPLER(MASKS, flag, 0),
+    SIMPLER(MASKS, mask_b, 0),
+    SIMPLER(RESET, flag, 1),
+    SIMPLER(CLOCK, offset_us, 0),
+    SIMPLER(CLOCK, drift_ppm, 0),
+    SIMPLER(CLOCK, jump_us, 0),
+    SIMPLER(DISK, disk, 0),
+    SIMPLER(DISK, k, 0),
+    SIMPLER(DEADLINE, count, SF_DEFAULT_LIVENESS_MS),
+};
+#undef SIMPLER
+
+static void set_arg(sf_step *st, const simplification *x) {
+  unsigned char *p = (unsigned char *)st + x->off;
+  switch (x->size) {
+  case 1: *p = (uint8_t)x->value; break;
+  case 4: {
+    uint32_t v = (uint32_t)x->value;
+    memcpy(p, &v, 4);
+    break;
+  }
+  case 8: memcpy(p, &x->value, 8); break;
+  default: memset(p, 0, x->size); break; /* a parameter block */
+  }
+}
+
 static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
   int changed = 0;
   for (uint32_t i = 0; i < s->nsteps && m->tries < m->max_tries; i++) {
@@ -84,41 +132,14 @@ static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
       TRY(m, s, c, c->steps[i].at_us = c->steps[i].at_us / grains[g] * grains[g]);
     if (i > 0) /* the same time as the step before */
       TRY(m, s, c, c->steps[i].at_us = c->steps[i - 1].at_us);
-    switch (sf_step_shape_of(s->steps[i].kind)) { /* simpler arguments */
-    case SF_SHAPE_OP:
-      TRY(m, s, c, c->steps[i].count = 1);
+    sf_step_shape sh = sf_step_shape_of(s->steps[i].kind);
+    for (size_t k = 0; k < sizeof simpler / sizeof simpler[0]; k++) /* simpler arguments */
+      if (simpler[k].shape == sh)
+        TRY(m, s, c, set_arg(&c->steps[i], &simpler[k]));
+    if (sh == SF_SHAPE_OP) /* fewer repetitions */
       TRY(m, s, c, c->steps[i].count = c->steps[i].count / 2 ? c->steps[i].count / 2 : 1);
-      TRY(m, s, c, c->steps[i].interval_us = 0);
-      TRY(m, s, c, c->steps[i].value = 0);
-      TRY(m, s, c, c->steps[i].key = 0);
-      TRY(m, s, c, c->steps[i].k = 0);
-      break;
-    case SF_SHAPE_LINK:
-      TRY(m, s, c, memset(&c->steps[i].net, 0, sizeof c->steps[i].net));
-      TRY(m, s, c, c->steps[i].net.loss_ppm = 0);
-      TRY(m, s, c, c->steps[i].net.dup_ppm = 0);
-      TRY(m, s, c, c->steps[i].net.reorder_ppm = 0);
-      TRY(m, s, c, c->steps[i].net.corrupt_ppm = 0);
-      TRY(m, s, c, c->steps[i].flag = 0);
-      break;
-    case SF_SHAPE_MASKS:
-      TRY(m, s, c, c->steps[i].flag = 0);
-      TRY(m, s, c, c->steps[i].mask_b = 0);
+    if (sh == SF_SHAPE_MASKS) /* the lowest node of the first side alone */
       TRY(m, s, c, c->steps[i].mask_a &= c->steps[i].mask_a & (0 - c->steps[i].mask_a));
-      break;
-    case SF_SHAPE_RESET: TRY(m, s, c, c->steps[i].flag = 1); break;
-    case SF_SHAPE_CLOCK:
-      TRY(m, s, c, c->steps[i].offset_us = 0);
-      TRY(m, s, c, c->steps[i].drift_ppm = 0);
-      TRY(m, s, c, c->steps[i].jump_us = 0);
-      break;
-    case SF_SHAPE_DISK:
-      TRY(m, s, c, memset(&c->steps[i].disk, 0, sizeof c->steps[i].disk));
-      TRY(m, s, c, c->steps[i].k = 0);
-      break;
-    case SF_SHAPE_DEADLINE: TRY(m, s, c, c->steps[i].count = SF_DEFAULT_LIVENESS_MS); break;
-    default: break;
-    }
     if (i < s->nsteps && s->steps[i].at_us) /* as early as possible */
       TRY(m, s, c, c->steps[i].at_us = 0);
   }

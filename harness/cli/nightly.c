@@ -303,10 +303,10 @@ static void put(const char *src, const char *dst) {
 
 /* ---- children --------------------------------------------------------------- */
 
-/* Run argv with stdout (and stderr, unless err_null) into out_path, in its
- * own process group; a stop signal kills the whole group. Returns the wait
- * status. */
-static int run(char *const argv[], const char *out_path, int err_null) {
+/* Start argv in its own process group (a stop signal kills the whole
+ * group) with stdout on out_fd and stderr on err_fd (-1: /dev/null); the
+ * child closes close_fd. Returns its pid, which is the night's child. */
+static pid_t spawn(char *const argv[], int out_fd, int err_fd, int close_fd) {
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
@@ -316,23 +316,34 @@ static int run(char *const argv[], const char *out_path, int err_null) {
     setpgid(0, 0);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      if (!err_null)
-        dup2(fd, 2);
-      close(fd);
-    }
-    if (err_null) {
-      int nul = open("/dev/null", O_WRONLY);
-      if (nul >= 0)
-        dup2(nul, 2);
-    }
+    if (close_fd >= 0)
+      close(close_fd);
+    int nul = open("/dev/null", O_WRONLY);
+    dup2(out_fd >= 0 ? out_fd : nul, 1);
+    dup2(err_fd >= 0 ? err_fd : nul, 2);
     execv(argv[0], argv);
     _exit(127);
   }
   setpgid(pid, pid); /* no race with a signal before the child did it */
   N.child = pid;
+  return pid;
+}
+
+/* After the night's child ended (reaped): a stop signal that came meanwhile
+ * ends the night now. */
+static void child_done(void) {
+  N.child = 0;
+  if (stop_sig)
+    stopped();
+}
+
+/* Run argv with stdout (and stderr, unless err_null) into out_path.
+ * Returns the wait status. */
+static int run(char *const argv[], const char *out_path, int err_null) {
+  int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  pid_t pid = spawn(argv, fd, err_null ? -1 : fd, -1);
+  if (fd >= 0)
+    close(fd);
   int st = 0, killed = 0;
   time_t t0 = 0;
   for (;;) {
@@ -355,9 +366,7 @@ static int run(char *const argv[], const char *out_path, int err_null) {
   }
   if (killed)
     kill(-pid, SIGKILL); /* the group's stragglers */
-  N.child = 0;
-  if (stop_sig)
-    stopped();
+  child_done();
   return st;
 }
 
@@ -367,25 +376,7 @@ static int first_line(char *const argv[], char *buf, size_t cap) {
   int fd[2];
   if (pipe(fd) != 0)
     die("cannot start %s: %s", argv[0], strerror(errno));
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0)
-    die("cannot start %s: %s", argv[0], strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    close(fd[0]);
-    dup2(fd[1], 1);
-    int nul = open("/dev/null", O_WRONLY);
-    if (nul >= 0)
-      dup2(nul, 2);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  N.child = pid;
+  pid_t pid = spawn(argv, fd[1], -1, fd[0]);
   close(fd[1]);
   size_t n = 0;
   for (;;) { /* keep reading to the end, so the child never blocks */
@@ -404,9 +395,7 @@ static int first_line(char *const argv[], char *buf, size_t cap) {
   int st;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  N.child = 0;
-  if (stop_sig)
-    stopped();
+  child_done();
   buf[n] = 0;
   buf[strcspn(buf, "\n")] = 0;
   return n ? 0 : -1;
@@ -415,14 +404,10 @@ static int first_line(char *const argv[], char *buf, size_t cap) {
 /* ---- state ------------------------------------------------------------------ */
 
 static void add_known(const char *target, const char *sig, const char *id) {
-  if (N.nknown == N.known_cap) {
-    size_t cap = N.known_cap ? N.known_cap * 2 : 64;
-    known_key *k = realloc(N.known, cap * sizeof *k);
-    if (!k)
-      die("out of memory");
-    N.known = k;
-    N.known_cap = cap;
-  }
+  known_key *k = cli_grow(N.known, &N.known_cap, N.nknown, sizeof *k, 64);
+  if (!k)
+    die("out of memory");
+  N.known = k;
   snprintf(N.known[N.nknown].target, sizeof N.known[0].target, "%s", target);
   snprintf(N.known[N.nknown].sig, sizeof N.known[0].sig, "%s", sig);
   snprintf(N.known[N.nknown].id, sizeof N.known[0].id, "%s", id ? id : "");
@@ -789,33 +774,23 @@ static void write_reports(unsigned long night, uint64_t execs) {
   cli_json j;
   cj_begin(&j, f);
   cj_obj(&j);
-  cj_key(&j, "night");
-  cj_int(&j, (int64_t)night);
-  cj_key(&j, "budget_s");
-  cj_int(&j, (int64_t)N.budget);
-  cj_key(&j, "jobs");
-  cj_int(&j, (int64_t)N.jobs);
-  cj_key(&j, "executions");
-  cj_int(&j, (int64_t)execs);
+  cj_kint(&j, "night", (int64_t)night);
+  cj_kint(&j, "budget_s", (int64_t)N.budget);
+  cj_kint(&j, "jobs", (int64_t)N.jobs);
+  cj_kint(&j, "executions", (int64_t)execs);
   cj_key(&j, "targets");
   cj_arr(&j);
   for (int i = 0; i < N.ntargets; i++) {
     cj_obj(&j);
-    cj_key(&j, "target");
-    cj_str(&j, N.t[i].name);
-    cj_key(&j, "executions");
-    cj_int(&j, (int64_t)N.t[i].execs);
-    cj_key(&j, "corpus_before");
-    cj_int(&j, N.t[i].before);
-    cj_key(&j, "corpus_after");
-    cj_int(&j, N.t[i].after);
-    cj_key(&j, "crash_files");
-    cj_int(&j, N.t[i].crashes);
+    cj_kstr(&j, "target", N.t[i].name);
+    cj_kint(&j, "executions", (int64_t)N.t[i].execs);
+    cj_kint(&j, "corpus_before", N.t[i].before);
+    cj_kint(&j, "corpus_after", N.t[i].after);
+    cj_kint(&j, "crash_files", N.t[i].crashes);
     cj_end_obj(&j);
   }
   cj_end_arr(&j);
-  cj_key(&j, "known_matches");
-  cj_int(&j, N.seen);
+  cj_kint(&j, "known_matches", N.seen);
   cj_key(&j, "new");
   cj_arr(&j);
   for (size_t i = 0; i < N.nfresh; i++) {
@@ -824,16 +799,11 @@ static void write_reports(unsigned long night, uint64_t execs) {
     snprintf(replay, sizeof replay, "%s/bin/simfuzz --target %s replay %s", N.build, nf->target,
              nf->scenario);
     cj_obj(&j);
-    cj_key(&j, "target");
-    cj_str(&j, nf->target);
-    cj_key(&j, "id");
-    cj_str(&j, nf->id);
-    cj_key(&j, "signature");
-    cj_str(&j, nf->sig);
-    cj_key(&j, "scenario");
-    cj_str(&j, nf->scenario);
-    cj_key(&j, "replay");
-    cj_str(&j, replay);
+    cj_kstr(&j, "target", nf->target);
+    cj_kstr(&j, "id", nf->id);
+    cj_kstr(&j, "signature", nf->sig);
+    cj_kstr(&j, "scenario", nf->scenario);
+    cj_kstr(&j, "replay", replay);
     cj_key(&j, "triage");
     triage_object(&j, nf);
     cj_end_obj(&j);
@@ -846,10 +816,8 @@ static void write_reports(unsigned long night, uint64_t execs) {
   f = open_work("report.sarif", sa);
   cj_begin(&j, f);
   cj_obj(&j);
-  cj_key(&j, "version");
-  cj_str(&j, "2.1.0");
-  cj_key(&j, "$schema");
-  cj_str(&j, "https://json.schemastore.org/sarif-2.1.0.json");
+  cj_kstr(&j, "version", "2.1.0");
+  cj_kstr(&j, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
   cj_key(&j, "runs");
   cj_arr(&j);
   cj_obj(&j);
@@ -857,10 +825,8 @@ static void write_reports(unsigned long night, uint64_t execs) {
   cj_obj(&j);
   cj_key(&j, "driver");
   cj_obj(&j);
-  cj_key(&j, "name");
-  cj_str(&j, "simfuzz");
-  cj_key(&j, "informationUri");
-  cj_str(&j, "https://github.com/simfuzz/simfuzz");
+  cj_kstr(&j, "name", "simfuzz");
+  cj_kstr(&j, "informationUri", "https://github.com/simfuzz/simfuzz");
   cj_key(&j, "rules");
   cj_arr(&j);
   cj_end_arr(&j);
@@ -879,14 +845,11 @@ static void write_reports(unsigned long night, uint64_t execs) {
     site_of(nf, file, sizeof file, &line);
     snprintf(fp, sizeof fp, "%s %s", nf->target, nf->sig);
     cj_obj(&j);
-    cj_key(&j, "ruleId");
-    cj_str(&j, inv);
-    cj_key(&j, "level");
-    cj_str(&j, "error");
+    cj_kstr(&j, "ruleId", inv);
+    cj_kstr(&j, "level", "error");
     cj_key(&j, "message");
     cj_obj(&j);
-    cj_key(&j, "text");
-    cj_str(&j, text);
+    cj_kstr(&j, "text", text);
     cj_end_obj(&j);
     cj_key(&j, "locations");
     cj_arr(&j);
@@ -895,21 +858,18 @@ static void write_reports(unsigned long night, uint64_t execs) {
     cj_obj(&j);
     cj_key(&j, "artifactLocation");
     cj_obj(&j);
-    cj_key(&j, "uri");
-    cj_str(&j, file);
+    cj_kstr(&j, "uri", file);
     cj_end_obj(&j);
     cj_key(&j, "region");
     cj_obj(&j);
-    cj_key(&j, "startLine");
-    cj_int(&j, line > 0 ? line : 1);
+    cj_kint(&j, "startLine", line > 0 ? line : 1);
     cj_end_obj(&j);
     cj_end_obj(&j);
     cj_end_obj(&j);
     cj_end_arr(&j);
     cj_key(&j, "partialFingerprints");
     cj_obj(&j);
-    cj_key(&j, "simfuzzSignature");
-    cj_str(&j, fp);
+    cj_kstr(&j, "simfuzzSignature", fp);
     cj_end_obj(&j);
     cj_end_obj(&j);
   }

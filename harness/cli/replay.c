@@ -226,30 +226,19 @@ static void reference_add(void *ctx, const sim_world *w, const sim_trace_rec *r,
   (void)w;
   if (ref->oom)
     return;
-  if (ref->n == ref->hcap) {
-    size_t cap = ref->hcap ? ref->hcap * 2 : 4096;
-    uint64_t *nh = realloc(ref->hash, cap * sizeof *nh);
-    if (!nh) {
-      ref->oom = 1;
-      return;
-    }
-    ref->hash = nh;
-    ref->hcap = cap;
+  uint64_t *h = cli_grow(ref->hash, &ref->hcap, ref->n, sizeof *h, 4096);
+  sim_trace_rec *rs = h && ref->nrecs < REF_KEEP
+                          ? cli_grow(ref->recs, &ref->rcap, ref->nrecs, sizeof *rs, 4096)
+                          : ref->recs;
+  ref->hash = h ? h : ref->hash;
+  ref->recs = rs ? rs : ref->recs;
+  if (!h || !rs) {
+    ref->oom = 1;
+    return;
   }
   ref->hash[ref->n++] = rec_hash(r, payload, len);
-  if (ref->nrecs < REF_KEEP) {
-    if (ref->nrecs == ref->rcap) {
-      size_t cap = ref->rcap ? ref->rcap * 2 : 4096;
-      sim_trace_rec *nr = realloc(ref->recs, cap * sizeof *nr);
-      if (!nr) {
-        ref->oom = 1;
-        return;
-      }
-      ref->recs = nr;
-      ref->rcap = cap;
-    }
+  if (ref->nrecs < REF_KEEP)
     ref->recs[ref->nrecs++] = *r;
-  }
 }
 
 typedef struct {

@@ -50,34 +50,24 @@ int cmd_triage(int argc, char **argv) {
       cli_json j;
       cj_begin(&j, stdout);
       cj_obj(&j);
-      cj_key(&j, "file");
-      cj_str(&j, argv[i]);
-      cj_key(&j, "target");
-      cj_str(&j, cli_target->name);
-      cj_key(&j, "status");
-      cj_str(&j, !a.sig[0]                               ? "ok"
-                 : !strcmp(a.invariant, "crash")         ? "crash"
-                 : !strcmp(a.invariant, "timeout")       ? "timeout"
-                 : !strcmp(a.invariant, "out-of-memory") ? "out-of-memory"
-                                                         : "failed");
-      cj_key(&j, "signature");
-      cj_str(&j, a.sig);
-      cj_key(&j, "invariant");
-      cj_str(&j, a.invariant);
-      cj_key(&j, "node");
-      cj_int(&j, a.node);
-      cj_key(&j, "time_ns");
-      cj_int(&j, (int64_t)a.time_ns);
-      cj_key(&j, "events");
-      cj_int(&j, (int64_t)a.events);
+      cj_kstr(&j, "file", argv[i]);
+      cj_kstr(&j, "target", cli_target->name);
+      cj_kstr(&j, "status",
+              !a.sig[0]                               ? "ok"
+              : !strcmp(a.invariant, "crash")         ? "crash"
+              : !strcmp(a.invariant, "timeout")       ? "timeout"
+              : !strcmp(a.invariant, "out-of-memory") ? "out-of-memory"
+                                                      : "failed");
+      cj_kstr(&j, "signature", a.sig);
+      cj_kstr(&j, "invariant", a.invariant);
+      cj_kint(&j, "node", a.node);
+      cj_kint(&j, "time_ns", (int64_t)a.time_ns);
+      cj_kint(&j, "events", (int64_t)a.events);
       char hex[17];
       snprintf(hex, sizeof hex, "%016" PRIx64, a.hash);
-      cj_key(&j, "hash");
-      cj_str(&j, hex);
-      cj_key(&j, "deterministic");
-      cj_bool(&j, det);
-      cj_key(&j, "message");
-      cj_str(&j, a.message);
+      cj_kstr(&j, "hash", hex);
+      cj_kbool(&j, "deterministic", det);
+      cj_kstr(&j, "message", a.message);
       cj_end_obj(&j);
       putchar('\n');
     } else if (a.sig[0]) {

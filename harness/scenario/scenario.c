@@ -299,33 +299,6 @@ void sf_normalize(sf_scenario *s) {
 
 /* ---- protobuf -> scenario ---------------------------------------------- */
 
-static void from_net(const Simfuzz__Network *m, sf_net *n) {
-  memset(n, 0, sizeof *n);
-  if (!m)
-    return;
-  n->latency_min_us = m->latency_min_us;
-  n->latency_max_us = m->latency_max_us;
-  n->exponential = m->exponential ? 1 : 0;
-  n->loss_ppm = m->loss_ppm;
-  n->dup_ppm = m->dup_ppm;
-  n->reorder_ppm = m->reorder_ppm;
-  n->reorder_delay_us = m->reorder_delay_us;
-  n->corrupt_ppm = m->corrupt_ppm;
-  n->bandwidth_kbps = m->bandwidth_kbps;
-  n->queue_limit = m->queue_limit;
-}
-
-static void from_disk(const Simfuzz__Disk *m, sf_disk *d) {
-  memset(d, 0, sizeof *d);
-  if (!m)
-    return;
-  d->keep_ppm = m->keep_ppm;
-  d->corrupt_ppm = m->corrupt_ppm;
-  d->read_eio_ppm = m->read_eio_ppm;
-  d->write_eio_ppm = m->write_eio_ppm;
-  d->sync_eio_ppm = m->sync_eio_ppm;
-}
-
 /* Which field of a shape's protobuf message holds which sf_step member.
  * The codec below is generic over these maps and the protobuf-c
  * descriptors: a kind of an existing shape needs no code here. */
@@ -333,7 +306,7 @@ typedef enum { F_U8, F_U32, F_U64, F_S32, F_S64, F_NET, F_DISK, F_GROUPS } ftype
 
 typedef struct {
   const char *field; /* protobuf field name; NULL ends a map */
-  size_t off;        /* offset in sf_step */
+  size_t off;        /* offset in sf_step (or sf_net, sf_disk, sf_swarm) */
   ftype type;
 } fmap;
 
@@ -418,7 +391,7 @@ static void set_scalar(void *msg, const ProtobufCFieldDescriptor *f, uint64_t v)
   }
 }
 
-static uint64_t get_member(const sf_step *o, const fmap *f) {
+static uint64_t get_member(const void *o, const fmap *f) {
   const char *p = (const char *)o + f->off;
   switch (f->type) {
   case F_U8: return *(const uint8_t *)p;
@@ -430,7 +403,7 @@ static uint64_t get_member(const sf_step *o, const fmap *f) {
   }
 }
 
-static void set_member(sf_step *o, const fmap *f, uint64_t v) {
+static void set_member(void *o, const fmap *f, uint64_t v) {
   char *p = (char *)o + f->off;
   switch (f->type) {
   case F_U8: *(uint8_t *)p = (uint8_t)v; break;
@@ -440,6 +413,64 @@ static void set_member(sf_step *o, const fmap *f, uint64_t v) {
   case F_S64: *(int64_t *)p = (int64_t)v; break;
   default: break;
   }
+}
+
+/* The plain structs' fields, by protobuf field name. */
+#define G(type, name, type_)                                                                       \
+  { #name, offsetof(type, name), type_ }
+static const fmap net_fields[] = {G(sf_net, latency_min_us, F_U32),
+                                  G(sf_net, latency_max_us, F_U32),
+                                  G(sf_net, exponential, F_U8),
+                                  G(sf_net, loss_ppm, F_U32),
+                                  G(sf_net, dup_ppm, F_U32),
+                                  G(sf_net, reorder_ppm, F_U32),
+                                  G(sf_net, reorder_delay_us, F_U32),
+                                  G(sf_net, corrupt_ppm, F_U32),
+                                  G(sf_net, bandwidth_kbps, F_U32),
+                                  G(sf_net, queue_limit, F_U32),
+                                  {NULL, 0, F_U8}};
+static const fmap disk_fields[] = {
+    G(sf_disk, keep_ppm, F_U32),     G(sf_disk, corrupt_ppm, F_U32),
+    G(sf_disk, read_eio_ppm, F_U32), G(sf_disk, write_eio_ppm, F_U32),
+    G(sf_disk, sync_eio_ppm, F_U32), {NULL, 0, F_U8}};
+static const fmap swarm_fields[] = {
+    G(sf_swarm, disabled, F_U32),    G(sf_swarm, loss_pct, F_U32),
+    G(sf_swarm, dup_pct, F_U32),     G(sf_swarm, reorder_pct, F_U32),
+    G(sf_swarm, corrupt_pct, F_U32), G(sf_swarm, latency_pct, F_U32),
+    G(sf_swarm, disk_pct, F_U32),    {NULL, 0, F_U8}};
+#undef G
+
+/* Copy the scalar fields a map names between a message and a struct. */
+static void from_message(const ProtobufCMessage *m, void *dst, const fmap *map) {
+  for (const fmap *f = map; f->field; f++) {
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(m->descriptor, f->field);
+    SIM_ASSERT(fd); /* the maps name fields of proto/scenario.proto */
+    if (fd)
+      set_member(dst, f, get_scalar(m, fd));
+  }
+}
+
+static void to_message(ProtobufCMessage *m, const void *src, const fmap *map) {
+  for (const fmap *f = map; f->field; f++) {
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field_by_name(m->descriptor, f->field);
+    SIM_ASSERT(fd);
+    if (fd)
+      set_scalar(m, fd, get_member(src, f));
+  }
+}
+
+static void from_net(const Simfuzz__Network *m, sf_net *n) {
+  memset(n, 0, sizeof *n);
+  if (m)
+    from_message(&m->base, n, net_fields);
+}
+
+static void from_disk(const Simfuzz__Disk *m, sf_disk *d) {
+  memset(d, 0, sizeof *d);
+  if (m)
+    from_message(&m->base, d, disk_fields);
 }
 
 static int from_step(const Simfuzz__Step *m, sf_step *o) {
@@ -495,15 +526,8 @@ int sf_decode_proto(const uint8_t *data, size_t len, sf_scenario *out) {
   from_net(m->network, &out->net);
   out->has_disk = m->disk != NULL;
   from_disk(m->disk, &out->disk);
-  if (m->swarm) {
-    out->swarm.disabled = m->swarm->disabled;
-    out->swarm.loss_pct = m->swarm->loss_pct;
-    out->swarm.dup_pct = m->swarm->dup_pct;
-    out->swarm.reorder_pct = m->swarm->reorder_pct;
-    out->swarm.corrupt_pct = m->swarm->corrupt_pct;
-    out->swarm.latency_pct = m->swarm->latency_pct;
-    out->swarm.disk_pct = m->swarm->disk_pct;
-  }
+  if (m->swarm)
+    from_message(&m->swarm->base, &out->swarm, swarm_fields);
   out->fp_enable_ppm = m->faultpoint_enable_ppm;
   out->fp_fire_ppm = m->faultpoint_fire_ppm;
   out->tail_ms = m->tail_ms;
@@ -660,25 +684,12 @@ typedef struct {
 
 static void to_net(const sf_net *n, Simfuzz__Network *m) {
   simfuzz__network__init(m);
-  m->latency_min_us = n->latency_min_us;
-  m->latency_max_us = n->latency_max_us;
-  m->exponential = n->exponential;
-  m->loss_ppm = n->loss_ppm;
-  m->dup_ppm = n->dup_ppm;
-  m->reorder_ppm = n->reorder_ppm;
-  m->reorder_delay_us = n->reorder_delay_us;
-  m->corrupt_ppm = n->corrupt_ppm;
-  m->bandwidth_kbps = n->bandwidth_kbps;
-  m->queue_limit = n->queue_limit;
+  to_message(&m->base, n, net_fields);
 }
 
 static void to_disk(const sf_disk *d, Simfuzz__Disk *m) {
   simfuzz__disk__init(m);
-  m->keep_ppm = d->keep_ppm;
-  m->corrupt_ppm = d->corrupt_ppm;
-  m->read_eio_ppm = d->read_eio_ppm;
-  m->write_eio_ppm = d->write_eio_ppm;
-  m->sync_eio_ppm = d->sync_eio_ppm;
+  to_message(&m->base, d, disk_fields);
 }
 
 static void to_step(const sf_step *s, step_msg *o) {
@@ -748,13 +759,7 @@ static int build(const sf_scenario *s, Simfuzz__Scenario *m, Simfuzz__Network *n
   if (w->disabled || w->loss_pct || w->dup_pct || w->reorder_pct || w->corrupt_pct ||
       w->latency_pct || w->disk_pct) {
     simfuzz__swarm__init(swarm);
-    swarm->disabled = w->disabled;
-    swarm->loss_pct = w->loss_pct;
-    swarm->dup_pct = w->dup_pct;
-    swarm->reorder_pct = w->reorder_pct;
-    swarm->corrupt_pct = w->corrupt_pct;
-    swarm->latency_pct = w->latency_pct;
-    swarm->disk_pct = w->disk_pct;
+    to_message(&swarm->base, w, swarm_fields);
     m->swarm = swarm;
   }
   m->faultpoint_enable_ppm = s->fp_enable_ppm;

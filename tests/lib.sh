@@ -1,0 +1,38 @@
+# Shared by the shell tests. A test sets T_NAME, then sources this file:
+#     T_NAME=e2e_zoo; . "$(dirname "$0")/lib.sh"
+# It gets SRC (the source tree), work (a temporary directory removed on
+# exit, after running T_CLEANUP if set), fail MSG (one line, exit 1),
+# ok/bad MSG (counted; finish prints the tally and fails if any was bad)
+# and replays_as BIN FILE WHAT (the CLI binary replays FILE to the failure
+# WHAT with exit status 1, or the test fails).
+# shellcheck shell=sh
+# shellcheck disable=SC2034 # used by the tests that source this file
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+T_CLEANUP=${T_CLEANUP:-}
+# shellcheck disable=SC2064 # expand now: the cleanup is fixed at start
+trap "${T_CLEANUP:+$T_CLEANUP;} rm -rf '$work'" EXIT
+t_ok=0
+t_bad=0
+fail() {
+  echo "$T_NAME: FAIL: $*"
+  exit 1
+}
+ok() {
+  t_ok=$((t_ok + 1))
+  echo "ok: $*"
+}
+bad() {
+  t_bad=$((t_bad + 1))
+  echo "FAIL: $*"
+}
+finish() {
+  echo "$T_NAME: $t_ok ok, $t_bad failed"
+  [ "$t_bad" = 0 ]
+}
+replays_as() {
+  "$1" replay -q "$2" > "$work/replays_as.log" 2>&1
+  r_rc=$?
+  [ "$r_rc" -eq 1 ] && grep -q "FAILED $3" "$work/replays_as.log" ||
+    fail "$(basename "$1") replay $(basename "$2"): exit $r_rc, want 1 and $3: $(head -c 300 "$work/replays_as.log")"
+}
