@@ -18,8 +18,10 @@
  *
  * so a target file ends with
  *
- *     const sf_target SF_TARGET_SYMBOL = {.name = SF_TARGET_NAME, ...};
+ *     SF_TARGET(.summary = "my protocol", .min_nodes = 3, .ops = &ops, ...);
  *
+ * (the same as `const sf_target SF_TARGET_SYMBOL = {.name = SF_TARGET_NAME,
+ * ...};`)
  * and keeps everything else `static`: one source file may be built as
  * several targets (a correct system and its planted-bug variants).
  *
@@ -39,6 +41,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Define the target this build is for, named by the build: the fields of
+ *  an sf_target initializer, without .name (see the file comment). */
+#define SF_TARGET(...) const sf_target SF_TARGET_SYMBOL = {.name = SF_TARGET_NAME, __VA_ARGS__}
 
 /** Mark oracle code (invariants, end checks, liveness predicate, observer)
  *  with SF_ORACLE: the fuzzers then do not see the checker's own branches

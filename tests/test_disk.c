@@ -38,8 +38,7 @@ TEST(write_read_size_truncate) {
   CHECK(memcmp(b, "he\0\0\0\0\0\0\0\0", 10) == 0); /* growth reads zeros */
   CHECK_EQ(sim_disk_write(w, 7, 0, "x", 1), -EINVAL);
   CHECK_EQ(sim_disk_write(w, 0, 0, NULL, 1), -EINVAL);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(synced_data_survives_crash) {
@@ -54,8 +53,7 @@ TEST(synced_data_survives_crash) {
   CHECK_EQ(sim_disk_read(w, 0, 0, b, sizeof b), 7);
   CHECK(memcmp(b, "durable", 7) == 0);
   CHECK(sim_get_stats(w)->sectors_lost >= 1);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(unsynced_write_all_kept) {
@@ -67,8 +65,7 @@ TEST(unsynced_write_all_kept) {
   CHECK_EQ(sim_disk_read(w, 0, 0, b, 8), 4);
   CHECK(memcmp(b, "kept", 4) == 0);
   CHECK_EQ(sim_get_stats(w)->sectors_lost, 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 /* A 64-sector overwrite with keep 50 %: torn at sector granularity. */
@@ -95,8 +92,7 @@ static uint64_t torn_once(uint64_t seed, int *new_sectors) {
   CHECK_EQ(sim_get_stats(w)->sectors_lost, (uint64_t)(64 - nb));
   *new_sectors = nb;
   uint64_t h = sim_trace_hash(w);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
   return h;
 }
 
@@ -127,13 +123,11 @@ TEST(unsynced_sectors_corrupted) {
     CHECK_EQ(diff, 1); /* one damaged byte per sector */
   }
   CHECK_EQ(sim_get_stats(w)->sectors_corrupted, 4);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(injected_eio_rates) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 1);
+  FX_BEGIN(1, 1);
   c.disk.read_eio_ppm = 100000;
   c.disk.write_eio_ppm = 200000;
   sim_world *w = recorder_world(&c);
@@ -146,8 +140,7 @@ TEST(injected_eio_rates) {
   CHECK(rf > 60 && rf < 140);
   CHECK(wf > 150 && wf < 250);
   CHECK_EQ(sim_get_stats(w)->disk_eio, (uint64_t)(rf + wf));
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(sync_eio_loses_data_later_sync_cannot_save) {
@@ -166,8 +159,7 @@ TEST(sync_eio_loses_data_later_sync_cannot_save) {
   memset(b, 0, sizeof b);
   sim_disk_read(w, 0, 0, b, 4);
   CHECK(memcmp(b, "data", 4) != 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(countdown_faults) {
@@ -187,13 +179,11 @@ TEST(countdown_faults) {
   p.write_eio_ppm = SIM_PPM;
   CHECK_EQ(sim_disk_set_params(w, 0, &p), 0);
   CHECK_EQ(sim_disk_write(w, 0, 0, "a", 1), -EIO);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(disk_budget) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 1);
+  FX_BEGIN(1, 1);
   c.budgets.max_disk_bytes = 8192;
   sim_world *w = recorder_world(&c);
   static uint8_t big[8192];
@@ -201,8 +191,7 @@ TEST(disk_budget) {
   CHECK_EQ(sim_disk_write(w, 0, 8192, big, 1), -ENOSPC);
   CHECK_EQ(sim_disk_write(w, 0, UINT64_MAX - 1, big, 4), -ENOSPC);
   CHECK_EQ(sim_disk_truncate(w, 0, 8193), -ENOSPC);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST_MAIN(T(write_read_size_truncate), T(synced_data_survives_crash), T(unsynced_write_all_kept),

@@ -184,8 +184,7 @@ TEST(corruption_flips_one_bit) {
 }
 
 TEST(bandwidth_serializes) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   c.net.bandwidth_bps = 8000; /* 8-byte message: 1 ms each */
   sim_world *w = recorder_world(&c);
   for (int i = 0; i < 10; i++)
@@ -198,13 +197,11 @@ TEST(bandwidth_serializes) {
       k++;
       CHECK_EQ(r->ev[i].time, (uint64_t)k * SIM_NS_PER_MS + SIM_NS_PER_MS);
     }
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(queue_limit_drops_excess) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   c.net.queue_limit = 3;
   sim_world *w = recorder_world(&c);
   for (int i = 0; i < 10; i++)
@@ -213,13 +210,11 @@ TEST(queue_limit_drops_excess) {
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(rec_count(r, R_RECV, 1), 3);
   CHECK_EQ(sim_get_stats(w)->dropped_queue, 7);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(partition_full_oneway_isolate_split_heal) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 4, 1);
+  FX_BEGIN(4, 1);
   sim_world *w = recorder_world(&c);
   /* one-way 0 -/-> 1 */
   sim_partition(w, 1u << 0, 1u << 1, 1);
@@ -252,13 +247,11 @@ TEST(partition_full_oneway_isolate_split_heal) {
     for (int b = 0; b < 4; b++)
       CHECK(!sim_link_blocked(w, a, b));
   CHECK(sim_get_stats(w)->partitions > 0 && sim_get_stats(w)->heals > 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(partition_drops_messages_in_flight) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   c.net.latency_min_ns = c.net.latency_max_ns = 10 * SIM_NS_PER_MS;
   sim_world *w = recorder_world(&c);
   send_u64(w, 0, 1, 1);
@@ -271,13 +264,11 @@ TEST(partition_drops_messages_in_flight) {
   send_u64(w, 0, 1, 2);
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(rec_count(r, R_RECV, 1), 1);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(hold_release_and_deliver_kth) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_link_hold(w, 0, 1);
   for (int i = 0; i < 5; i++)
@@ -311,13 +302,11 @@ TEST(hold_release_and_deliver_kth) {
   CHECK_EQ(r->ev[r->n - 2].val, 11);
   CHECK_EQ(r->ev[r->n - 1].val, 10);
   CHECK_EQ(sim_get_stats(w)->held, 5);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(send_errors) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   c.budgets.max_msg_size = 16;
   sim_world *w = sim_world_create(&c);
   CHECK_EQ(send_u64(w, 0, 1, 1), -EHOSTDOWN); /* not booted yet */
@@ -331,8 +320,7 @@ TEST(send_errors) {
   sim_link_params p;
   CHECK_EQ(sim_link_get(w, 0, 5, &p), -EINVAL);
   CHECK_EQ(sim_link_set(w, 0, 1, NULL), -EINVAL);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(per_link_streams_are_independent) {

@@ -5,8 +5,7 @@
 #include <string.h>
 
 TEST(crash_drops_timers_and_traffic_both_ways) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 3, 1);
+  FX_BEGIN(3, 1);
   c.net.latency_min_ns = c.net.latency_max_ns = 10 * SIM_NS_PER_MS;
   sim_world *w = recorder_world(&c);
   sim_timer_start(w, 1, 5 * SIM_NS_PER_MS, 1);
@@ -30,13 +29,11 @@ TEST(crash_drops_timers_and_traffic_both_ways) {
   CHECK_EQ(s->dropped_down + s->dropped_sender_crash, 2);
   CHECK_EQ(sim_timer_start(w, 1, 1, 1), 0); /* down: no timers */
   CHECK_EQ(send_u64(w, 1, 0, 1), -EHOSTDOWN);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(restart_boots_again_with_new_incarnation) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_node_incarnation(w, 1), 0);
   CHECK_EQ(sim_node_restart(w, 1), -EALREADY);
@@ -59,8 +56,7 @@ TEST(restart_boots_again_with_new_incarnation) {
 }
 
 TEST(pause_defers_events_until_resume) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_node_pause(w, 1), 0);
   CHECK_EQ(sim_node_pause(w, 1), -EALREADY);
@@ -88,8 +84,7 @@ TEST(pause_defers_events_until_resume) {
     k++;
   }
   CHECK_EQ(sim_get_stats(w)->pauses, 1);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 /* While a node is paused, other events may fill the heap its deferred
@@ -97,8 +92,7 @@ TEST(pause_defers_events_until_resume) {
  * the run. The old code stopped every such run early, silently, as if the
  * pending-events budget had been reached. */
 TEST(resume_after_the_heap_filled_up) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_node_pause(w, 1), 0);
   for (int i = 0; i < 100; i++)
@@ -112,13 +106,11 @@ TEST(resume_after_the_heap_filled_up) {
   CHECK(sim_budget_reason(w) == NULL);
   CHECK_EQ(rec_count(r, R_RECV, 1), 100);
   CHECK_EQ(rec_count(r, R_TIMER, 0), 100);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(cancel_timer_of_paused_node) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 1);
+  FX_BEGIN(1, 1);
   sim_world *w = recorder_world(&c);
   sim_node_pause(w, 0);
   sim_timer t = sim_timer_start(w, 0, SIM_NS_PER_MS, 1);
@@ -129,13 +121,11 @@ TEST(cancel_timer_of_paused_node) {
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(rec_count(r, R_TIMER, 0), 1);
   CHECK_EQ(r->ev[r->n - 1].val, 2);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(crash_while_paused_discards_deferred) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_node_pause(w, 1);
   send_u64(w, 0, 1, 1);
@@ -146,13 +136,11 @@ TEST(crash_while_paused_discards_deferred) {
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(rec_count(r, R_RECV, 1) + rec_count(r, R_TIMER, 1), 0);
   CHECK(!sim_node_paused(w, 1));
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(clock_offset_drift_and_jump) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_clock(w, 0), 0);
   sim_clock_set_offset(w, 0, 5 * (int64_t)SIM_NS_PER_MS);
@@ -188,13 +176,11 @@ TEST(clock_offset_drift_and_jump) {
   CHECK_EQ(sim_clock(w, 1), INT64_MIN + (int64_t)sim_now(w)); /* offset saturated */
   CHECK_EQ(sim_clock_set_drift(w, 1, -200000), 0);
   CHECK_EQ(sim_clock_set_drift(w, 1, 200001), -EINVAL);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(monotonic_clock_drifts_but_ignores_offset_and_jumps) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_clock_set_offset(w, 0, -7 * (int64_t)SIM_NS_PER_S);
   sim_clock_jump(w, 0, 3 * (int64_t)SIM_NS_PER_S);
@@ -211,8 +197,7 @@ TEST(monotonic_clock_drifts_but_ignores_offset_and_jumps) {
   CHECK_EQ(sim_clock(w, 0), (int64_t)(2900 * SIM_NS_PER_MS) - 5 * (int64_t)SIM_NS_PER_S);
   CHECK_EQ(sim_clock_mono(w, 1), (int64_t)(3 * SIM_NS_PER_S));
   CHECK_EQ(sim_clock_mono(w, 9), 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 /* Fires of fault point `site` on node 0 over 1000 hits. */
@@ -229,8 +214,7 @@ static int fires(sim_config *c, uint32_t site, int force, int64_t ppm) {
 }
 
 TEST(fault_points) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 1);
+  FX_BEGIN(1, 1);
   CHECK_EQ(fires(&c, 1, 0, 0), 0); /* off by default */
   CHECK_EQ(fires(&c, 1, 1, SIM_PPM), 1000);
   CHECK_EQ(fires(&c, 1, 1, -1), 0);
@@ -252,8 +236,7 @@ TEST(fault_points) {
   CHECK(enabled > 30 && enabled < 70);
   sim_world *w = recorder_world(&c);
   CHECK_EQ(sim_faultpoint(w, 5, 1), 0); /* bad node */
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST_MAIN(T(resume_after_the_heap_filled_up), T(crash_drops_timers_and_traffic_both_ways),

@@ -150,8 +150,7 @@ TEST(liveness_failure_at_deadline) {
   sim_config c2 = recorder_config(r, 1, 1);
   w = recorder_world(&c2);
   CHECK_EQ(sim_require_liveness(w, 1), -EINVAL);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
   free(o);
 }
 
@@ -227,8 +226,7 @@ TEST(budgets_end_runs_cleanly) {
   CHECK_EQ(sim_run(w, UINT64_MAX, 0), SIM_STOP_BUDGET);
   CHECK(strcmp(sim_budget_reason(w), "virtual time budget") == 0);
   CHECK_EQ(rec_count(r, R_TIMER, 0), 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(invalid_configs_are_refused) {
@@ -314,8 +312,7 @@ TEST(trace_ring_format_hook_and_hash) {
   long sz = ftell(f);
   CHECK(sz > 100);
   fclose(f);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST_MAIN(T(invariant_failure_is_recorded_and_stops_the_run),

@@ -5,8 +5,7 @@
 #include <string.h>
 
 TEST(timers_fire_in_time_order) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   uint64_t delays[] = {50, 10, 30, 20, 40};
   for (int i = 0; i < 5; i++)
@@ -23,13 +22,11 @@ TEST(timers_fire_in_time_order) {
     fired++;
   }
   CHECK_EQ(fired, 5);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(fifo_tiebreak_keeps_scheduling_order) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 4, 1);
+  FX_BEGIN(4, 1);
   c.tiebreak = SIM_TIEBREAK_FIFO;
   sim_world *w = recorder_world(&c);
   for (int i = 0; i < 40; i++)
@@ -40,14 +37,12 @@ TEST(fifo_tiebreak_keeps_scheduling_order) {
     if (r->ev[i].kind == R_TIMER)
       CHECK_EQ(r->ev[i].val, k++);
   CHECK_EQ(k, 40);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 /* Order of 40 simultaneous timers under the CHOICE rule, as a hash. */
 static uint64_t choice_order(uint64_t seed, const uint8_t *tape, size_t tape_len) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 4, seed);
+  FX_BEGIN(4, seed);
   c.tiebreak = SIM_TIEBREAK_CHOICE;
   c.tape = tape;
   c.tape_len = tape_len;
@@ -63,8 +58,7 @@ static uint64_t choice_order(uint64_t seed, const uint8_t *tape, size_t tape_len
       k++;
     }
   CHECK_EQ(k, 40);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
   return h;
 }
 
@@ -88,8 +82,7 @@ TEST(choice_tiebreak_is_a_decision) {
 }
 
 TEST(timer_cancel) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 1);
+  FX_BEGIN(1, 1);
   sim_world *w = recorder_world(&c);
   sim_timer a = sim_timer_start(w, 0, 10 * SIM_NS_PER_MS, 1);
   sim_timer b = sim_timer_start(w, 0, 20 * SIM_NS_PER_MS, 2);
@@ -107,13 +100,11 @@ TEST(timer_cancel) {
   CHECK(d != a && d != b);
   CHECK_EQ(sim_timer_cancel(w, b), -ENOENT);
   CHECK_EQ(sim_timer_cancel(w, d), 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(run_until_and_step) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 1);
+  FX_BEGIN(1, 1);
   sim_world *w = sim_world_create(&c);
   CHECK_EQ(sim_now(w), 0);
   CHECK_EQ(sim_step(w), 1); /* the boot */
@@ -127,8 +118,7 @@ TEST(run_until_and_step) {
   CHECK_EQ(rec_count(r, R_TIMER, 0), 2);
   CHECK_EQ(sim_run(w, UINT64_MAX, 0), SIM_STOP_QUIESCENT);
   CHECK_EQ(sim_step(w), 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 static void at_cb(sim_world *w, void *arg) {
@@ -137,21 +127,18 @@ static void at_cb(sim_world *w, void *arg) {
 }
 
 TEST(world_callbacks) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 1);
+  FX_BEGIN(1, 1);
   sim_world *w = recorder_world(&c);
   uint64_t when = 0;
   CHECK_EQ(sim_at(w, 12345, at_cb, &when), 0);
   CHECK_EQ(sim_at(w, 1, NULL, NULL), -EINVAL);
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(when, 12345);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(draw_is_pure_and_local) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 1, 7);
+  FX_BEGIN(1, 7);
   sim_world *a = sim_world_create(&c);
   c.seed = 8;
   sim_world *b = sim_world_create(&c);
@@ -246,8 +233,7 @@ TEST(range_and_chance) {
 }
 
 TEST(node_random_streams_are_independent) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 3);
+  FX_BEGIN(2, 3);
   sim_world *a = recorder_world(&c);
   sim_world *b = recorder_world(&c);
   for (int i = 0; i < 50; i++)

@@ -42,8 +42,7 @@ static sim_conn open01(sim_world *w, recorder *r) {
 }
 
 TEST(connect_accept_and_ordered_data) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   c.net.latency_min_ns = SIM_NS_PER_MS;
   c.net.latency_max_ns = SIM_NS_PER_MS; /* fixed: RTT = 2 ms */
   sim_world *w = recorder_world(&c);
@@ -65,13 +64,11 @@ TEST(connect_accept_and_ordered_data) {
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(count_conn(r, 0, SIM_CONN_DATA), 1);
   CHECK_EQ(sim_conn_send(w, 2, h, "x", 1), -EINVAL);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(close_after_pending_data) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
   send_conn_u64(w, 0, h, 1);
@@ -86,13 +83,11 @@ TEST(close_after_pending_data) {
   /* both ends closed: the connection is gone */
   CHECK_EQ(sim_conns_open(w), 0);
   CHECK_EQ(sim_conn_send(w, 1, h, "x", 1), -ECONNRESET);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(reset_drops_in_flight_bytes) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
   send_conn_u64(w, 0, h, 1);
@@ -110,13 +105,11 @@ TEST(reset_drops_in_flight_bytes) {
   CHECK_EQ(sim_reset_conns(w, 1, 0), 1);
   CHECK_EQ(sim_reset_conns(w, 1, 0), 0);
   (void)h2;
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(connect_to_down_node_is_refused) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_node_crash(w, 1);
   int64_t h = sim_connect(w, 0, 1);
@@ -128,13 +121,11 @@ TEST(connect_to_down_node_is_refused) {
   CHECK_EQ(sim_get_stats(w)->conns_refused, 1);
   CHECK_EQ(sim_conns_open(w), 0);
   CHECK_EQ(sim_connect(w, 0, 0), -EINVAL);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(connect_through_partition_times_out) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_link_block(w, 1, 0, 1); /* SYN-ACK cannot come back */
   int64_t h = sim_connect(w, 0, 1);
@@ -146,13 +137,11 @@ TEST(connect_through_partition_times_out) {
   CHECK(find_conn(r, 1, SIM_CONN_ACCEPTED));
   CHECK_EQ(count_conn(r, 1, SIM_CONN_TIMEOUT), 1);
   CHECK_EQ(sim_conns_open(w), 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(short_partition_stalls_long_one_breaks) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
   /* short partition: data is late but arrives */
@@ -177,13 +166,11 @@ TEST(short_partition_stalls_long_one_breaks) {
   CHECK(a->time <= t0 + c.stream.stall_timeout_ns + c.stream.retransmit_ns + 2 * SIM_NS_PER_MS);
   CHECK_EQ(count_conn(r, 1, SIM_CONN_DATA), 1);
   CHECK_EQ(sim_get_stats(w)->conns_timeout, 1);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(loss_on_stream_is_retransmission_delay) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 3);
+  FX_BEGIN(2, 3);
   c.net.loss_ppm = 300000;
   sim_world *w = recorder_world(&c);
   int64_t h;
@@ -200,13 +187,11 @@ TEST(loss_on_stream_is_retransmission_delay) {
     if (r->ev[i].kind == R_CONN && r->ev[i].cev == SIM_CONN_DATA)
       CHECK_EQ(r->ev[i].val, k++);
   CHECK(sim_get_stats(w)->seg_retransmits > 40);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(crash_resets_peer_connections) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
   sim_conn h = open01(w, r);
   send_conn_u64(w, 1, h, 9);
@@ -216,20 +201,17 @@ TEST(crash_resets_peer_connections) {
   CHECK_EQ(count_conn(r, 0, SIM_CONN_RESET), 0); /* the crashed end hears nothing */
   CHECK_EQ(count_conn(r, 0, SIM_CONN_DATA), 0);
   CHECK_EQ(sim_conns_open(w), 0);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(connection_budget) {
-  recorder *r = recorder_new();
-  sim_config c = recorder_config(r, 2, 1);
+  FX_BEGIN(2, 1);
   c.budgets.max_conns = 3;
   sim_world *w = recorder_world(&c);
   for (int i = 0; i < 3; i++)
     CHECK(sim_connect(w, 0, 1) > 0);
   CHECK_EQ(sim_connect(w, 0, 1), -EMFILE);
-  sim_world_destroy(w);
-  free(r);
+  FX_END();
 }
 
 TEST(reproducible_with_faults) {

@@ -97,6 +97,19 @@ sim_world *recorder_world(const sim_config *cfg);
 /** Number of recorded events of `kind` at `node` (-1: any node). */
 int rec_count(const recorder *r, int kind, int node);
 
+/** Start a test on a recorder: declares `recorder *r` and `sim_config c`
+ *  for `nodes` nodes and `seed` (change c, then recorder_world(&c)). */
+#define FX_BEGIN(nodes, seed)                                                                      \
+  recorder *r = recorder_new();                                                                    \
+  sim_config c = recorder_config(r, (nodes), (seed))
+
+/** End it: destroy world w and free the recorder. */
+#define FX_END()                                                                                   \
+  do {                                                                                             \
+    sim_world_destroy(w);                                                                          \
+    free(r);                                                                                       \
+  } while (0)
+
 /** Send a datagram carrying value v (8 bytes, little-endian). */
 int send_u64(sim_world *w, int from, int to, uint64_t v);
 

@@ -757,21 +757,9 @@ static const sf_check invariants[] = {
 };
 static const sf_check end_checks[] = {{"linearizable", linearizable}, {NULL, NULL}};
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "key-value store on canonical/raft " CRAFT_RAFT_VERSION " (Debian libraft-dev)",
-    .min_nodes = 3,
-    .max_nodes = 7,
-    .default_nodes = 3,
-    .create = create,
-    .destroy = destroy,
-    .ops = &ops,
-    .workload = workload,
-    .invariants = invariants,
-    .end_checks = end_checks,
-    .live = live,
-    .liveness_ms = 5000,
-    .describe = describe,
-    .classify = classify,
-    .observe = observe,
-};
+SF_TARGET(.summary = "key-value store on canonical/raft " CRAFT_RAFT_VERSION
+                     " (Debian libraft-dev)",
+          .min_nodes = 3, .max_nodes = 7, .default_nodes = 3, .create = create, .destroy = destroy,
+          .ops = &ops, .workload = workload, .invariants = invariants, .end_checks = end_checks,
+          .live = live, .liveness_ms = 5000, .describe = describe, .classify = classify,
+          .observe = observe);

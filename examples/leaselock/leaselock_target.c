@@ -142,22 +142,10 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int i) {
   return 16 + (uint32_t)p->st;
 }
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "lease-based lock service with a fenced resource (clock drift matters)",
-    .min_nodes = 3,
-    .max_nodes = MAXN,
-    .default_nodes = 3,
-    .create = create,
-    .destroy = free,
-    .ops = &ops,
-    .workload = workload,
-    .invariants = invariants,
-    .live = live,
-    /* a restarted server's grace (1 s) plus every queued write (8 per
-     * client, each a lease at worst when a grant was lost) */
-    .liveness_ms = 30000,
-    .describe = ll_describe,
-    .classify = ll_classify,
-    .observe = observe,
-};
+/* a restarted server's grace (1 s) plus every queued write (8 per client, each a lease at worst
+ * when a grant was lost) */
+SF_TARGET(.summary = "lease-based lock service with a fenced resource (clock drift matters)",
+          .min_nodes = 3, .max_nodes = MAXN, .default_nodes = 3, .create = create, .destroy = free,
+          .ops = &ops, .workload = workload, .invariants = invariants, .live = live,
+          .liveness_ms = 30000, .describe = ll_describe, .classify = ll_classify,
+          .observe = observe);

@@ -155,22 +155,9 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int i) {
   return 16 + worst;
 }
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "primary-backup log replication over stream connections",
-    .min_nodes = 2,
-    .max_nodes = 5,
-    .default_nodes = 3,
-    .create = create,
-    .destroy = free,
-    .ops = &ops,
-    .workload = workload,
-    .invariants = invariants,
-    .live = live,
-    /* catch-up of a full log (256 entries, 3 per round trip of <= 20 ms on a
-     * healed network) plus reconnect and restart: well under 5 s */
-    .liveness_ms = 5000,
-    .describe = pb_describe,
-    .classify = pb_classify,
-    .observe = observe,
-};
+/* catch-up of a full log (256 entries, 3 per round trip of <= 20 ms on a healed network) plus
+ * reconnect and restart: well under 5 s */
+SF_TARGET(.summary = "primary-backup log replication over stream connections", .min_nodes = 2,
+          .max_nodes = 5, .default_nodes = 3, .create = create, .destroy = free, .ops = &ops,
+          .workload = workload, .invariants = invariants, .live = live, .liveness_ms = 5000,
+          .describe = pb_describe, .classify = pb_classify, .observe = observe);

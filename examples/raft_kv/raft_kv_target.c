@@ -312,23 +312,10 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
   return (uint32_t)p->role * 8 + ahead * 4 + old * 2 + (p->npend > 0);
 }
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "key-value store replicated with Raft; linearizability checked",
-    .min_nodes = 3,
-    .max_nodes = RK_MAXN,
-    .default_nodes = 3,
-    .create = create,
-    .destroy = destroy,
-    .ops = &ops,
-    .workload = workload,
-    .invariants = invariants,
-    .end_checks = end_checks,
-    .live = live,
-    /* a few election rounds (<= 300 ms each, split votes retried) plus a
-     * retry round for every gateway's requests */
-    .liveness_ms = 5000,
-    .describe = rk_describe,
-    .classify = rk_classify,
-    .observe = observe,
-};
+/* a few election rounds (<= 300 ms each, split votes retried) plus a retry round for every
+ * gateway's requests */
+SF_TARGET(.summary = "key-value store replicated with Raft; linearizability checked",
+          .min_nodes = 3, .max_nodes = RK_MAXN, .default_nodes = 3, .create = create,
+          .destroy = destroy, .ops = &ops, .workload = workload, .invariants = invariants,
+          .end_checks = end_checks, .live = live, .liveness_ms = 5000, .describe = rk_describe,
+          .classify = rk_classify, .observe = observe);

@@ -153,22 +153,9 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int i) {
   return (i == 0 ? 64 : 128) | tp_phases(p);
 }
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "two-phase commit (presumed abort) with coordinator recovery",
-    .min_nodes = 3,
-    .max_nodes = MAXN,
-    .default_nodes = 3,
-    .create = create,
-    .destroy = free,
-    .ops = &ops,
-    .workload = workload,
-    .invariants = invariants,
-    .end_checks = end_checks,
-    .live = live,
-    /* a decision is resent every 100 ms and asked for every 200 ms */
-    .liveness_ms = 3000,
-    .describe = tp_describe,
-    .classify = tp_classify,
-    .observe = observe,
-};
+/* a decision is resent every 100 ms and asked for every 200 ms */
+SF_TARGET(.summary = "two-phase commit (presumed abort) with coordinator recovery", .min_nodes = 3,
+          .max_nodes = MAXN, .default_nodes = 3, .create = create, .destroy = free, .ops = &ops,
+          .workload = workload, .invariants = invariants, .end_checks = end_checks, .live = live,
+          .liveness_ms = 3000, .describe = tp_describe, .classify = tp_classify,
+          .observe = observe);

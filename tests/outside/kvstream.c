@@ -170,18 +170,7 @@ static SF_ORACLE uint32_t observe(void *ctx, sim_world *w, int node) {
 static const sim_node_ops ops = {boot, recv, timer, NULL, teardown};
 static const sf_check invariants[] = {{"replicas", check_replicas}, {NULL, NULL}};
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "kvstream on kvrep " KVREP_VERSION,
-    .min_nodes = 2,
-    .max_nodes = 5,
-    .default_nodes = 3,
-    .create = create,
-    .destroy = destroy,
-    .ops = &ops,
-    .workload = workload,
-    .invariants = invariants,
-    .live = caught_up,
-    .liveness_ms = 5000,
-    .observe = observe,
-};
+SF_TARGET(.summary = "kvstream on kvrep " KVREP_VERSION, .min_nodes = 2, .max_nodes = 5,
+          .default_nodes = 3, .create = create, .destroy = destroy, .ops = &ops,
+          .workload = workload, .invariants = invariants, .live = caught_up, .liveness_ms = 5000,
+          .observe = observe);

@@ -86,26 +86,16 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 
 #if defined(MISBEHAVE_CRASHY)
 #define SUMMARY "test only: crashes on its third client operation"
+#define MAX_NODES 3
 #elif defined(MISBEHAVE_TABBY)
 #define SUMMARY "test only: fails with a message holding a tab and a newline"
+#define MAX_NODES 2
 #else
 #define SUMMARY "test only: aborts, crashes, hangs, blows up or talks on purpose"
+#define MAX_NODES 3
 #endif
 
 static const sim_node_ops ops = {NULL, NULL, NULL, NULL, NULL};
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = SUMMARY,
-    .min_nodes = 2,
-#if defined(MISBEHAVE_TABBY)
-    .max_nodes = 2,
-#else
-    .max_nodes = 3,
-#endif
-    .default_nodes = 2,
-    .create = create,
-    .destroy = free,
-    .ops = &ops,
-    .workload = workload,
-};
+SF_TARGET(.summary = SUMMARY, .min_nodes = 2, .max_nodes = MAX_NODES, .default_nodes = 2,
+          .create = create, .destroy = free, .ops = &ops, .workload = workload);

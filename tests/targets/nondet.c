@@ -23,12 +23,5 @@ static void *create(int nodes) {
 
 static const sim_node_ops ops = {boot, NULL, NULL, NULL, NULL};
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "test only: nondeterministic on purpose",
-    .min_nodes = 2,
-    .max_nodes = 2,
-    .default_nodes = 2,
-    .create = create,
-    .ops = &ops,
-};
+SF_TARGET(.summary = "test only: nondeterministic on purpose", .min_nodes = 2, .max_nodes = 2,
+          .default_nodes = 2, .create = create, .ops = &ops);

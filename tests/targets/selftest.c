@@ -192,15 +192,6 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
   return p ? 1 + (p->acts > 10) + (p->conn[0] != 0) * 2 : 0;
 }
 
-const sf_target SF_TARGET_SYMBOL = {
-    .name = SF_TARGET_NAME,
-    .summary = "self-test: drives the whole simulator API and cannot fail",
-    .min_nodes = 1,
-    .max_nodes = SIM_MAX_NODES,
-    .default_nodes = 3,
-    .ops = &ops,
-    .workload = workload,
-    .invariants = invariants,
-    .live = live,
-    .observe = observe,
-};
+SF_TARGET(.summary = "self-test: drives the whole simulator API and cannot fail", .min_nodes = 1,
+          .max_nodes = SIM_MAX_NODES, .default_nodes = 3, .ops = &ops, .workload = workload,
+          .invariants = invariants, .live = live, .observe = observe);
