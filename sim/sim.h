@@ -437,6 +437,15 @@ void sim_node_set_data(sim_world *w, int node, void *data);
 /** The node's user data, or NULL. */
 void *sim_node_data(const sim_world *w, int node);
 
+/** The usual boot: allocate `size` zeroed bytes of volatile node state and
+ *  attach them as the node's data (abort() if memory runs out: a process
+ *  that cannot start). Returns them. */
+void *sim_node_alloc(sim_world *w, int node, size_t size);
+
+/** The usual teardown: free the node's data (from sim_node_alloc or any
+ *  malloc) and detach it. */
+void sim_node_free(sim_world *w, int node);
+
 /** 1 if the node is running (booted, not crashed; a paused node is up). */
 int sim_node_up(const sim_world *w, int node);
 

@@ -604,6 +604,19 @@ void *sim_node_data(const sim_world *w, int node) {
   return node >= 0 && node < w->n ? w->node[node].data : NULL;
 }
 
+void *sim_node_alloc(sim_world *w, int node, size_t size) {
+  void *p = calloc(1, size ? size : 1);
+  if (!p)
+    abort();
+  sim_node_set_data(w, node, p);
+  return p;
+}
+
+void sim_node_free(sim_world *w, int node) {
+  free(sim_node_data(w, node));
+  sim_node_set_data(w, node, NULL);
+}
+
 int sim_node_up(const sim_world *w, int node) {
   return node >= 0 && node < w->n && w->node[node].up;
 }

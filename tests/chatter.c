@@ -158,8 +158,7 @@ static void conn_ev(void *ctx, sim_world *w, int node, sim_conn h, sim_conn_even
 static void teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
   (void)ctx;
   (void)why;
-  free(sim_node_data(w, node));
-  sim_node_set_data(w, node, NULL);
+  sim_node_free(w, node);
 }
 
 const sim_node_ops chatter_ops = {boot, recv_msg, tick, conn_ev, teardown};

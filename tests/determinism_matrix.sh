@@ -13,49 +13,42 @@ if [ "$mode" = full ]; then
   configs="$configs gcc:-O3 clang:-O3 clang:-O1:asan gcc:-O2:asan"
 fi
 out=build/determinism
-mkdir -p "$out"
-ref=""
-for c in $configs; do
-  cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
-  case "$rest" in *:asan) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-  exe="$out/fp-$cc$opt${san:+-san}"
-  # shellcheck disable=SC2086
-  $cc -std=c11 $opt $san -D_POSIX_C_SOURCE=200809L -Isim -Itests sim/*.c tests/chatter.c \
-    tests/sim_fingerprint.c -o "$exe"
-  "$exe" "$count" > "$exe.txt"
-  if [ -z "$ref" ]; then
-    ref="$exe.txt"
-  elif ! cmp -s "$ref" "$exe.txt"; then
-    echo "determinism matrix: $exe differs from $ref" >&2
-    diff "$ref" "$exe.txt" | head -5 >&2
-    exit 1
-  fi
-  echo "determinism matrix: $cc $opt ${san:+(asan+ubsan)} ok"
-done
+mkdir -p "$out/proto"
+# matrix NAME FILES...: build NAME with every configuration from FILES (and
+# the flags in $extra), run each on $count scenarios, and require
+# byte-identical output.
+matrix() {
+  name=$1
+  shift
+  ref=""
+  for c in $configs; do
+    cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
+    case "$rest" in *:asan) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
+    exe="$out/$name-$cc$opt${san:+-san}"
+    # shellcheck disable=SC2086
+    $cc -std=c11 $opt $san -w -D_POSIX_C_SOURCE=200809L $extra "$@" -o "$exe"
+    "$exe" "$count" > "$exe.txt"
+    if [ -z "$ref" ]; then
+      ref="$exe.txt"
+    elif ! cmp -s "$ref" "$exe.txt"; then
+      echo "determinism matrix: $exe differs from $ref" >&2
+      diff "$ref" "$exe.txt" | head -5 >&2
+      exit 1
+    fi
+    echo "determinism matrix: $name $cc $opt ${san:+(asan+ubsan)} ok"
+  done
+}
+
+# The simulator alone.
+extra="-Isim -Itests"
+matrix fp sim/*.c tests/chatter.c tests/sim_fingerprint.c
 echo "determinism matrix: $(wc -l < "$ref") simulator scenario hashes identical across: $configs"
 
 # The whole harness: scenario generation, runner and the example target.
-mkdir -p "$out/proto"
 protoc-c --c_out="$out/proto" -Iproto proto/scenario.proto
-href=""
-for c in $configs; do
-  cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
-  case "$rest" in *:asan) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-  exe="$out/harness-$cc$opt${san:+-san}"
-  # shellcheck disable=SC2086
-  $cc -std=c11 $opt $san -w -D_POSIX_C_SOURCE=200809L -DSF_TARGET_NAME='"x"' \
-    -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Isim -Iharness -I"$out/proto" \
-    sim/*.c harness/scenario/scenario.c harness/run/run.c harness/run/features.c \
-    harness/run/feedback.c harness/adapter/libc.c "$out/proto/scenario.pb-c.c" \
-    harness/adapter/record.c tests/harness_fingerprint.c examples/pbstore/pbstore.c \
-    examples/pbstore/pbstore_target.c examples/common/node_io_sim.c -lprotobuf-c -o "$exe"
-  "$exe" "$count" > "$exe.txt"
-  if [ -z "$href" ]; then
-    href="$exe.txt"
-  elif ! cmp -s "$href" "$exe.txt"; then
-    echo "determinism matrix: harness $exe differs from $href" >&2
-    diff "$href" "$exe.txt" | head -5 >&2
-    exit 1
-  fi
-done
+extra="-DSF_TARGET_NAME=\"x\" -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Isim -Iharness -I$out/proto -Iexamples/pbstore"
+matrix harness sim/*.c harness/scenario/scenario.c harness/run/run.c harness/run/features.c \
+  harness/run/feedback.c harness/adapter/libc.c harness/adapter/record.c \
+  "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c examples/pbstore/pbstore.c \
+  examples/pbstore/pbstore_target.c examples/common/node_io_sim.c -lprotobuf-c
 echo "determinism matrix: $count harness runs (pbstore_bug_reset_skip, random scenarios) identical across: $configs"

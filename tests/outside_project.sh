@@ -86,33 +86,28 @@ hash_of() {
   esac
 }
 cli="$OB/bin/simfuzz-kvstream_1_1" lf="$OB/fuzz/kvstream_1_1_fuzzer" afl="$OB/fuzz/kvstream_1_1_afl"
+# same_everywhere ENGINE CRASH: the crash an engine found gives one trace hash
+# in its binary, the CLI and the other engine's binary
+same_everywhere() {
+  if [ -z "$2" ]; then
+    bad "$1 found no failure in kvstream_1_1"; tail -5 "$work/$1.log"; return
+  fi
+  a=$(hash_of "$lf" "$2"); b=$(hash_of "$cli" "$2"); x=$([ -x "$afl" ] && hash_of "$afl" "$2" || echo "$a")
+  [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$x" ] \
+    && ok "a $1 crash replays to hash $a in the CLI, libFuzzer and AFL++ binaries (assert)" \
+    || bad "$1 crash: libFuzzer '$a', CLI '$b', AFL++ '$x'"
+}
 if [ -x "$lf" ]; then
   mkdir -p "$work/lfc" && cp "$OB"/corpus/kvstream_1_1/*.pb "$work/lfc/"
-  "$lf" "$work/lfc" -runs=20000 -seed=3 -artifact_prefix="$work/lf-" > "$work/lf.log" 2>&1
-  c=$(ls "$work"/lf-crash-* 2> /dev/null | head -1)
-  if [ -n "$c" ]; then
-    a=$(hash_of "$lf" "$c"); b=$(hash_of "$cli" "$c"); x=$([ -x "$afl" ] && hash_of "$afl" "$c" || echo "$a")
-    [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$x" ] \
-      && ok "a libFuzzer crash replays in the CLI and AFL++ binaries: assert, hash $a" \
-      || bad "libFuzzer crash: fuzzer '$a', CLI '$b', AFL++ '$x'"
-  else
-    bad "libFuzzer found no failure in kvstream_1_1"; tail -5 "$work/lf.log"
-  fi
+  "$lf" "$work/lfc" -runs=20000 -seed=3 -artifact_prefix="$work/lf-" > "$work/libFuzzer.log" 2>&1
+  same_everywhere libFuzzer "$(ls "$work"/lf-crash-* 2> /dev/null | head -1)"
 fi
 if [ -x "$afl" ] && command -v afl-fuzz > /dev/null 2>&1; then
   mkdir -p "$work/afl-in" && cp "$OB"/corpus/kvstream_1_1/*.pb "$work/afl-in/"
   AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1 \
     AFL_BENCH_UNTIL_CRASH=1 AFL_CUSTOM_MUTATOR_LIBRARY="$OB/fuzz/libsimfuzz_mutator.so" \
-    timeout 120 afl-fuzz -i "$work/afl-in" -o "$work/afl" -V 90 -t 5000 -- "$afl" > "$work/afl.log" 2>&1
-  c=$(ls "$work"/afl/default/crashes/id:* 2> /dev/null | head -1)
-  if [ -n "$c" ]; then
-    a=$(hash_of "$afl" "$c"); b=$(hash_of "$cli" "$c"); x=$([ -x "$lf" ] && hash_of "$lf" "$c" || echo "$a")
-    [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$x" ] \
-      && ok "an AFL++ crash replays in the CLI and libFuzzer binaries: assert, hash $a" \
-      || bad "AFL++ crash: afl '$a', CLI '$b', libFuzzer '$x'"
-  else
-    bad "AFL++ found no failure in kvstream_1_1 within 90 s"; tail -5 "$work/afl.log"
-  fi
+    timeout 120 afl-fuzz -i "$work/afl-in" -o "$work/afl" -V 90 -t 5000 -- "$afl" > "$work/AFL++.log" 2>&1
+  same_everywhere AFL++ "$(ls "$work"/afl/default/crashes/id:* 2> /dev/null | head -1)"
 fi
 
 # ---- 4. a library abort() cannot end a campaign ----

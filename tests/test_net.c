@@ -40,6 +40,20 @@ static sim_link_params base(void) {
     free(r2_);                                                                                     \
   } while (0)
 
+/* A fault test: FAULT_BEGIN, link parameters p set, FAULT_RUN (1000
+ * datagrams), checks, FAULT_END (the run reproduces; the recorder goes). */
+#define FAULT_BEGIN()                                                                              \
+  recorder *r = recorder_new();                                                                    \
+  sim_link_params p = base()
+#define FAULT_RUN(seed)                                                                            \
+  sim_stats st;                                                                                    \
+  blast(r, &p, 1000, (seed), &st)
+#define FAULT_END(seed)                                                                            \
+  do {                                                                                             \
+    REPRODUCES(&p, 300, (seed));                                                                   \
+    free(r);                                                                                       \
+  } while (0)
+
 TEST(no_faults_delivers_everything_in_order) {
   recorder *r = recorder_new();
   sim_link_params p = base();
@@ -92,25 +106,20 @@ TEST(latency_bounds_and_distributions) {
 }
 
 TEST(loss) {
-  recorder *r = recorder_new();
-  sim_link_params p = base();
+  FAULT_BEGIN();
   p.loss_ppm = 300000;
-  sim_stats st;
-  blast(r, &p, 1000, 2, &st);
+  FAULT_RUN(2);
   int got = rec_count(r, R_RECV, 1);
   CHECK(st.lost > 250 && st.lost < 350);
   CHECK_EQ((uint64_t)got + st.lost, 1000);
-  REPRODUCES(&p, 300, 2);
-  free(r);
+  FAULT_END(2);
 }
 
 TEST(duplication) {
-  recorder *r = recorder_new();
-  sim_link_params p = base();
+  FAULT_BEGIN();
   p.dup_ppm = 200000;
   p.latency_max_ns = 5 * SIM_NS_PER_MS;
-  sim_stats st;
-  blast(r, &p, 1000, 3, &st);
+  FAULT_RUN(3);
   CHECK(st.duplicated > 150 && st.duplicated < 250);
   CHECK_EQ((uint64_t)rec_count(r, R_RECV, 1), 1000 + st.duplicated);
   /* each value arrives once or twice */
@@ -124,17 +133,14 @@ TEST(duplication) {
     twice += seen[i] == 2;
   }
   CHECK_EQ((uint64_t)twice, st.duplicated);
-  REPRODUCES(&p, 300, 3);
-  free(r);
+  FAULT_END(3);
 }
 
 TEST(reordering) {
-  recorder *r = recorder_new();
-  sim_link_params p = base();
+  FAULT_BEGIN();
   p.reorder_ppm = 100000;
   p.reorder_delay_ns = 20 * SIM_NS_PER_MS;
-  sim_stats st;
-  blast(r, &p, 1000, 4, &st);
+  FAULT_RUN(4);
   CHECK(st.reordered > 60 && st.reordered < 140);
   CHECK_EQ(rec_count(r, R_RECV, 1), 1000);
   int inversions = 0;
@@ -157,16 +163,13 @@ TEST(reordering) {
       maxv = r->ev[i].val;
     }
   p.reorder_ppm = 100000;
-  REPRODUCES(&p, 300, 4);
-  free(r);
+  FAULT_END(4);
 }
 
 TEST(corruption_flips_one_bit) {
-  recorder *r = recorder_new();
-  sim_link_params p = base();
+  FAULT_BEGIN();
   p.corrupt_ppm = 250000;
-  sim_stats st;
-  blast(r, &p, 1000, 5, &st);
+  FAULT_RUN(5);
   CHECK(st.corrupted > 200 && st.corrupted < 300);
   int bad = 0;
   uint64_t k = 0;
@@ -179,8 +182,7 @@ TEST(corruption_flips_one_bit) {
       }
     }
   CHECK_EQ((uint64_t)bad, st.corrupted);
-  REPRODUCES(&p, 300, 5);
-  free(r);
+  FAULT_END(5);
 }
 
 TEST(bandwidth_serializes) {

@@ -112,10 +112,7 @@ const sim_node_ops recorder_ops = {r_boot, r_recv, r_timer, r_conn, r_teardown};
 sim_config recorder_config(recorder *r, int nodes, uint64_t seed) {
   sim_config c;
   sim_config_default(&c);
-  c.nodes = nodes;
-  c.seed = seed;
-  c.ops = &recorder_ops;
-  c.ctx = r;
+  c.nodes = nodes, c.seed = seed, c.ops = &recorder_ops, c.ctx = r;
   c.tiebreak = SIM_TIEBREAK_FIFO;
   c.net.latency_min_ns = c.net.latency_max_ns = SIM_NS_PER_MS;
   return c;

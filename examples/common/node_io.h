@@ -83,6 +83,18 @@ static inline void node_io_send_small(node_io *io, int to, uint8_t type, uint32_
   io->send(io, to, m, sf_enc_seal(&e));
 }
 
+/** For describing a traced small message (have bytes of len kept): 1 and
+ *  its fields if it is one, else 0. */
+static inline int node_io_peek_small(const void *msg, size_t have, size_t len, uint8_t *type,
+                                     uint32_t *a, uint32_t *b) {
+  sf_dec d;
+  sf_dec_init(&d, msg, have);
+  *type = sf_dec_u8(&d);
+  *a = sf_dec_u32(&d);
+  *b = sf_dec_u32(&d);
+  return have >= 9 && len == 9 + SF_SEAL_BYTES;
+}
+
 /** Read a small message: 1 and its fields, or 0 if damaged or of another
  *  size (drop it). */
 static inline int node_io_read_small(const void *msg, size_t len, uint8_t *type, uint32_t *a,

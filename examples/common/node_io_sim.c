@@ -84,11 +84,8 @@ void node_io_sim_init(node_io_sim *s, sim_world *w, int node, uint32_t record_ma
 }
 
 void *node_io_sim_attach(sim_world *w, int node, size_t size, uint32_t record_max) {
-  node_io_sim *s = calloc(1, size);
-  if (!s)
-    abort(); /* the harness treats a target's allocation failure as a crash */
+  node_io_sim *s = sim_node_alloc(w, node, size);
   node_io_sim_init(s, w, node, record_max);
-  sim_node_set_data(w, node, s);
   return s;
 }
 
@@ -107,6 +104,5 @@ void *node_io_sim_state(const sim_world *w, int node) {
 void node_io_sim_teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
   (void)ctx;
   (void)why;
-  free(sim_node_data(w, node));
-  sim_node_set_data(w, node, NULL);
+  sim_node_free(w, node);
 }

@@ -217,11 +217,9 @@ int ll_describe(void *ctx, const void *data, size_t have, size_t len, char *buf,
   (void)ctx;
   static const char *const names[] = {
       "?", "ACQUIRE #", "GRANT #", "BUSY #", "RELEASE token=", "WRITE token=", "WRITE-ACK token="};
-  sf_dec d;
-  sf_dec_init(&d, data, have);
-  uint8_t type = sf_dec_u8(&d);
-  uint32_t a = sf_dec_u32(&d), b = sf_dec_u32(&d);
-  if (have < 9 || len != 9 + SF_SEAL_BYTES || type < LL_ACQUIRE || type > LL_WACK)
+  uint8_t type;
+  uint32_t a, b;
+  if (!node_io_peek_small(data, have, len, &type, &a, &b) || type < LL_ACQUIRE || type > LL_WACK)
     return -1;
   if (type == LL_GRANT)
     return snprintf(buf, cap, "GRANT #%" PRIu32 " token=%" PRIu32, a, b);

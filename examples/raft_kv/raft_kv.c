@@ -144,6 +144,12 @@ static int load(rk_node *p) {
 
 /* ---- messages ---------------------------------------------------------- */
 
+/* Start encoding a message of `type` into m. */
+static void msg_start(sf_enc *e, uint8_t *m, size_t cap, uint8_t type) {
+  sf_enc_init(e, m, cap);
+  sf_enc_u8(e, type);
+}
+
 /* Every datagram carries a checksum (the network may flip bits). */
 static void net_send(rk_node *p, int to, sf_enc *e) {
   size_t n = sf_enc_seal(e);
@@ -154,8 +160,7 @@ static void net_send(rk_node *p, int to, sf_enc *e) {
 static void send_rv(rk_node *p, int to) {
   uint8_t m[13 + SF_SEAL_BYTES];
   sf_enc e;
-  sf_enc_init(&e, m, sizeof m);
-  sf_enc_u8(&e, M_RV);
+  msg_start(&e, m, sizeof m, M_RV);
   sf_enc_u32(&e, p->term);
   sf_enc_u32(&e, p->len);
   sf_enc_u32(&e, p->log[p->len].term);
@@ -168,8 +173,7 @@ static void send_ae(rk_node *p, int to) {
   while (prev + 1 + cnt <= p->len && cnt < BATCH)
     cnt++;
   sf_enc e;
-  sf_enc_init(&e, m, sizeof m);
-  sf_enc_u8(&e, M_AE);
+  msg_start(&e, m, sizeof m, M_AE);
   sf_enc_u32(&e, p->term);
   sf_enc_u32(&e, prev);
   sf_enc_u32(&e, p->log[prev].term);
@@ -186,8 +190,7 @@ static void on_resp(rk_node *p, sf_dec *d);
 static void send_resp(rk_node *p, int to, uint32_t req, int status, uint32_t result, int hint) {
   uint8_t m[11 + SF_SEAL_BYTES];
   sf_enc e;
-  sf_enc_init(&e, m, sizeof m);
-  sf_enc_u8(&e, M_RESP);
+  msg_start(&e, m, sizeof m, M_RESP);
   sf_enc_u32(&e, req);
   sf_enc_u8(&e, (uint8_t)status);
   sf_enc_u32(&e, result);
@@ -369,8 +372,7 @@ static void on_rv(rk_node *p, int from, sf_dec *d) {
     reset_election(p);
   uint8_t r[6 + SF_SEAL_BYTES];
   sf_enc e;
-  sf_enc_init(&e, r, sizeof r);
-  sf_enc_u8(&e, M_RVR);
+  msg_start(&e, r, sizeof r, M_RVR);
   sf_enc_u32(&e, p->term);
   sf_enc_u8(&e, (uint8_t)grant);
   net_send(p, from, &e);
@@ -400,8 +402,7 @@ static void on_rvr(rk_node *p, int from, sf_dec *d) {
 static void send_aer(rk_node *p, int to, int ok, uint32_t idx) {
   uint8_t r[10 + SF_SEAL_BYTES];
   sf_enc e;
-  sf_enc_init(&e, r, sizeof r);
-  sf_enc_u8(&e, M_AER);
+  msg_start(&e, r, sizeof r, M_AER);
   sf_enc_u32(&e, p->term);
   sf_enc_u8(&e, (uint8_t)ok);
   sf_enc_u32(&e, idx);
@@ -546,8 +547,7 @@ static void on_resp(rk_node *p, sf_dec *d) {
 static int gateway_send(rk_node *p, rk_pending *q) {
   uint8_t m[16 + SF_SEAL_BYTES];
   sf_enc e;
-  sf_enc_init(&e, m, sizeof m);
-  sf_enc_u8(&e, M_REQ);
+  msg_start(&e, m, sizeof m, M_REQ);
   sf_enc_u8(&e, q->kind);
   sf_enc_u8(&e, q->key);
   sf_enc_u32(&e, q->arg);

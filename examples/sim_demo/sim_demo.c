@@ -31,11 +31,8 @@ static uint64_t load(sim_world *w, int node) {
 static void boot(void *ctx, sim_world *w, int node, int restart) {
   (void)ctx;
   (void)restart;
-  state *s = calloc(1, sizeof *s);
-  if (!s)
-    abort();
+  state *s = sim_node_alloc(w, node, sizeof *s);
   s->value = load(w, node);
-  sim_node_set_data(w, node, s);
   if (node == 0)
     sim_timer_start(w, 0, 10 * SIM_NS_PER_MS, 0);
 }
@@ -71,7 +68,7 @@ static void recv(void *ctx, sim_world *w, int node, int from, const void *m, siz
 static void teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
   (void)ctx;
   (void)why;
-  free(sim_node_data(w, node));
+  sim_node_free(w, node);
 }
 
 static int describe(void *ctx, const void *m, size_t have, size_t len, char *buf, size_t cap) {

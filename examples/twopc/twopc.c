@@ -195,6 +195,16 @@ static int votes_yes(int node, uint32_t v) {
   return ((v >> (2 * (node % 16))) & 3u) != 0;
 }
 
+/* A prepared participant learns (or decides) the outcome: logged durably,
+ * then journaled. -1 if the node crashed. */
+static int finish(tp_node *p, uint32_t t, int commit) {
+  if (log_rec(p, commit ? R_COMMITTED : R_ABORTED, t, 0, 1) < 0)
+    return -1;
+  p->t[t].st = commit ? TP_P_COMMITTED : TP_P_ABORTED;
+  note(p, t, commit ? TP_O_COMMIT : TP_O_ABORT);
+  return 0;
+}
+
 static void part_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v) {
   tp_txn *x = &p->t[t];
   switch (type) {
@@ -214,23 +224,11 @@ static void part_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v
     msg(p, from, TP_VOTE, t, x->st == TP_P_PREPARED || x->st == TP_P_COMMITTED);
     return;
   case TP_COMMIT:
-    if (x->st == TP_P_PREPARED) {
-      if (log_rec(p, R_COMMITTED, t, 0, 1) < 0)
-        return;
-      x->st = TP_P_COMMITTED;
-      note(p, t, TP_O_COMMIT);
-    }
-    msg(p, from, TP_ACK, t, 0);
-    return;
   case TP_ABORT:
-    if (x->st == TP_P_PREPARED) {
-      if (log_rec(p, R_ABORTED, t, 0, 1) < 0)
-        return;
-      x->st = TP_P_ABORTED;
-      note(p, t, TP_O_ABORT);
-    } else if (x->st == TP_P_NONE) {
+    if (x->st == TP_P_PREPARED && finish(p, t, type == TP_COMMIT) < 0)
+      return;
+    if (x->st == TP_P_NONE && type == TP_ABORT)
       x->st = TP_P_ABORTED; /* a late prepare will be voted down */
-    }
     msg(p, from, TP_ACK, t, 0);
     return;
   default: return;
@@ -246,10 +244,8 @@ static void part_tick(tp_node *p) {
 #ifdef TWOPC_BUG_PARTICIPANT_TIMEOUT
     /* BUG: "if the coordinator has not answered in a second, it aborted" */
     if (x->ticks >= 20) {
-      if (log_rec(p, R_ABORTED, t, 0, 1) < 0)
+      if (finish(p, t, 0) < 0)
         return;
-      x->st = TP_P_ABORTED;
-      note(p, t, TP_O_ABORT);
       continue;
     }
 #endif
@@ -323,11 +319,9 @@ uint32_t tp_phases(const tp_node *p) {
 int tp_describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {
   (void)ctx;
   static const char *const names[] = {"?", "PREPARE", "VOTE", "COMMIT", "ABORT", "ACK", "STATUS"};
-  sf_dec d;
-  sf_dec_init(&d, data, have);
-  uint8_t type = sf_dec_u8(&d);
-  uint32_t t = sf_dec_u32(&d), v = sf_dec_u32(&d);
-  if (have < 9 || len != 9 + SF_SEAL_BYTES || type < TP_PREPARE || type > TP_STATUS)
+  uint8_t type;
+  uint32_t t, v;
+  if (!node_io_peek_small(data, have, len, &type, &t, &v) || type < TP_PREPARE || type > TP_STATUS)
     return -1;
   if (type == TP_VOTE)
     return snprintf(buf, cap, "VOTE t%" PRIu32 " %s", t, v ? "yes" : "no");

@@ -82,7 +82,9 @@ void cj_key(cli_json *j, const char *k);
 void cj_str(cli_json *j, const char *s);
 void cj_int(cli_json *j, int64_t v);
 void cj_bool(cli_json *j, int v);
-/** A key and its value in one call. */
+/** A key and its value in one call; a key opening an object or an array. */
+void cj_kobj(cli_json *j, const char *k);
+void cj_karr(cli_json *j, const char *k);
 void cj_kstr(cli_json *j, const char *k, const char *s);
 void cj_kint(cli_json *j, const char *k, int64_t v);
 void cj_kbool(cli_json *j, const char *k, int v);

@@ -195,3 +195,13 @@ void cj_kbool(cli_json *j, const char *k, int v) {
   cj_key(j, k);
   cj_bool(j, v);
 }
+
+void cj_kobj(cli_json *j, const char *k) {
+  cj_key(j, k);
+  cj_obj(j);
+}
+
+void cj_karr(cli_json *j, const char *k) {
+  cj_key(j, k);
+  cj_arr(j);
+}

@@ -102,6 +102,13 @@ static void cleanup(void) {
 }
 
 /* The night cannot go on: one line, the state as it was, status 2. */
+/* One "nightly: ..." line on stderr. */
+static void vnote(const char *fmt, va_list ap) {
+  fputs("nightly: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2), noreturn))
 #endif
@@ -110,9 +117,7 @@ die(const char *fmt, ...) {
   cleanup();
   va_list ap;
   va_start(ap, fmt);
-  fputs("nightly: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vnote(fmt, ap);
   va_end(ap);
   exit(EXIT_USAGE);
 }
@@ -124,9 +129,7 @@ static void
 note(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("nightly: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vnote(fmt, ap);
   va_end(ap);
 }
 
@@ -778,8 +781,7 @@ static void write_reports(unsigned long night, uint64_t execs) {
   cj_kint(&j, "budget_s", (int64_t)N.budget);
   cj_kint(&j, "jobs", (int64_t)N.jobs);
   cj_kint(&j, "executions", (int64_t)execs);
-  cj_key(&j, "targets");
-  cj_arr(&j);
+  cj_karr(&j, "targets");
   for (int i = 0; i < N.ntargets; i++) {
     cj_obj(&j);
     cj_kstr(&j, "target", N.t[i].name);
@@ -791,8 +793,7 @@ static void write_reports(unsigned long night, uint64_t execs) {
   }
   cj_end_arr(&j);
   cj_kint(&j, "known_matches", N.seen);
-  cj_key(&j, "new");
-  cj_arr(&j);
+  cj_karr(&j, "new");
   for (size_t i = 0; i < N.nfresh; i++) {
     const new_failure *nf = &N.fresh[i];
     char replay[2 * PATHCAP];
@@ -818,22 +819,17 @@ static void write_reports(unsigned long night, uint64_t execs) {
   cj_obj(&j);
   cj_kstr(&j, "version", "2.1.0");
   cj_kstr(&j, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
-  cj_key(&j, "runs");
-  cj_arr(&j);
+  cj_karr(&j, "runs");
   cj_obj(&j);
-  cj_key(&j, "tool");
-  cj_obj(&j);
-  cj_key(&j, "driver");
-  cj_obj(&j);
+  cj_kobj(&j, "tool");
+  cj_kobj(&j, "driver");
   cj_kstr(&j, "name", "simfuzz");
   cj_kstr(&j, "informationUri", "https://github.com/simfuzz/simfuzz");
-  cj_key(&j, "rules");
-  cj_arr(&j);
+  cj_karr(&j, "rules");
   cj_end_arr(&j);
   cj_end_obj(&j);
   cj_end_obj(&j);
-  cj_key(&j, "results");
-  cj_arr(&j);
+  cj_karr(&j, "results");
   for (size_t i = 0; i < N.nfresh; i++) {
     const new_failure *nf = &N.fresh[i];
     char inv[256], msg[1024], text[2 * PATHCAP], file[PATHCAP], fp[1024];
@@ -847,28 +843,22 @@ static void write_reports(unsigned long night, uint64_t execs) {
     cj_obj(&j);
     cj_kstr(&j, "ruleId", inv);
     cj_kstr(&j, "level", "error");
-    cj_key(&j, "message");
-    cj_obj(&j);
+    cj_kobj(&j, "message");
     cj_kstr(&j, "text", text);
     cj_end_obj(&j);
-    cj_key(&j, "locations");
-    cj_arr(&j);
+    cj_karr(&j, "locations");
     cj_obj(&j);
-    cj_key(&j, "physicalLocation");
-    cj_obj(&j);
-    cj_key(&j, "artifactLocation");
-    cj_obj(&j);
+    cj_kobj(&j, "physicalLocation");
+    cj_kobj(&j, "artifactLocation");
     cj_kstr(&j, "uri", file);
     cj_end_obj(&j);
-    cj_key(&j, "region");
-    cj_obj(&j);
+    cj_kobj(&j, "region");
     cj_kint(&j, "startLine", line > 0 ? line : 1);
     cj_end_obj(&j);
     cj_end_obj(&j);
     cj_end_obj(&j);
     cj_end_arr(&j);
-    cj_key(&j, "partialFingerprints");
-    cj_obj(&j);
+    cj_kobj(&j, "partialFingerprints");
     cj_kstr(&j, "simfuzzSignature", fp);
     cj_end_obj(&j);
     cj_end_obj(&j);

@@ -64,10 +64,7 @@ static void broadcast(sim_world *w, knode *k, uint32_t key) {
 static void boot(void *ctx, sim_world *w, int node, int restart) {
   (void)ctx;
   (void)restart;
-  knode *k = calloc(1, sizeof *k);
-  if (!k)
-    abort();
-  sim_node_set_data(w, node, k);
+  knode *k = sim_node_alloc(w, node, sizeof *k);
   kvrep_init(&k->table);
   if (node != 0)
     return;
@@ -111,7 +108,7 @@ static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
 static void teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
   (void)ctx;
   (void)why;
-  free(sim_node_data(w, node));
+  sim_node_free(w, node);
 }
 
 static void workload(void *ctx, sim_world *w, const sf_op *op) {

@@ -35,10 +35,7 @@ static void act(sim_world *w, int node, snode *p);
 static void boot(void *ctx, sim_world *w, int node, int restart) {
   (void)ctx;
   (void)restart;
-  snode *p = calloc(1, sizeof *p);
-  if (!p)
-    abort();
-  sim_node_set_data(w, node, p);
+  snode *p = sim_node_alloc(w, node, sizeof *p);
   p->timer = sim_timer_start(w, node, 1 + sim_node_random(w, node) % (20 * SIM_NS_PER_MS), 1);
 }
 
@@ -86,8 +83,7 @@ static void conn(void *ctx, sim_world *w, int node, sim_conn c, sim_conn_event e
 static void teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
   (void)ctx;
   (void)why;
-  free(sim_node_data(w, node));
-  sim_node_set_data(w, node, NULL);
+  sim_node_free(w, node);
 }
 
 /* One random use of the simulator's API. */

@@ -6,7 +6,9 @@
 
 #include <stdint.h>
 
+#ifndef KVREP_VERSION
 #define KVREP_VERSION "1.0"
+#endif
 #ifndef KVREP_MAX_KEYS
 #define KVREP_MAX_KEYS 8
 #endif
