@@ -347,8 +347,7 @@ static int run(char *const argv[], const char *out_path, int err_null) {
   pid_t pid = spawn(argv, fd, err_null ? -1 : fd, -1);
   if (fd >= 0)
     close(fd);
-  int st = 0, killed = 0;
-  time_t t0 = 0;
+  int st = 0, polls = 0; /* after a stop signal: SIGTERM, then SIGKILL 60 polls (3 s) on */
   for (;;) {
     pid_t w = waitpid(pid, &st, stop_sig ? WNOHANG : 0);
     if (w == pid)
@@ -356,18 +355,14 @@ static int run(char *const argv[], const char *out_path, int err_null) {
     if (w < 0 && errno != EINTR)
       break;
     if (stop_sig) {
-      if (!killed) {
-        kill(-pid, SIGTERM);
-        killed = 1;
-        t0 = time(NULL); /* supervision only */
-      } else if (time(NULL) - t0 >= 3) {
-        kill(-pid, SIGKILL);
-      }
+      if (polls == 0 || polls >= 60)
+        kill(-pid, polls ? SIGKILL : SIGTERM);
+      polls++;
       struct timespec ts = {0, 50000000};
       nanosleep(&ts, NULL);
     }
   }
-  if (killed)
+  if (polls)
     kill(-pid, SIGKILL); /* the group's stragglers */
   child_done();
   return st;
