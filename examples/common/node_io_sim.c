@@ -97,10 +97,6 @@ void *node_io_sim_cluster(size_t size, int nodes) {
   return c;
 }
 
-void *node_io_sim_state(const sim_world *w, int node) {
-  return sim_node_data(w, node);
-}
-
 void node_io_sim_teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
   (void)ctx;
   (void)why;

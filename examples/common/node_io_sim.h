@@ -24,9 +24,6 @@ void node_io_sim_init(node_io_sim *s, sim_world *w, int node, uint32_t record_ma
  *  node_io_sim_teardown). Aborts if memory runs out. */
 void *node_io_sim_attach(sim_world *w, int node, size_t size, uint32_t record_max);
 
-/** The node's state attached by node_io_sim_attach, or NULL if it is down. */
-void *node_io_sim_state(const sim_world *w, int node);
-
 /** A target's cluster context of `size` bytes, zeroed, whose first member
  *  is `int n`, set to nodes (an sf_target create hook's work). Aborts if
  *  memory runs out. */

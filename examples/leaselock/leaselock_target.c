@@ -29,7 +29,7 @@ typedef struct {
 } cluster;
 
 static ll_node *ll(sim_world *w, int i) {
-  node *x = node_io_sim_state(w, i);
+  node *x = sim_node_data(w, i); /* NULL while the node is down */
   return x ? &x->ll : NULL;
 }
 
@@ -66,7 +66,7 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 /* ---- oracles ---------------------------------------------------------------- */
 
 SF_ORACLE static int believes(sim_world *w, int k) {
-  ll_node *p = sim_node_up(w, k) ? ll(w, k) : NULL;
+  ll_node *p = ll(w, k);
   return p && ll_holds(p);
 }
 
@@ -91,7 +91,7 @@ SF_ORACLE static void check_mutual_exclusion(void *ctx, sim_world *w) {
 /* The resource never accepts a token below one it accepted before. */
 SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  ll_node *p = sim_node_up(w, 0) ? ll(w, 0) : NULL;
+  ll_node *p = ll(w, 0);
   if (!p)
     return;
   if (c->inc != sim_node_incarnation(w, 0)) {
@@ -118,7 +118,7 @@ static const sf_check invariants[] = {
 SF_ORACLE static int live(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 1; k < c->n; k++) {
-    ll_node *p = sim_node_up(w, k) ? ll(w, k) : NULL;
+    ll_node *p = ll(w, k);
     if (!p || p->nq > 0)
       return 0;
   }

@@ -30,7 +30,7 @@ typedef struct {
 } cluster;
 
 static pb_node *pb(sim_world *w, int i) {
-  node *x = node_io_sim_state(w, i);
+  node *x = sim_node_data(w, i); /* NULL while the node is down */
   return x ? &x->pb : NULL;
 }
 

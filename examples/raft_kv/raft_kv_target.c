@@ -54,7 +54,7 @@ typedef struct {
 } cluster;
 
 static rk_node *rk(const sim_world *w, int i) {
-  node *x = node_io_sim_state(w, i);
+  node *x = sim_node_data(w, i); /* NULL while the node is down */
   return x ? &x->rk : NULL;
 }
 
@@ -108,14 +108,10 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 
 /* ---- oracles ------------------------------------------------------------- */
 
-SF_ORACLE static rk_node *live_node(sim_world *w, int k) {
-  return sim_node_up(w, k) ? rk(w, k) : NULL;
-}
-
 /* A running node for the checks; after a reboot the checks' memory of it
  * starts over (its log was reloaded from disk). */
 SF_ORACLE static rk_node *checked_node(cluster *c, sim_world *w, int k) {
-  rk_node *p = live_node(w, k);
+  rk_node *p = rk(w, k);
   if (p && c->inc[k] != sim_node_incarnation(w, k)) {
     c->inc[k] = sim_node_incarnation(w, k);
     c->ph_len[k] = 0;
@@ -130,7 +126,7 @@ SF_ORACLE static rk_node *checked_node(cluster *c, sim_world *w, int k) {
 SF_ORACLE static void check_election_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = live_node(w, k);
+    rk_node *p = rk(w, k);
     if (!p || p->role != RK_LEADER || p->term >= MAX_TERMS)
       continue;
     if (c->leader_of[p->term] < 0)
@@ -270,7 +266,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
   int leader = -1;
   uint32_t top = 0;
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = live_node(w, k);
+    rk_node *p = rk(w, k);
     if (!p)
       return 0;
     if (p->npend)

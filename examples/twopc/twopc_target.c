@@ -29,7 +29,7 @@ typedef struct {
 } cluster;
 
 static tp_node *tp(sim_world *w, int i) {
-  node *x = node_io_sim_state(w, i);
+  node *x = sim_node_data(w, i); /* NULL while the node is down */
   return x ? &x->tp : NULL;
 }
 
@@ -77,7 +77,7 @@ static int first_bit(uint32_t m) {
 SF_ORACLE static void check_atomicity(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 0; k < c->n; k++) {
-    tp_node *p = sim_node_up(w, k) ? tp(w, k) : NULL;
+    tp_node *p = tp(w, k);
     if (!p)
       continue;
     if (c->inc[k] != sim_node_incarnation(w, k)) {
@@ -131,7 +131,7 @@ static const sf_check end_checks[] = {
 SF_ORACLE static int live(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 0; k < c->n; k++) {
-    tp_node *p = sim_node_up(w, k) ? tp(w, k) : NULL;
+    tp_node *p = tp(w, k);
     if (!p || tp_busy(p))
       return 0;
   }
