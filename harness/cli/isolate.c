@@ -41,6 +41,22 @@
 #endif
 
 cli_limits cli_run_limits = {CLI_DEFAULT_TIMEOUT_MS, CLI_DEFAULT_RSS_MB};
+
+int cli_limit_option(int argc, char **argv, int *i) {
+  const char *o = argv[*i];
+  if (strcmp(o, "--timeout") && strcmp(o, "--rss-limit-mb"))
+    return 0;
+  if (*i + 1 >= argc)
+    return cli_error("%s needs a value", o), -1;
+  uint64_t v;
+  if (cli_parse_u64(argv[++*i], &v) < 0 || v > 1000000)
+    return cli_error("%s: bad value '%s'", o, argv[*i]), -1;
+  if (!strcmp(o, "--timeout"))
+    cli_run_limits.time_ms = v * 1000;
+  else
+    cli_run_limits.rss_mb = v;
+  return 1;
+}
 volatile sig_atomic_t cli_interrupted;
 
 /* Monotonic milliseconds: supervising a child is not part of any run. */
