@@ -582,32 +582,32 @@ static size_t field_len(const uint8_t *p, size_t n) {
   }
 }
 
-/* 1 if byte k is the key of a top-level Scenario field (its number and wire
- * type, read from the protobuf-c descriptor): where resynchronisation may
- * resume after damage. Fields 1..15 have one-byte keys. */
-static int known_key(uint8_t k) {
-  if (k & 0x80)
-    return 0;
-  const ProtobufCFieldDescriptor *f =
-      protobuf_c_message_descriptor_get_field(&simfuzz__scenario__descriptor, k >> 3);
-  if (!f)
-    return 0;
-  unsigned wire;
-  switch (f->type) {
-  case PROTOBUF_C_TYPE_MESSAGE:
-  case PROTOBUF_C_TYPE_BYTES:
-  case PROTOBUF_C_TYPE_STRING: wire = 2; break;
-  case PROTOBUF_C_TYPE_FIXED64:
-  case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_DOUBLE: wire = 1; break;
-  case PROTOBUF_C_TYPE_FIXED32:
-  case PROTOBUF_C_TYPE_SFIXED32:
-  case PROTOBUF_C_TYPE_FLOAT: wire = 5; break;
-  default: wire = 0; break;
+/* The one-byte keys of the top-level Scenario fields (their numbers and
+ * wire types, read from the protobuf-c descriptor): where resynchronisation
+ * may resume after damage. Fields 1..15 have one-byte keys. */
+static void known_keys(uint8_t known[128]) {
+  memset(known, 0, 128);
+  const ProtobufCMessageDescriptor *d = &simfuzz__scenario__descriptor;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    unsigned wire;
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_MESSAGE:
+    case PROTOBUF_C_TYPE_BYTES:
+    case PROTOBUF_C_TYPE_STRING: wire = 2; break;
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE: wire = 1; break;
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FLOAT: wire = 5; break;
+    default: wire = 0; break;
+    }
+    if (f->label == PROTOBUF_C_LABEL_REPEATED && wire != 2)
+      wire = 2; /* packed */
+    if (f->id < 16)
+      known[f->id << 3 | wire] = 1;
   }
-  if (f->label == PROTOBUF_C_LABEL_REPEATED && wire != 2)
-    wire = 2; /* packed */
-  return (k & 7) == wire;
 }
 
 #define SALVAGE_RESYNC_TRIES 256 /* bounds the work on hostile input */
@@ -616,6 +616,8 @@ static int known_key(uint8_t k) {
  * field, resynchronise at the next known key whose field parses (a bounded
  * number of tries). 0 if no step survived. */
 static int salvage(const uint8_t *data, size_t len, sf_scenario *out) {
+  uint8_t known[128];
+  known_keys(known);
   uint8_t *keep = malloc(len ? len : 1);
   if (!keep)
     return 0;
@@ -624,7 +626,7 @@ static int salvage(const uint8_t *data, size_t len, sf_scenario *out) {
   while (at < len) {
     size_t fl = field_len(data + at, len - at);
     Simfuzz__Scenario *m = NULL;
-    if (fl && known_key(data[at]) && tries++ < SALVAGE_RESYNC_TRIES * 4)
+    if (fl && data[at] < 128 && known[data[at]] && tries++ < SALVAGE_RESYNC_TRIES * 4)
       m = simfuzz__scenario__unpack(NULL, fl, data + at);
     if (m) {
       simfuzz__scenario__free_unpacked(m, NULL);
@@ -636,7 +638,7 @@ static int salvage(const uint8_t *data, size_t len, sf_scenario *out) {
     /* damaged here: resynchronise at the next known key */
     do
       at++;
-    while (at < len && !known_key(data[at]));
+    while (at < len && !(data[at] < 128 && known[data[at]]));
     if (tries > SALVAGE_RESYNC_TRIES * 4)
       break;
   }
