@@ -76,9 +76,9 @@ static struct {
   size_t nknown, known_cap;
   unsigned long next_id;
   new_failure *fresh;
-  size_t nfresh;
+  size_t nfresh, fresh_cap;
   char (*done)[PATHCAP]; /* inbox files handled this night */
-  size_t ndone;
+  size_t ndone, done_cap;
   unsigned seen;
   pid_t child;
 } N;
@@ -624,9 +624,10 @@ static void triage_target(const char *t) {
       continue;
     char f[PATHCAP], line[4096], sig[512] = "", status[32] = "";
     path2(f, inbox, e->d_name);
-    N.done = realloc(N.done, (N.ndone + 1) * sizeof *N.done);
-    if (!N.done)
+    char(*dn)[PATHCAP] = cli_grow(N.done, &N.done_cap, N.ndone, sizeof *N.done, 64);
+    if (!dn)
       die("out of memory");
+    N.done = dn;
     snprintf(N.done[N.ndone++], PATHCAP, "%s", f);
     char *tri[] = {cli, "triage", "--json", "--binary", f, NULL};
     if (first_line(tri, line, sizeof line) != 0 ||
@@ -639,9 +640,10 @@ static void triage_target(const char *t) {
       N.seen++;
       continue;
     }
-    N.fresh = realloc(N.fresh, (N.nfresh + 1) * sizeof *N.fresh);
-    if (!N.fresh)
+    new_failure *fr = cli_grow(N.fresh, &N.fresh_cap, N.nfresh, sizeof *N.fresh, 8);
+    if (!fr)
       die("out of memory");
+    N.fresh = fr;
     new_failure *nf = &N.fresh[N.nfresh++];
     memset(nf, 0, sizeof *nf);
     snprintf(nf->target, sizeof nf->target, "%s", t);
