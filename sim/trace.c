@@ -13,7 +13,6 @@ static uint64_t hash_word(uint64_t h, uint64_t x) {
 
 void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
                 uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
-  SIM_ASSERT(w->ring_cap && !(w->ring_cap & (w->ring_cap - 1))); /* a power of two */
   SIM_ASSERT(kind < SIM_EV__COUNT && node >= -1 && node < w->n && peer >= -1 && peer < w->n);
   sim_trace_rec *r = &w->ring[w->trace_n & (w->ring_cap - 1)];
   r->index = w->trace_n++;

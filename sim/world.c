@@ -112,6 +112,7 @@ sim_world *sim_world_create(const sim_config *c) {
     }
   w->ring = malloc((size_t)ring * sizeof *w->ring);
   w->ring_cap = ring;
+  SIM_ASSERT(ring && !(ring & (ring - 1))); /* a power of two: sim__trace masks with it */
   w->ev_free = w->msg_free = w->conn_free = NONE;
   w->live_ev = NONE;
   if (!w->node || !w->link || !w->ring) {
