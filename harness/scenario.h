@@ -66,6 +66,10 @@ typedef enum {
 #define SF_SK_UNDO 1u    /**< kind flag: ends a fault (not counted as one) */
 #define SF_SK_NO_RANK 2u /**< kind flag: names no node, so by_state does not apply */
 
+/* NOP does nothing: a placeholder at a fixed time that `simfuzz explore`
+ * rewrites into a real step in a branch, so that a branch's scenario file
+ * schedules exactly the events its run did (see harness/cli/explore.c). */
+
 /** The step kinds, one row each; every table about step kinds derives from
  *  this list (names, shapes, fault classes, the protobuf codec, the
  *  generator's draw, the describer, the mutator's and minimizer's choices).
@@ -100,7 +104,8 @@ typedef enum {
   X(DISK, disk, DISK, DISK, 0, 0x10000000u)                                                        \
   X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 0x20000000u)                    \
   X(OP, op, OP, NONE, 0, 0x4000003fu)                                                              \
-  X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 0x80000000u)
+  X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 0x80000000u)                                \
+  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO, 0u)
 
 /** Step kinds (see SF_STEP_KINDS). */
 typedef enum {

@@ -105,6 +105,75 @@ typedef struct sf_target {
   uint32_t (*observe)(void *ctx, sim_world *w, int node);
 } sf_target;
 
+/* ---- sometimes, reachability and progress assertions ------------------
+
+ * Statements about a whole campaign rather than one run: a state that some
+ * run must reach (SF_SOMETIMES, SF_REACHABLE) or a quantity to push as high
+ * as possible (SF_MAXIMIZE, as IJON's IJON_MAX). They never fail a run.
+ * Each one is a site in a catalog the linker builds (the section sf_sites),
+ * so `simfuzz reach` lists the sites no input ever reached. Every site is
+ * also feedback: the first hit in a run, and every new best value of a
+ * maximized quantity, are features both fuzzers keep inputs for and the
+ * explorer branches at. The name is a string literal; w is the run's world.
+ *
+ *     SF_SOMETIMES(w, uncommitted > 0 && is_leader, "leader with old-term entries");
+ *     SF_MAXIMIZE(w, "replicas holding an uncommitted entry", n);
+ */
+
+/** What a site states. */
+typedef enum {
+  SF_SITE_SOMETIMES = 1, /**< its condition must hold in some run */
+  SF_SITE_REACHABLE = 2, /**< it must be executed in some run */
+  SF_SITE_MAXIMIZE = 3,  /**< its value should be pushed as high as possible */
+} sf_site_kind;
+
+/** One assertion site (placed in the catalog by the macros below). */
+typedef struct sf_site {
+  const char *name;
+  const char *file;
+  int line;
+  int kind; /**< sf_site_kind */
+} sf_site;
+
+/** Record a hit of `site` with `value` in the run of world w (1 for
+ *  SOMETIMES and REACHABLE). Called by the macros; no effect outside a run. */
+void sf_site_hit(sim_world *w, sf_site *site, uint64_t value);
+
+/** The catalog: every site linked into this binary (*n of them, in link
+ *  order); NULL when there is none. */
+sf_site *sf_sites(size_t *n);
+
+#if defined(__GNUC__)
+#define SF_SITE_AT_(kind_, name_)                                                                  \
+  static sf_site sf_site_                                                                          \
+      __attribute__((used, section("sf_sites"), aligned(8))) = {name_, __FILE__, __LINE__, kind_}
+#else
+#error "the assertion catalog needs GCC or Clang (section attributes)"
+#endif
+
+/** Some run of the campaign must reach a moment where cond holds. */
+#define SF_SOMETIMES(w, cond, name)                                                                \
+  do {                                                                                             \
+    SF_SITE_AT_(SF_SITE_SOMETIMES, name);                                                          \
+    if (cond)                                                                                      \
+      sf_site_hit((w), &sf_site_, 1);                                                              \
+  } while (0)
+
+/** Some run of the campaign must execute this statement. */
+#define SF_REACHABLE(w, name)                                                                      \
+  do {                                                                                             \
+    SF_SITE_AT_(SF_SITE_REACHABLE, name);                                                          \
+    sf_site_hit((w), &sf_site_, 1);                                                                \
+  } while (0)
+
+/** Progress: runs that push value (an unsigned integer) higher than any
+ *  run before are kept and explored further. */
+#define SF_MAXIMIZE(w, name, value)                                                                \
+  do {                                                                                             \
+    SF_SITE_AT_(SF_SITE_MAXIMIZE, name);                                                           \
+    sf_site_hit((w), &sf_site_, (uint64_t)(value));                                                \
+  } while (0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,19 @@ typedef struct sf_run_opts {
    *  (computed even when the build emits no feedback): for measuring what a
    *  corpus reached. */
   uint64_t *feature_bits;
+  /** If set (one entry per site of sf_sites()), each site this run hits
+   *  gets its entry incremented once (`simfuzz reach`). */
+  uint32_t *site_runs;
+  /** If set (one entry per site), each site's entry is raised to the
+   *  highest value this run gave it (SF_MAXIMIZE; 1 for the others). */
+  uint64_t *site_best;
+  /** The explorer's hook: called after an event (in the event loop) once
+   *  for each feature bucket the run reached for the first time during it,
+   *  in the order reached; site is 1 for an assertion site's bucket (its
+   *  first hit or a new best value). It may fork(): the child goes on with
+   *  the run. Setting it computes features even when the build emits none. */
+  void (*on_novel)(void *ctx, sim_world *w, uint32_t bucket, int site);
+  void *novel_ctx;
 } sf_run_opts;
 
 #define SF_MAX_EVENTS 300000u /**< default per-run event budget */

@@ -148,6 +148,7 @@ enum {
   CLI_REC_DONE = 2,     /**< the worker finished its seeds; seed = the last one run */
   CLI_REC_PROGRESS = 3, /**< seed = the last one run */
   CLI_REC_RESUME = 4,   /**< the worker stops after a crashed run: go on at seed */
+  CLI_REC_FOUND = 5,    /**< explore: a failure; o.message = the file saved ("" if none) */
 };
 
 /** Heartbeat words in the shared page. */
@@ -231,6 +232,8 @@ int cli_limit_option(int argc, char **argv, int *i);
 int cmd_minimize(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
+int cmd_explore(int argc, char **argv);
+int cmd_reach(int argc, char **argv);
 
 #define HELP_REPLAY                                                                                \
   "replay FILE... : run scenarios and print what happened\n\n"                                     \
@@ -387,6 +390,46 @@ int cmd_nightly(int argc, char **argv);
   "DESCRIPTION\n"                                                                                  \
   "  Runs every FILE and prints how many distinct feedback features (fault x message kind x\n"     \
   "  role, event pairs, role transitions, role vectors) they reach together.\n"
+
+#define HELP_EXPLORE                                                                               \
+  "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
+  "SYNOPSIS\n"                                                                                     \
+  "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
+  "          [--budget B] [--placeholders P] [--corpus DIR] [--stop-on-first]\n"                   \
+  "          [--timeout S] [--rss-limit-mb MB] [-q]\n\n"                                           \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots, each with P placeholder\n"    \
+  "  steps. When a run reaches an abstract state (feature bucket, sometimes-assertion, new\n"      \
+  "  best value) that is rare across the campaign, the process forks: each child is a\n"           \
+  "  snapshot of the whole world and the system under test, and runs on with another future\n"     \
+  "  (the placeholders after that moment become random fault steps and client operations).\n"      \
+  "  Rarer states get more branches (up to K at a state never seen before); branches branch\n"     \
+  "  again up to depth D; each root's tree runs at most B branches. Every failure is re-run\n"     \
+  "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
+  "  triages like any crash file (at most 3 files per kind of failure). With --corpus, runs\n"     \
+  "  that reach states no run reached before are saved there as seeds for the fuzzers.\n"          \
+  "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
+  "  stop it with its summary. No process outlives the command.\n\n"                               \
+  "OPTIONS\n"                                                                                      \
+  "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
+  "  --energy K default 8                        --budget B  default 256\n"                        \
+  "  --placeholders P  default 24                --seed N    first root seed (default 0)\n\n"      \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 no failure, 1 failures found, 2 usage, 128+N stopped by signal N\n"
+
+#define HELP_REACH                                                                                 \
+  "reach FILE|DIR... : which sometimes/reachable/maximize assertions a corpus reaches\n\n"         \
+  "SYNOPSIS\n"                                                                                     \
+  "  reach [--json] [--require-all] FILE|DIR...\n\n"                                               \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs every input (the files of a directory, not its subdirectories) and reports, for\n"       \
+  "  every assertion site of the target's catalog (SF_SOMETIMES, SF_REACHABLE, SF_MAXIMIZE),\n"    \
+  "  how many inputs reached it, the first input that did and, for SF_MAXIMIZE, the best\n"        \
+  "  value and the input that reached it. Sites no input reached are listed as NEVER.\n"           \
+  "  --json prints one JSON object instead.\n\n"                                                   \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 done, 1 (--require-all) a sometimes or reachable site was never reached, 2 usage or an\n"   \
+  "  unreadable input\n"
 
 #define HELP_TARGETS "targets : list the targets built into this binary\n"
 

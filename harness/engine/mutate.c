@@ -94,7 +94,7 @@ static void random_params(rng *r, sf_step *st) {
 
 static void random_step(rng *r, const sf_scenario *s, sf_step *st) {
   memset(st, 0, sizeof *st);
-  st->kind = (uint8_t)(1 + below(r, SF_STEP__COUNT - 1));
+  st->kind = (uint8_t)(1 + below(r, SF_STEP_NOP - 1)); /* every kind but the placeholder */
   if (below(r, 4) == 0)
     st->kind = SF_STEP_OP; /* keep work flowing */
   uint64_t horizon = max_time(s) + 500000;
@@ -312,4 +312,55 @@ size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, ui
   free(x);
   free(y);
   return n;
+}
+
+/* ---- exploration branches -------------------------------------------------- */
+
+void sf_add_placeholders(sf_scenario *s, uint32_t n, uint64_t seed) {
+  rng r = {seed ^ 0x51ac3b1d5ull};
+  uint64_t span = max_time(s) + (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
+  if (span > SF_MAX_AT_US)
+    span = SF_MAX_AT_US;
+  for (uint32_t i = 0; i < n && s->nsteps < SF_MAX_STEPS; i++) {
+    sf_step *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof *st);
+    st->kind = SF_STEP_NOP;
+    /* off the millisecond grid, where timers and generated steps fall */
+    st->at_us = (uint64_t)below(&r, (uint32_t)(span / 1000 + 1)) * 1000 + 1 + below(&r, 999);
+  }
+  sf_normalize(s);
+}
+
+uint32_t sf_branch_future(sf_scenario *s, uint64_t after_us, uint64_t seed) {
+  rng r = {seed ^ 0xb7a2c4f1ull};
+  uint32_t future[SF_MAX_STEPS], nf = 0;
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    if (s->steps[i].kind == SF_STEP_NOP && s->steps[i].at_us > after_us)
+      future[nf++] = i;
+  if (!nf)
+    return 0;
+  uint32_t changed = 0;
+  for (uint32_t j = 0; j < nf; j++) {
+    if (below(&r, 2) && !(j == nf - 1 && changed == 0))
+      continue;
+    sf_step *st = &s->steps[future[j]];
+    sf_scenario *one = malloc(sizeof *one);
+    if (!one)
+      return changed;
+    sf_scenario_init(one);
+    one->nsteps = 1;
+    random_step(&r, s, &one->steps[0]);
+    one->steps[0].at_us = st->at_us;
+    if (sf_step_shape_of(one->steps[0].kind) == SF_SHAPE_OP) {
+      one->steps[0].count = 1; /* the slot's event runs once */
+      one->steps[0].interval_us = 0;
+    }
+    sf_normalize(one);
+    if (one->nsteps == 1 && one->steps[0].at_us == st->at_us) {
+      *st = one->steps[0];
+      changed++;
+    }
+    free(one);
+  }
+  return changed;
 }

@@ -36,6 +36,22 @@ size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, ui
  *  fits max_size. Returns the size written. */
 size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size);
 
+/* ---- exploration branches (simfuzz explore) ------------------------------
+ * A branch forks a running scenario and gives it another future. It must
+ * stay an ordinary scenario whose replay schedules exactly the events of
+ * the forked run, so the future is written into placeholder steps (NOP)
+ * that were part of the scenario from the start: each keeps its time and
+ * its index, and only what it does changes. */
+
+/** Add up to n placeholder steps at pseudo-random times (never on a whole
+ *  millisecond) over the scenario's span plus its tail, then normalise. */
+void sf_add_placeholders(sf_scenario *s, uint32_t n, uint64_t seed);
+
+/** Give the placeholders after after_us a future: about half of them (at
+ *  least one) become random steps at the same times (client operations
+ *  run once). Returns how many changed (0: no placeholder is left). */
+uint32_t sf_branch_future(sf_scenario *s, uint64_t after_us, uint64_t seed);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,8 @@ static void add(sf_features *f, uint64_t v) {
   if (!(f->bits[b / 64] & bit)) {
     f->bits[b / 64] |= bit;
     f->count++;
+    if (f->nfresh < SF_FRESH_MAX)
+      f->fresh[f->nfresh++] = (uint16_t)(b | (v >> 60 == SF_FT_SITE ? SF_FRESH_SITE : 0));
   }
 }
 
@@ -81,6 +83,23 @@ void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_worl
 
 void sf_features_step(sf_features *f, unsigned kind) {
   add(f, TAG(SF_FT_STEP) | (uint64_t)kind << 40 | (f->role_vec & 0xffffffffffull));
+}
+
+/* Values as buckets: exact below 32, then by power of two, so a larger
+ * value is a new feature whatever its size. */
+static uint64_t value_bucket(uint64_t v) {
+  return v < 32 ? v : 32 + 63 - (uint64_t)__builtin_clzll(v);
+}
+
+void sf_features_site(sf_features *f, uint32_t site, uint64_t value) {
+  add(f, TAG(SF_FT_SITE) | (uint64_t)site << 8 | value_bucket(value));
+}
+
+uint32_t sf_features_drain(sf_features *f, uint16_t *out) {
+  uint32_t n = f->nfresh;
+  memcpy(out, f->fresh, n * sizeof *out);
+  f->nfresh = 0;
+  return n;
 }
 
 void sf_features_emit(const sf_features *f) {

@@ -20,7 +20,11 @@ typedef enum {
   SF_FT_TRANSITION = 3, /**< one node's role changed from one value to another */
   SF_FT_ROLES = 4,      /**< the cluster's roles, as a sorted multiset */
   SF_FT_STEP = 5,       /**< a step kind run in a given cluster role vector */
+  SF_FT_SITE = 6,       /**< an assertion site hit, or a new best value of one */
 } sf_feature_tag;
+
+#define SF_FRESH_MAX 32       /**< new buckets remembered between two drains */
+#define SF_FRESH_SITE 0x8000u /**< in fresh[]: the bucket is an assertion site's */
 
 /** A run's features so far. Plain data; zero it, then sf_features_init. */
 typedef struct sf_features {
@@ -31,6 +35,10 @@ typedef struct sf_features {
   int n;                      /* nodes */
   uint32_t role[SIM_MAX_NODES];
   uint64_t role_vec; /* hash of the sorted roles */
+  /* buckets first reached since the last sf_features_drain (for the
+   * explorer; the rest are dropped when more arrive between drains) */
+  uint32_t nfresh;
+  uint16_t fresh[SF_FRESH_MAX];
 } sf_features;
 
 /** Start over for a run of n nodes. */
@@ -45,6 +53,14 @@ void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_worl
 
 /** A step of `kind` starts. */
 void sf_features_step(sf_features *f, unsigned kind);
+
+/** An assertion site (its catalog index) was hit with a new best value
+ *  (value 0 for the first hit of a SOMETIMES or REACHABLE site). */
+void sf_features_site(sf_features *f, uint32_t site, uint64_t value);
+
+/** Take the buckets first reached since the last call: copies at most
+ *  SF_FRESH_MAX into out and returns how many. */
+uint32_t sf_features_drain(sf_features *f, uint16_t *out);
 
 /** Run the feedback code path of every bucket reached (no-op when the build
  *  has no feedback). */

@@ -39,6 +39,10 @@ struct run_state {
   /* feedback */
   int fb;
   sf_features feat;
+  /* assertion sites (SF_SOMETIMES, ...): hit in this run, best value */
+  size_t nsites;
+  uint8_t *site_hit;
+  uint64_t *site_max;
   /* the assert() hook: where a failed assertion of the system under test
    * ends the run (record mode), while execute() runs */
   int in_execute;
@@ -138,6 +142,42 @@ static void after_event(void *p, sim_world *w) {
   }
   if (rs->fb && rs->t->observe)
     sf_features_observe(&rs->feat, rs->t, rs->ctx, rs->w);
+  if (rs->o->on_novel && rs->feat.nfresh) {
+    uint16_t fresh[SF_FRESH_MAX];
+    uint32_t k = sf_features_drain(&rs->feat, fresh);
+    for (uint32_t i = 0; i < k; i++)
+      rs->o->on_novel(rs->o->novel_ctx, w, fresh[i] & (SF_FB_BUCKETS - 1),
+                      (fresh[i] & SF_FRESH_SITE) != 0);
+  }
+}
+
+/* ---- assertion sites ------------------------------------------------------ */
+
+/* The catalog's bounds, defined by the linker for the section sf_sites
+ * when some object has a site (weak: NULL when none has). */
+extern sf_site __start_sf_sites[] __attribute__((weak));
+extern sf_site __stop_sf_sites[] __attribute__((weak));
+
+sf_site *sf_sites(size_t *n) {
+  uintptr_t a = (uintptr_t)__start_sf_sites, b = (uintptr_t)__stop_sf_sites;
+  *n = a && b > a ? (size_t)(b - a) / sizeof(sf_site) : 0;
+  return *n ? __start_sf_sites : NULL;
+}
+
+void sf_site_hit(sim_world *w, sf_site *site, uint64_t value) {
+  run_state *rs = active_run;
+  if (!rs || rs->w != w || !rs->site_hit)
+    return;
+  uintptr_t a = (uintptr_t)__start_sf_sites, p = (uintptr_t)site;
+  SIM_ASSERT(p >= a && (p - a) % sizeof(sf_site) == 0 && (p - a) / sizeof(sf_site) < rs->nsites);
+  size_t i = (p - a) / sizeof(sf_site);
+  int first = !rs->site_hit[i];
+  if (first || value > rs->site_max[i]) {
+    rs->site_hit[i] = 1;
+    rs->site_max[i] = value;
+    if (rs->fb)
+      sf_features_site(&rs->feat, (uint32_t)i, site->kind == SF_SITE_MAXIMIZE ? value : 0);
+  }
 }
 
 static void at_end(void *p, sim_world *w) {
@@ -311,6 +351,7 @@ static void run_step(sim_world *w, void *arg) {
       sim_require_liveness(w, (uint64_t)ms * SIM_NS_PER_MS);
     }
     break;
+  case SF_STEP_NOP: break; /* a placeholder (explore) */
   default: break;
   }
 }
@@ -351,7 +392,7 @@ static sim_world *setup(run_state *rs) {
   c.hook_ctx = rs;
   c.classify = t->classify;
   c.describe = t->describe;
-  c.after_event = (t->invariants || (rs->fb && t->observe)) ? after_event : NULL;
+  c.after_event = (t->invariants || (rs->fb && t->observe) || rs->o->on_novel) ? after_event : NULL;
   c.at_end = t->end_checks ? at_end : NULL;
   c.live = t->live ? live : NULL;
   c.trace = (rs->fb || rs->o->trace) ? on_trace : NULL;
@@ -466,8 +507,15 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->o = o;
   rs->n = sf_nodes_for(t, s);
   rs->all = rs->n == 64 ? ~0ull : (1ull << rs->n) - 1;
-  rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits;
+  rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits || o->on_novel;
   sf_features_init(&rs->feat, rs->n);
+  sf_sites(&rs->nsites);
+  if (rs->nsites && (rs->fb || o->site_runs || o->site_best)) {
+    rs->site_hit = calloc(rs->nsites, 1);
+    rs->site_max = calloc(rs->nsites, sizeof *rs->site_max);
+    if (!rs->site_hit || !rs->site_max)
+      sf_out_of_memory("the runner");
+  }
   rs->ctx = t->create ? t->create(rs->n) : NULL;
   rs->w = setup(rs);
   if (!rs->w) /* the configuration is always valid: only memory can be missing */
@@ -499,6 +547,14 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   if (o->feature_bits)
     for (uint32_t i = 0; i < SF_FB_WORDS; i++)
       o->feature_bits[i] |= rs->feat.bits[i];
+  for (size_t i = 0; i < rs->nsites && rs->site_hit; i++) {
+    if (!rs->site_hit[i])
+      continue;
+    if (o->site_runs)
+      o->site_runs[i]++;
+    if (o->site_best && rs->site_max[i] > o->site_best[i])
+      o->site_best[i] = rs->site_max[i];
+  }
   if (o->feedback && SF_FEEDBACK)
     sf_features_emit(&rs->feat);
   if (crashed) {
@@ -508,6 +564,8 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   sim_world_destroy(rs->w);
   if (t->destroy)
     t->destroy(rs->ctx);
+  free(rs->site_hit);
+  free(rs->site_max);
   free(rs);
   return res.failed;
 }

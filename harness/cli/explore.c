@@ -1,0 +1,624 @@
+/* simfuzz explore: checkpoint-and-branch exploration.
+ *
+ * Roots are the sweep's scenarios (sf_generate_seed) with placeholder steps
+ * added (sf_add_placeholders). A root runs in a worker process with the
+ * runner's novelty hook: when the run reaches a feature bucket that is
+ * rare across the campaign (counted in memory shared by every process of
+ * the campaign), the process fork()s. Each child is a copy-on-write
+ * snapshot of the whole world, the system under test's memory included; it
+ * rewrites the placeholders after the current moment into random steps
+ * (sf_branch_future) and runs on; the parent waits for it, then forks the
+ * next branch or goes on with its own run. Rarer buckets get more branches
+ * (energy), a branch may branch again up to the depth limit, and every
+ * root's tree has a budget of branch runs.
+ *
+ * A branch is an ordinary scenario (prefix plus future) whose replay
+ * schedules exactly the events of the forked run: the placeholders keep
+ * their times and indices. Every failure is re-run from scratch before it
+ * is saved as a crash file; one that does not replay is counted as
+ * diverged and kept apart. Runs that reach buckets no run of the campaign
+ * reached before can be saved as a corpus for the fuzzers.
+ *
+ * Processes: the tool, one supervisor per job (each supervises a worker
+ * with the isolation of the sweep: time and memory limits, crash
+ * signatures, a fresh worker after a crash), and under each worker a chain
+ * of at most depth waiting branches. Every process below the tool dies with
+ * its parent (PR_SET_PDEATHSIG), so killing the tool in any way leaves no
+ * process behind. Wall-clock time here only bounds the campaign; no run
+ * reads it. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include "cli.h"
+
+#include "engine/mutate.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+#define EX_MAX_JOBS 64
+#define EX_SIGS 256         /* distinct failure signatures tracked */
+#define EX_FILES_PER_SIG 3u /* crash files kept per signature */
+
+/* Campaign state shared by every process (one anonymous shared mapping). */
+typedef struct {
+  uint32_t bucket_runs[SF_FB_BUCKETS]; /* runs that reached each bucket */
+  uint64_t seen[SF_FB_BUCKETS / 64];   /* union of the buckets reached */
+  uint64_t roots, branches, failures, diverged, corpus, deepest;
+  uint64_t tree[EX_MAX_JOBS]; /* branch runs of each job's current root */
+  uint32_t stop;              /* 1: no new roots or branches */
+  struct {
+    uint64_t hash;
+    uint32_t count;
+  } sig[EX_SIGS];
+} ex_shared;
+
+typedef struct {
+  /* configuration */
+  uint64_t seed_base, max_roots, start; /* start: the worker's first root */
+  uint32_t jobs, job, depth, energy, placeholders, budget, quiet;
+  int stop_on_first;
+  uint32_t branch_timeout_s;
+  const char *out, *corpus;
+  ex_shared *sh;
+  /* this process */
+  const cli_child_io *io;
+  sf_scenario *s; /* the running scenario: branches rewrite its future */
+  uint64_t root_seed, branch_id;
+  uint32_t level; /* 0 in the worker, d in a branch of depth d */
+  long parent;
+  uint64_t feat[SF_FB_BUCKETS / 64];
+} explorer;
+
+static uint64_t add64(uint64_t *p, uint64_t v) {
+  return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+}
+
+static void beat(explorer *x) {
+  add64((uint64_t *)&x->io->beat[CLI_BEAT_RUNS], 1);
+}
+
+/* How many branches a state is worth, by its rarity: of `roots` root runs
+ * so far, c earlier runs reached it. Assertion sites (states the target's
+ * author named) get twice the energy; other buckets branch only once the
+ * campaign has seen enough roots to call them rare. */
+static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
+  uint64_t rarity = (roots + 1) / ((uint64_t)c + 1);
+  if (site)
+    return rarity >= 10 ? 2 * k : rarity >= 2 ? k : 1;
+  if (rarity >= 1000)
+    return k;
+  if (rarity >= 100)
+    return k / 2 ? k / 2 : 1;
+  if (rarity >= 30)
+    return 1;
+  return 0;
+}
+
+/* Claim the right to save one more crash file of signature hash h (shared
+ * open-addressing table); 1 if this process should save it, and whether it
+ * is the first of its signature. */
+static int claim_sig(ex_shared *sh, uint64_t h, int *first) {
+  h |= 1;
+  for (uint32_t i = 0; i < EX_SIGS; i++) {
+    uint32_t k = (uint32_t)((h + i) % EX_SIGS);
+    uint64_t expect = 0;
+    if (__atomic_load_n(&sh->sig[k].hash, __ATOMIC_ACQUIRE) == h ||
+        __atomic_compare_exchange_n(&sh->sig[k].hash, &expect, h, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE) ||
+        expect == h) {
+      uint32_t n = __atomic_fetch_add(&sh->sig[k].count, 1, __ATOMIC_RELAXED);
+      *first = n == 0;
+      return n < EX_FILES_PER_SIG;
+    }
+  }
+  *first = 0;
+  return 0; /* the table is full: count it, keep no file */
+}
+
+static uint64_t str_hash(const char *s) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (; *s; s++)
+    h = sim_mix64(h ^ (uint8_t)*s);
+  return h;
+}
+
+/* Send a finding to the supervisor: rec.o.message is the saved file. */
+static void report(explorer *x, const cli_outcome *o, const char *path, int first) {
+  cli_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.kind = CLI_REC_FOUND;
+  rec.seed = x->root_seed;
+  rec.o = *o;
+  rec.o.nondet = first; /* reused: 1 for the first file of its signature */
+  snprintf(rec.o.message, sizeof rec.o.message, "%s", path ? path : "");
+  cli_record_send(x->io->res_fd, &rec);
+}
+
+static void save_file(const char *dir, const char *prefix, const sf_scenario *s, char *path,
+                      size_t cap) {
+  static uint8_t buf[SF_MAX_INPUT];
+  path[0] = 0;
+  size_t n = sf_encode(s, buf, sizeof buf);
+  if (n == 0 || n > sizeof buf)
+    return;
+  char hex[41];
+  cli_sha1_hex(buf, n, hex);
+  if (snprintf(path, cap, "%s/%s%s", dir, prefix, hex) >= (int)cap ||
+      cli_write_file(path, buf, n) != 0)
+    path[0] = 0;
+}
+
+/* A run of s failed (outcome o): replay it from its encoding in a fresh
+ * world; if it fails the same way, save it as a crash file. */
+static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int replayable) {
+  add64(&x->sh->failures, 1);
+  char path[4096] = "";
+  if (replayable) {
+    static uint8_t buf[SF_MAX_INPUT];
+    size_t n = sf_encode(s, buf, sizeof buf);
+    sf_result again;
+    int same = 0;
+    if (n && n <= sizeof buf) {
+      sf_run_input(cli_target, buf, n, NULL, &again);
+      cli_outcome o2;
+      cli_record rec;
+      cli_record_fill(&rec, 0, &again);
+      o2 = rec.o;
+      same = again.failed && !strcmp(o2.sig, o->sig) && o2.hash == o->hash;
+    }
+    if (!same) {
+      add64(&x->sh->diverged, 1);
+      save_file(x->out, "diverged-", s, path, sizeof path);
+      return;
+    }
+  }
+  int first;
+  if (claim_sig(x->sh, str_hash(o->sig), &first))
+    save_file(x->out, "crash-", s, path, sizeof path);
+  report(x, o, path, first);
+  if (x->stop_on_first)
+    __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* After a run: failures, and new buckets for the corpus. */
+static void finish_run(explorer *x, const sf_result *r) {
+  if (r->failed) {
+    cli_record rec;
+    cli_record_fill(&rec, 0, r);
+    found(x, x->s, &rec.o, !r->crashed);
+  }
+  int fresh = 0;
+  for (uint32_t i = 0; i < SF_FB_BUCKETS / 64; i++) {
+    uint64_t old = __atomic_fetch_or(&x->sh->seen[i], x->feat[i], __ATOMIC_RELAXED);
+    if (x->feat[i] & ~old)
+      fresh = 1;
+  }
+  if (fresh && x->corpus && !r->failed) {
+    char path[4096];
+    save_file(x->corpus, "", x->s, path, sizeof path);
+    if (path[0])
+      add64(&x->sh->corpus, 1);
+  }
+}
+
+/* A branch that did not end normally: rebuild its scenario in the parent
+ * (the same rewrite of the same future) and keep it as a crash. */
+static void branch_crashed(explorer *x, uint64_t now_us, uint64_t id, int status) {
+  sf_scenario *b = cli_new_scenario();
+  *b = *x->s;
+  sf_branch_future(b, now_us, id);
+  cli_outcome o;
+  memset(&o, 0, sizeof o);
+  o.node = -1;
+  snprintf(o.invariant, sizeof o.invariant, "crash");
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    snprintf(o.sig, sizeof o.sig, "timeout");
+  else if (WIFSIGNALED(status))
+    snprintf(o.sig, sizeof o.sig, "crash: signal %d", WTERMSIG(status));
+  else
+    snprintf(o.sig, sizeof o.sig, "crash: exit %d", WEXITSTATUS(status));
+  const sf_scenario *keep = x->s;
+  x->s = b;
+  found(x, b, &o, 0);
+  x->s = (sf_scenario *)keep;
+  free(b);
+}
+
+/* Fork one branch at this moment. Returns in the child (which then runs
+ * the new future) and, after the child ended, in the parent. */
+static void branch(explorer *x, sim_world *w, uint64_t id) {
+  uint64_t now_us = sim_now(w) / 1000;
+  long parent = (long)getpid();
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    return;
+  if (pid == 0) {
+#if defined(__linux__)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if ((long)getppid() != parent)
+      _exit(0); /* the parent is already gone */
+    if (x->branch_timeout_s)
+      alarm(x->branch_timeout_s);
+    x->level++;
+    x->branch_id = id;
+    x->parent = parent;
+    if (!sf_branch_future(x->s, now_us, id))
+      _exit(0);
+    add64(&x->sh->branches, 1);
+    uint64_t d = __atomic_load_n(&x->sh->deepest, __ATOMIC_RELAXED);
+    while (x->level > d && !__atomic_compare_exchange_n(&x->sh->deepest, &d, x->level, 1,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    beat(x);
+    return;
+  }
+  unsigned left = alarm(0); /* a branch's time limit covers its own run only */
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (left)
+    alarm(left);
+  if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+    branch_crashed(x, now_us, id, st);
+}
+
+static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
+  explorer *x = ctx;
+  ex_shared *sh = x->sh;
+  uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
+  if (x->level >= x->depth || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+    return;
+  uint32_t k = energy_for(c, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED), x->energy, site);
+  for (uint32_t i = 0; i < k; i++) {
+    if (add64(&sh->tree[x->job], 1) > x->budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+      return;
+    uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
+                            (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
+    long me = (long)getpid();
+    branch(x, w, id);
+    if ((long)getpid() != me)
+      return; /* the child: run on with the new future */
+  }
+}
+
+/* Build root number k of this job. */
+static void make_root(explorer *x, uint64_t seed) {
+  sf_generate_seed(seed, x->s);
+  sf_add_placeholders(x->s, x->placeholders, seed);
+  x->root_seed = seed;
+  x->branch_id = seed;
+  x->level = 0;
+}
+
+/* The worker: roots one after another until told to stop. */
+static void worker(void *arg, const cli_child_io *io) {
+  explorer *x = arg;
+  x->io = io;
+  x->s = cli_new_scenario();
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.on_novel = on_novel;
+  o.novel_ctx = x;
+  o.feature_bits = x->feat;
+  long worker_pid = (long)getpid();
+  uint64_t k = x->start;
+  for (;; k++) {
+    if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->max_roots && k >= x->max_roots))
+      break;
+    uint64_t seed = x->seed_base + k * x->jobs + x->job;
+    __atomic_store_n(&io->beat[CLI_BEAT_SEED], k, __ATOMIC_RELAXED);
+    __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
+    make_root(x, seed);
+    add64(&x->sh->roots, 1);
+    beat(x);
+    memset(x->feat, 0, sizeof x->feat);
+    sf_result r;
+    sf_run(cli_target, x->s, &o, &r);
+    finish_run(x, &r);
+    if ((long)getpid() != worker_pid) { /* a branch: its run is over */
+      fflush(stdout);
+      fflush(stderr);
+      _exit(0);
+    }
+    if (r.crashed) { /* the target's state may be damaged: a fresh worker goes on */
+      cli_record rec;
+      memset(&rec, 0, sizeof rec);
+      rec.kind = CLI_REC_RESUME;
+      rec.seed = k + 1;
+      cli_record_send(io->res_fd, &rec);
+      free(x->s);
+      return;
+    }
+  }
+  cli_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.kind = CLI_REC_DONE;
+  rec.seed = k;
+  cli_record_send(io->res_fd, &rec);
+  free(x->s);
+}
+
+/* ---- the supervisors and the tool ------------------------------------------ */
+
+typedef struct {
+  explorer *x;
+  int done, resume;
+  uint64_t next;
+  uint64_t unique, files;
+} supervisor;
+
+static void on_record(void *ctx, const cli_record *rec) {
+  supervisor *sv = ctx;
+  if (rec->kind == CLI_REC_DONE) {
+    sv->done = 1;
+    return;
+  }
+  if (rec->kind == CLI_REC_RESUME) {
+    sv->resume = 1;
+    sv->next = rec->seed;
+    return;
+  }
+  if (rec->kind != CLI_REC_FOUND)
+    return;
+  if (rec->o.message[0])
+    sv->files++;
+  if (!rec->o.nondet) /* not the first of its signature */
+    return;
+  sv->unique++;
+  printf("explore: FAILED %s (root seed %" PRIu64 ")%s%s\n", rec->o.sig, rec->seed,
+         rec->o.message[0] ? " -> " : "", rec->o.message);
+  fflush(stdout);
+}
+
+static volatile sig_atomic_t stop_signal;
+static ex_shared *deadline_sh;
+static int deadline_stage;
+
+static void on_signal(int sig) {
+  stop_signal = sig;
+  cli_interrupted = 1;
+}
+
+/* The campaign's time is up: stop starting roots and branches; if the
+ * branches in flight do not end within the grace period, kill them. */
+static void on_deadline(int sig) {
+  (void)sig;
+  if (deadline_stage++ == 0)
+    __atomic_store_n(&deadline_sh->stop, 1, __ATOMIC_RELAXED);
+  else
+    cli_interrupted = 1;
+}
+
+/* One job: a worker at a time, a fresh one after a crash. */
+static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
+  cli_child *c = malloc(sizeof *c);
+  if (!c)
+    sf_out_of_memory("explore");
+  supervisor sv = {x, 0, 0, 0, 0, 0};
+  while (!cli_interrupted && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED)) {
+    sv.done = sv.resume = 0;
+    x->start = sv.next;
+    if (cli_child_spawn(c, worker, x) != 0) {
+      cli_error("explore: cannot start a worker process: %s", strerror(errno));
+      break;
+    }
+    int ended = cli_child_wait(c, &cli_run_limits, on_record, &sv);
+    if (sv.done || ended == CLI_END_INTERRUPTED)
+      break;
+    if (sv.resume && ended == CLI_END_OK)
+      continue;
+    /* the worker died in a root's own run (a branch's crash is caught by
+     * its parent): that root is the failure */
+    uint64_t k = c->last_seed;
+    cli_outcome o;
+    cli_crash_outcome(c, ended == CLI_END_OK ? CLI_END_CRASH : ended, &o);
+    x->s = cli_new_scenario();
+    make_root(x, x->seed_base + k * x->jobs + x->job);
+    static cli_child_io none = {-1, NULL};
+    x->io = &none;
+    int first;
+    char path[4096] = "";
+    add64(&x->sh->failures, 1);
+    if (claim_sig(x->sh, str_hash(o.sig), &first))
+      save_file(x->out, "crash-", x->s, path, sizeof path);
+    cli_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.kind = CLI_REC_FOUND;
+    rec.seed = x->root_seed;
+    rec.o = o;
+    rec.o.nondet = first;
+    snprintf(rec.o.message, sizeof rec.o.message, "%s", path);
+    on_record(&sv, &rec);
+    free(x->s);
+    x->s = NULL;
+    if (x->stop_on_first)
+      __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
+    sv.next = k + 1;
+  }
+  free(c);
+  *unique = sv.unique;
+  *files = sv.files;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism: the campaign's budget */
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int dir_ok(const char *d) {
+  struct stat sb;
+  if (mkdir(d, 0777) < 0 && errno != EEXIST)
+    return cli_error("explore: cannot create %s: %s", d, strerror(errno)), 0;
+  if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode))
+    return cli_error("explore: %s is not a directory", d), 0;
+  return 1;
+}
+
+int cmd_explore(int argc, char **argv) {
+  explorer x;
+  memset(&x, 0, sizeof x);
+  x.jobs = 1;
+  x.depth = 3;
+  x.energy = 8;
+  x.placeholders = 24;
+  x.budget = 256;
+  x.branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000);
+  double seconds = 60;
+  for (int i = 0; i < argc; i++) {
+    int lim = cli_limit_option(argc, argv, &i);
+    if (lim < 0)
+      return EXIT_USAGE;
+    if (lim)
+      continue;
+    uint64_t v;
+    const char *a = argv[i];
+    int has = i + 1 < argc;
+    if (!strcmp(a, "-o") && has) {
+      x.out = argv[++i];
+    } else if (!strcmp(a, "--corpus") && has) {
+      x.corpus = argv[++i];
+    } else if (!strcmp(a, "--stop-on-first")) {
+      x.stop_on_first = 1;
+    } else if (!strcmp(a, "-q")) {
+      x.quiet = 1;
+    } else if (!strcmp(a, "--time") && has) {
+      char *end;
+      seconds = strtod(argv[++i], &end);
+      if (*end || !(seconds > 0 && seconds < 1e7))
+        return cli_error("explore: bad --time '%s' (seconds)", argv[i]);
+    } else if (has && (!strcmp(a, "--jobs") || !strcmp(a, "--depth") || !strcmp(a, "--energy") ||
+                       !strcmp(a, "--placeholders") || !strcmp(a, "--budget") ||
+                       !strcmp(a, "--seed") || !strcmp(a, "--roots"))) {
+      if (cli_parse_u64(argv[++i], &v) < 0)
+        return cli_error("explore: bad %s '%s'", a, argv[i]);
+      if (!strcmp(a, "--seed")) {
+        x.seed_base = v;
+      } else if (!strcmp(a, "--roots")) {
+        x.max_roots = v;
+      } else {
+        uint64_t hi = !strcmp(a, "--jobs")           ? EX_MAX_JOBS
+                      : !strcmp(a, "--depth")        ? 16
+                      : !strcmp(a, "--energy")       ? 64
+                      : !strcmp(a, "--placeholders") ? SF_MAX_STEPS / 2
+                                                     : 1000000;
+        if (v > hi || (v == 0 && !strcmp(a, "--jobs")))
+          return cli_error("explore: %s must be %s1..%" PRIu64, a,
+                           !strcmp(a, "--jobs") ? "" : "0 or ", hi);
+        uint32_t *f = !strcmp(a, "--jobs")           ? &x.jobs
+                      : !strcmp(a, "--depth")        ? &x.depth
+                      : !strcmp(a, "--energy")       ? &x.energy
+                      : !strcmp(a, "--placeholders") ? &x.placeholders
+                                                     : &x.budget;
+        *f = (uint32_t)v;
+      }
+    } else {
+      return cli_error("explore: unknown argument '%s' (see: %s help explore)", a, cli_prog);
+    }
+  }
+  if (!x.out)
+    return cli_error("explore: -o DIR is required (where crash files go)");
+  if (!dir_ok(x.out) || (x.corpus && !dir_ok(x.corpus)))
+    return EXIT_USAGE;
+  if (cli_run_limits.time_ms)
+    x.branch_timeout_s = (uint32_t)((cli_run_limits.time_ms + 999) / 1000);
+  ex_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED)
+    return cli_error("explore: cannot map shared memory: %s", strerror(errno));
+  memset(sh, 0, sizeof *sh);
+  x.sh = sh;
+  deadline_sh = sh;
+
+  struct sigaction sa, old_int, old_term, old_alrm;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal; /* no SA_RESTART: the wait loops wake up */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  double t0 = now_s();
+  /* job 0 runs in this process; the others in forked supervisors */
+  pid_t sup[EX_MAX_JOBS];
+  uint32_t nsup = 0;
+  for (uint32_t j = 1; j < x.jobs; j++) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t p = fork();
+    if (p == 0) {
+#if defined(__linux__)
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+      x.job = j;
+      sa.sa_handler = on_deadline;
+      sigaction(SIGALRM, &sa, NULL);
+      uint64_t u, f;
+      supervise(&x, &u, &f);
+      fflush(stdout);
+      _exit(u ? 1 : 0);
+    }
+    if (p > 0)
+      sup[nsup++] = p;
+  }
+  sa.sa_handler = on_deadline;
+  sigaction(SIGALRM, &sa, &old_alrm);
+  struct itimerval it;
+  memset(&it, 0, sizeof it);
+  it.it_value.tv_sec = (time_t)seconds;
+  it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+  it.it_interval.tv_sec = 5; /* then the grace period for branches in flight */
+  setitimer(ITIMER_REAL, &it, NULL);
+  uint64_t unique = 0, files = 0;
+  supervise(&x, &unique, &files);
+  __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+  for (uint32_t j = 0; j < nsup; j++) {
+    int st;
+    if (cli_interrupted)
+      kill(sup[j], SIGTERM);
+    while (waitpid(sup[j], &st, 0) < 0 && errno == EINTR)
+      if (cli_interrupted)
+        kill(sup[j], SIGTERM);
+  }
+  memset(&it, 0, sizeof it);
+  setitimer(ITIMER_REAL, &it, NULL);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGALRM, &old_alrm, NULL);
+  double el = now_s() - t0;
+  uint64_t sigs = 0;
+  for (uint32_t i = 0; i < EX_SIGS; i++)
+    sigs += sh->sig[i].hash != 0;
+  uint64_t runs = sh->roots + sh->branches, kept = 0;
+  for (uint32_t i = 0; i < EX_SIGS; i++)
+    kept += sh->sig[i].count < EX_FILES_PER_SIG ? sh->sig[i].count : EX_FILES_PER_SIG;
+  printf("explore: %" PRIu64 " roots, %" PRIu64 " branches (depth <= %" PRIu64 "), %.0f runs/s, "
+         "%.1f s; %" PRIu64 " failures of %" PRIu64 " kinds, %" PRIu64 " diverged on replay",
+         sh->roots, sh->branches, sh->deepest, el > 0 ? (double)runs / el : 0.0, el, sh->failures,
+         sigs, sh->diverged);
+  if (x.corpus)
+    printf(", %" PRIu64 " corpus files", sh->corpus);
+  printf("\n");
+  if (kept)
+    printf("explore: crash files in %s (at most %u per kind of failure)\n", x.out,
+           EX_FILES_PER_SIG);
+  (void)unique;
+  (void)files;
+  int failed = sh->failures > 0;
+  munmap(sh, sizeof *sh);
+  if (stop_signal && !failed)
+    return 128 + (int)stop_signal;
+  return failed ? EXIT_FAILED : EXIT_OK;
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# simfuzz explore and simfuzz reach on the ladder target (a bug behind two
+# rare events in order, and an assertion that can never be reached):
+# explore finds the bug in a bounded run and its crash file replays and
+# triages; the same number of sweep seeds does not find it; reach lists
+# the unreachable assertion as never reached; killing explore in any way
+# leaves no process behind.
+# usage: explore.sh BUILD_DIR
+T_NAME=explore
+. "$(dirname "$0")/lib.sh"
+B=$1/bin/simfuzz-ladder
+[ -x "$B" ] || fail "no $B"
+
+# 1. a bounded run (one job, fixed seeds: the search is deterministic)
+"$B" explore -o "$work/out" --roots 3000 --seed 5000 --stop-on-first -q > "$work/ex.log" 2>&1
+rc=$?
+[ "$rc" = 1 ] && grep -q "FAILED invariant ladder" "$work/ex.log" ||
+  fail "explore: exit $rc, want 1 and the ladder failure: $(cat "$work/ex.log")"
+ok "explore found the two-step bug within 3000 roots"
+crash=$(ls "$work/out"/crash-* | head -n 1)
+[ -n "$crash" ] || fail "no crash file in $work/out"
+replays_as "$B" "$crash" ladder
+"$B" triage "$crash" > "$work/triage.log" 2>&1
+grep -q "ladder" "$work/triage.log" || fail "triage: $(cat "$work/triage.log")"
+ls "$work/out" | grep -q '^diverged-' && bad "a branch did not replay" || ok "the crash file replays and triages"
+
+# 2. the same budget of random seeds does not find it
+roots=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$work/ex.log")
+set -- $roots
+[ -n "$1" ] || fail "no summary line: $(cat "$work/ex.log")"
+runs=$(($1 + $2))
+"$B" sweep --seeds 5000-$((5000 + runs)) -q > "$work/sweep.log" 2>&1
+src=$?
+[ "$src" = 0 ] && ok "the sweep's $runs seeds from 5000 do not find it" ||
+  bad "the sweep found it in $runs seeds (exit $src): the ladder is too easy to show branching"
+
+# 3. reach: the never-reachable site is listed, the rung is reached
+"$B" reach "$work/out" > "$work/reach.log" 2>&1 || fail "reach: $(cat "$work/reach.log")"
+grep -q "NEVER.*n0 up before its first boot" "$work/reach.log" &&
+  grep -q "sometimes  *n0 restarted twice" "$work/reach.log" &&
+  ! grep -q "NEVER.*n0 restarted twice" "$work/reach.log" ||
+  fail "reach: $(cat "$work/reach.log")"
+"$B" reach --require-all "$work/out" > /dev/null 2>&1
+[ $? = 1 ] || fail "reach --require-all: want exit 1 with a never-reached site"
+"$B" reach --json "$work/out" > "$work/reach.json" || fail "reach --json"
+python3 - "$work/reach.json" <<'PY' || fail "reach --json: $(cat "$work/reach.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+never = [a["name"] for a in d["assertions"] if a["hits"] == 0]
+assert never == ["n0 up before its first boot"], never
+best = [a["best"] for a in d["assertions"] if a["kind"] == "maximize"]
+assert best and best[0] >= 3, best
+PY
+ok "reach lists the unreachable assertion as never reached"
+
+# 4. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
+left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }
+for sig in TERM INT KILL; do
+  "$B" explore -o "$work/k$sig" --time 600 --jobs 2 --energy 16 -q > "$work/k$sig.log" 2>&1 &
+  pid=$!
+  sleep 2
+  [ -n "$(left "k$sig")" ] || fail "explore ($sig) is not running: $(cat "$work/k$sig.log")"
+  kill -s "$sig" "$pid"
+  wait "$pid" 2> /dev/null
+  i=0
+  while [ -n "$(left "k$sig")" ] && [ $i -lt 50 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  [ -z "$(left "k$sig")" ] && ok "no process left after SIG$sig" ||
+    bad "processes left after SIG$sig: $(left "k$sig" | tr '\n' ' ')"
+  pkill -9 -f "$work/k$sig" 2> /dev/null
+done
+finish
