@@ -5,13 +5,15 @@
 #   (b) the same without state feedback                        (NOFB_DIR, -DSIMFUZZ_FEEDBACK=OFF)
 #   (c) AFL++ as OSS-Fuzz runs it: raw-byte havoc with the dictionary, no custom mutator
 #   (d) random-seed simulation: simfuzz sweep, seeds from a different offset per trial
+#   (e) simfuzz explore: the sweep's scenarios as roots, fork-and-branch at rare
+#       states (same seed offsets as (d))
 # Every trial runs on one core; J trials run at once (default 2: one per
 # core of our machines). Prints per target and method: hits/K, median time
 # to the first crash (a miss counts as the budget, so a median over misses is
 # a lower bound, marked >=), median execs/s; then the ratio (d)/(a).
 #
 # Usage: bench/time_to_bug.sh WITH_DIR NOFB_DIR [--quick|--full|--trials K --budget S]
-#                             [-j J] [--methods abcd] [TARGET...]
+#                             [-j J] [--methods abcde] [TARGET...]
 #   --quick  1 trial, 20 s budget: a few minutes for the whole zoo (a smoke run)
 #   --full   10 trials, 300 s budget: the figures in docs/BENCHMARKS.md are
 #            from this kind of run (hours for the whole zoo)
@@ -68,6 +70,14 @@ case $m in
     hit=0; grep -q "FAILED" "$d/log" && hit=1
     seed=$(sed -n 's/^seed \([0-9]*\):.*/\1/p' "$d/log" | head -1)
     if [ -n "$seed" ]; then ex=$((seed - lo + 1)); else ex=-1; fi ;; # a miss: count unknown
+  e)
+    lo=$((k * 100000000))
+    timeout $((BUDGET + 30)) "$A/bin/simfuzz" --target "$t" explore -o "$d/x" --seed "$lo" \
+      --time "$BUDGET" --stop-on-first -q > "$d/log" 2>&1 || true
+    e=$(now)
+    hit=0; grep -q "FAILED" "$d/log" && hit=1
+    ex=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$d/log" |
+      awk '{print $1 + $2}') ;;
 esac
 secs=$(echo "$e - $s" | bc)
 [ "$hit" = 1 ] || secs=$BUDGET
@@ -89,7 +99,7 @@ xargs -P "$J" -L 1 sh "$work/trial.sh" < "$work/jobs"
 median() { sort -n | awk '{a[NR]=$1} END {if (NR) printf "%.2f\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-32s %-44s %5s %12s %10s\n" target method hits "median TTB" "execs/s"
 for t in $targets; do
-  ma=""; md=""; dm=""
+  ma=""; md=""; dm=""; me=""
   for m in $(echo "$METHODS" | sed 's/./& /g'); do
     awk -v m="$m" -v t="$t" '$1 == m && $2 == t' "$work/res" > "$work/r"
     hits=$(awk '{h+=$4} END {print h+0}' "$work/r")
@@ -98,16 +108,21 @@ for t in $targets; do
     mark=""; [ "$hits" -lt $(( (K + 1) / 2 )) ] && mark=">="
     [ "$m" = a ] && ma=$med
     [ "$m" = d ] && { md=$med; dm=$mark; }
+    [ "$m" = e ] && me=$med
     case $m in
       a) name="(a) libFuzzer + mutator + state feedback" ;;
       b) name="(b) libFuzzer + mutator, no state feedback" ;;
       c) name="(c) AFL++ raw havoc (as on OSS-Fuzz)" ;;
       d) name="(d) random-seed sweep" ;;
+      e) name="(e) simfuzz explore (fork and branch)" ;;
     esac
     printf "%-32s %-44s %2s/%-2s %11ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "${eps:--}"
   done
   if [ -n "$ma" ] && [ -n "$md" ]; then
     printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(a)" "$dm" "$(awk -v d="$md" -v a="$ma" 'BEGIN {printf "%.1f", (a > 0 ? d / a : 0)}')"
+  fi
+  if [ -n "$me" ] && [ -n "$md" ]; then
+    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(e)" "$dm" "$(awk -v d="$md" -v e="$me" 'BEGIN {printf "%.1f", (e > 0 ? d / e : 0)}')"
   fi
 done
 echo "budget ${BUDGET}s per trial, $K trials per method, $J trials at a time"

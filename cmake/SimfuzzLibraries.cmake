@@ -97,7 +97,7 @@ add_library(simfuzz_cli STATIC
   ${SF_SRC}/harness/cli/triage.c ${SF_SRC}/harness/cli/trace.c
   ${SF_SRC}/harness/cli/isolate.c ${SF_SRC}/harness/cli/sweep.c ${SF_SRC}/harness/cli/json.c
   ${SF_SRC}/harness/cli/sha1.c ${SF_SRC}/harness/cli/nightly.c ${SF_SRC}/harness/cli/explore.c
-  ${SF_SRC}/harness/cli/reach.c
+  ${SF_SRC}/harness/cli/reach.c ${SF_SRC}/harness/cli/fuzz.c
   ${SF_SRC}/harness/cli/main_target.c ${SF_TRACE_HTML})
 target_compile_definitions(simfuzz_cli PRIVATE _POSIX_C_SOURCE=200809L)
 target_link_libraries(simfuzz_cli PUBLIC simfuzz_harness)

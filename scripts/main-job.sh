@@ -12,21 +12,25 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithD
 cmake --build "$B" -j "$JOBS"
 T=pbstore_bug_reset_skip
 OUT=out/main-job
-rm -rf "$OUT" && mkdir -p "$OUT/corpus"
-cp "$B/corpus/$T"/*.pb "$OUT/corpus/"
+rm -rf "$OUT" && mkdir -p "$OUT/job/corpus"
+cp "$B/corpus/$T"/*.pb "$OUT/job/corpus/"
+S="$B/bin/simfuzz --target $T"
 
-echo "== 1. fuzzing $T with libFuzzer (structure-aware mutator, state feedback), at most 120 s"
-if "$B/fuzz/${T}_fuzzer" "$OUT/corpus" -max_total_time=120 -timeout=10 \
-     -dict="$B/fuzz/$T.dict" -artifact_prefix="$OUT/" > "$OUT/fuzz.log" 2>&1; then
-  echo "no crash found in 120 s (see $OUT/fuzz.log)"
+echo "== 1. fuzzing $T: simfuzz fuzz (the explorer, and libFuzzer with the structure-aware"
+echo "      mutator and state feedback; every crash confirmed by replay), at most 120 s"
+set +e
+$S fuzz -o "$OUT/job" --time 120 --jobs "$JOBS" --stop-on-first > "$OUT/fuzz.log" 2>&1
+rc=$?
+set -e
+if [ "$rc" -ne 1 ]; then
+  echo "no confirmed crash in 120 s (exit $rc, see $OUT/fuzz.log)"
   exit 1
 fi
-crash=$(ls "$OUT"/crash-* | head -1)
-echo "found: $crash after $(grep -o '^#[0-9]*' "$OUT/fuzz.log" | tail -1 | tr -d '#') executions"
-grep -E "==simfuzz== (FAILURE|  )" "$OUT/fuzz.log" | head -3
+crash=$(ls "$OUT"/job/crashes/crash-* | head -1)
+grep -E "^(explore|fuzz): " "$OUT/fuzz.log" | grep -v "^explore: [0-9]* s," | head -4
+echo "found: $crash"
 
 echo "== 2. minimizing the crash (simfuzz minimize: same invariant, same check site)"
-S="$B/bin/simfuzz --target $T"
 $S minimize -q "$crash" -o "$OUT/minimized.pb"
 
 echo "== 3. the minimized scenario, as text"

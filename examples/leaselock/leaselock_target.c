@@ -108,7 +108,33 @@ SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
   }
 }
 
+/* States that matter, for the explorer and `simfuzz reach` (never fail):
+ * a client that believes it holds the lock while its clock runs away from
+ * true time (drift or a jump), and two clients whose leases overlap in
+ * true time (the server granted a new one before the old one ran out). */
+SF_ORACLE static void note_states(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  int holders = 0;
+  uint64_t skew_ms = 0;
+  for (int k = 1; k < c->n; k++) {
+    if (!believes(w, k))
+      continue;
+    holders++;
+    int64_t d = sim_clock_mono(w, k) - (int64_t)sim_now(w); /* drift */
+    int64_t j = sim_clock(w, k) - (int64_t)sim_now(w);      /* offsets and jumps too */
+    d = d < 0 ? -d : d;
+    j = j < 0 ? -j : j;
+    uint64_t ms = (uint64_t)(d > j ? d : j) / SIM_NS_PER_MS;
+    skew_ms = ms > skew_ms ? ms : skew_ms;
+  }
+  SF_SOMETIMES(w, holders > 0 && skew_ms >= 100, "lease held by a skewed clock");
+  SF_MAXIMIZE(w, "clock skew of a lease holder (ms)", skew_ms);
+  ll_node *srv = ll(w, 0);
+  SF_SOMETIMES(w, srv && srv->grace, "server restarted in its grace period");
+}
+
 static const sf_check invariants[] = {
+    {"states", note_states},
     {"mutual_exclusion", check_mutual_exclusion},
     {"fenced_writes", check_fenced_writes},
     {NULL, NULL},

@@ -238,7 +238,37 @@ SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
   }
 }
 
+/* States that matter, for the explorer and `simfuzz reach`: they never
+ * fail a run. The figure-8 hazard starts with a leader holding entries of
+ * an earlier term that are not committed yet; the more replicas hold such
+ * an entry, the closer a wrong commit or a lost entry is. */
+SF_ORACLE static void note_states(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  int leaders = 0;
+  uint32_t holders = 0;
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = rk(w, k);
+    if (!p)
+      continue;
+    if (p->role == RK_LEADER) {
+      leaders++;
+      int old = 0;
+      for (uint32_t i = p->commit + 1; i <= p->len && !old; i++)
+        old = p->log[i].term < p->term;
+      SF_SOMETIMES(w, old, "leader with uncommitted entries of an earlier term");
+      if (old)
+        for (int j = 0; j < c->n; j++) {
+          rk_node *q = rk(w, j);
+          holders += q && q->len > p->commit && q->log[q->len].term < p->term;
+        }
+    }
+  }
+  SF_SOMETIMES(w, leaders >= 2, "two nodes act as leader at once");
+  SF_MAXIMIZE(w, "replicas past the commit with an earlier-term entry", holders);
+}
+
 static const sf_check invariants[] = {
+    {"states", note_states},
     {"election_safety", check_election_safety},
     {"log_matching", check_log_matching},
     {"leader_completeness", check_leader_completeness},

@@ -103,7 +103,27 @@ SF_ORACLE static void check_atomicity(void *ctx, sim_world *w) {
   }
 }
 
+/* States that matter, for the explorer and `simfuzz reach` (never fail):
+ * the coordinator down while a transaction is collecting votes or being
+ * decided, and participants left prepared (in doubt). */
+SF_ORACLE static void note_states(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  tp_node *co = tp(w, 0);
+  uint32_t phases = co ? tp_phases(co) : 0;
+  int deciding = (phases & (1u << TP_C_COLLECTING | 1u << TP_C_COMMITTING)) != 0;
+  int in_doubt = 0;
+  for (int k = 1; k < c->n; k++) {
+    tp_node *p = tp(w, k);
+    in_doubt += p && (tp_phases(p) & 1u << TP_P_PREPARED) != 0;
+  }
+  SF_SOMETIMES(w, !sim_node_up(w, 0) && in_doubt > 0,
+               "coordinator down between prepare and decision");
+  SF_SOMETIMES(w, deciding && sim_node_incarnation(w, 0) > 1, "restarted coordinator deciding");
+  SF_MAXIMIZE(w, "participants in doubt", in_doubt);
+}
+
 static const sf_check invariants[] = {
+    {"states", note_states},
     {"atomicity", check_atomicity},
     {NULL, NULL},
 };

@@ -469,6 +469,7 @@ static const command commands[] = {
     {"features", cmd_features, 1, HELP_FEATURES},
     {"targets", cmd_targets, 0, HELP_TARGETS},
     {"nightly", cmd_nightly, 0, HELP_NIGHTLY},
+    {"fuzz", cmd_fuzz, 1, HELP_FUZZ},
     {"explore", cmd_explore, 1, HELP_EXPLORE},
     {"reach", cmd_reach, 1, HELP_REACH},
     {"__hash", cmd_hash, 1, NULL},

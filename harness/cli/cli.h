@@ -233,6 +233,7 @@ int cmd_minimize(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
+int cmd_fuzz(int argc, char **argv);
 int cmd_reach(int argc, char **argv);
 
 #define HELP_REPLAY                                                                                \
@@ -390,6 +391,23 @@ int cmd_reach(int argc, char **argv);
   "DESCRIPTION\n"                                                                                  \
   "  Runs every FILE and prints how many distinct feedback features (fault x message kind x\n"     \
   "  role, event pairs, role transitions, role vectors) they reach together.\n"
+
+#define HELP_FUZZ                                                                                  \
+  "fuzz -o DIR : the default fuzzing job for this target\n\n"                                      \
+  "SYNOPSIS\n"                                                                                     \
+  "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--engine FUZZER | --no-engine]\n"               \
+  "       [--confirm SANITIZED_TOOL] [--stop-on-first] [-q]\n\n"                                   \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
+  "  states) in this build for S seconds (default 60) on N jobs, saving crash files in\n"          \
+  "  DIR/crashes and new states in DIR/corpus. With N >= 2 and the target's libFuzzer\n"           \
+  "  binary (--engine, or BUILD/fuzz/<target>_fuzzer beside this tool), one job runs\n"            \
+  "  libFuzzer over DIR/corpus. Then every crash file is confirmed: it must fail the same\n"       \
+  "  way with the same trace hash in three isolated runs and, with --confirm, also in a\n"         \
+  "  sanitized build of this tool (e.g. build/asan/bin/simfuzz-<target>). Files that do\n"         \
+  "  not confirm are moved to DIR/unconfirmed.\n\n"                                                \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 no failure, 1 confirmed failures, 2 usage, 3 only unconfirmed failures\n"
 
 #define HELP_EXPLORE                                                                               \
   "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \

@@ -56,6 +56,7 @@ typedef struct {
   uint32_t bucket_runs[SF_FB_BUCKETS]; /* runs that reached each bucket */
   uint64_t seen[SF_FB_BUCKETS / 64];   /* union of the buckets reached */
   uint64_t roots, branches, failures, diverged, corpus, deepest;
+  uint64_t ns_all, ns_branch; /* workers' time, and the part spent in branches */
   uint64_t tree[EX_MAX_JOBS]; /* branch runs of each job's current root */
   uint32_t stop;              /* 1: no new roots or branches */
   struct {
@@ -89,6 +90,19 @@ static void beat(explorer *x) {
   add64((uint64_t *)&x->io->beat[CLI_BEAT_RUNS], 1);
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism: the time share */
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Branches may take at most this share (percent) of the workers' time, so
+ * that the roots (the sweep's own scenarios) keep at least the rest: an
+ * easy bug the sweep finds costs at most about 100 / (100 - share) times
+ * its time. Assertion sites may use a larger share. */
+#define EX_SHARE 33u
+#define EX_SHARE_SITE 50u
+
 /* How many branches a state is worth, by its rarity: of `roots` root runs
  * so far, c earlier runs reached it. Assertion sites (states the target's
  * author named) get twice the energy; other buckets branch only once the
@@ -96,7 +110,7 @@ static void beat(explorer *x) {
 static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
   uint64_t rarity = (roots + 1) / ((uint64_t)c + 1);
   if (site)
-    return rarity >= 10 ? 2 * k : rarity >= 2 ? k : 1;
+    return rarity >= 100 ? 2 * k : rarity >= 10 ? k : rarity >= 3 ? 1 : 0;
   if (rarity >= 1000)
     return k;
   if (rarity >= 100)
@@ -268,9 +282,12 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
     return;
   }
   unsigned left = alarm(0); /* a branch's time limit covers its own run only */
+  uint64_t t0 = x->level == 0 ? now_ns() : 0;
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
+  if (x->level == 0) /* nested branches are inside their top branch's time */
+    add64(&x->sh->ns_branch, now_ns() - t0);
   if (left)
     alarm(left);
   if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
@@ -284,7 +301,11 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
   if (x->level >= x->depth || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
     return;
   uint32_t k = energy_for(c, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED), x->energy, site);
+  uint64_t share = site ? EX_SHARE_SITE : EX_SHARE;
   for (uint32_t i = 0; i < k; i++) {
+    if (__atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) * 100 >
+        share * (__atomic_load_n(&sh->ns_all, __ATOMIC_RELAXED) + 1))
+      return; /* over the branches' share of the time */
     if (add64(&sh->tree[x->job], 1) > x->budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
       return;
     uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
@@ -324,12 +345,20 @@ static void worker(void *arg, const cli_child_io *io) {
     __atomic_store_n(&io->beat[CLI_BEAT_SEED], k, __ATOMIC_RELAXED);
     __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
     make_root(x, seed);
-    add64(&x->sh->roots, 1);
+    if (add64(&x->sh->roots, 1) % 256 == 0 && !x->quiet) {
+      cli_record rec;
+      memset(&rec, 0, sizeof rec);
+      rec.kind = CLI_REC_PROGRESS;
+      cli_record_send(io->res_fd, &rec);
+    }
     beat(x);
     memset(x->feat, 0, sizeof x->feat);
     sf_result r;
+    uint64_t t0 = now_ns();
     sf_run(cli_target, x->s, &o, &r);
     finish_run(x, &r);
+    if ((long)getpid() == worker_pid)
+      add64(&x->sh->ns_all, now_ns() - t0);
     if ((long)getpid() != worker_pid) { /* a branch: its run is over */
       fflush(stdout);
       fflush(stderr);
@@ -362,6 +391,22 @@ typedef struct {
   uint64_t unique, files;
 } supervisor;
 
+static double now_s(void);
+static double started, shown;
+
+/* At most every 5 s: one line of the campaign's counters (stderr). */
+static void progress(const ex_shared *sh) {
+  double t = now_s();
+  if (t - shown < 5)
+    return;
+  shown = t;
+  fprintf(stderr,
+          "explore: %.0f s, %" PRIu64 " roots, %" PRIu64 " branches, %.0f runs/s, %" PRIu64
+          " failures\n",
+          t - started, sh->roots, sh->branches,
+          t > started ? (double)(sh->roots + sh->branches) / (t - started) : 0.0, sh->failures);
+}
+
 static void on_record(void *ctx, const cli_record *rec) {
   supervisor *sv = ctx;
   if (rec->kind == CLI_REC_DONE) {
@@ -373,6 +418,8 @@ static void on_record(void *ctx, const cli_record *rec) {
     sv->next = rec->seed;
     return;
   }
+  if (rec->kind == CLI_REC_PROGRESS && sv->x->job == 0)
+    progress(sv->x->sh);
   if (rec->kind != CLI_REC_FOUND)
     return;
   if (rec->o.message[0])
@@ -551,6 +598,7 @@ int cmd_explore(int argc, char **argv) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   double t0 = now_s();
+  started = shown = t0;
   /* job 0 runs in this process; the others in forked supervisors */
   pid_t sup[EX_MAX_JOBS];
   uint32_t nsup = 0;
