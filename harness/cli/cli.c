@@ -447,6 +447,19 @@ static int cmd_hash(int argc, char **argv) {
   return EXIT_OK;
 }
 
+int cli_make_dir(const char *cmd, const char *d) {
+  struct stat sb;
+  if (mkdir(d, 0777) < 0 && errno != EEXIST) {
+    cli_error("%s: cannot create %s: %s", cmd, d, strerror(errno));
+    return -1;
+  }
+  if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+    cli_error("%s: %s is not a directory", cmd, d);
+    return -1;
+  }
+  return 0;
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 typedef struct {

@@ -254,7 +254,7 @@ static void branch_crashed(explorer *x, uint64_t now_us, uint64_t id, int status
  * the new future) and, after the child ended, in the parent. */
 static void branch(explorer *x, sim_world *w, uint64_t id) {
   uint64_t now_us = sim_now(w) / 1000;
-  long parent = (long)getpid();
+  long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
@@ -310,10 +310,10 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
       return;
     uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
                             (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
-    long me = (long)getpid();
+    uint32_t level = x->level;
     branch(x, w, id);
-    if ((long)getpid() != me)
-      return; /* the child: run on with the new future */
+    if (x->level != level)
+      return; /* the child (one level deeper): run on with the new future */
   }
 }
 
@@ -336,7 +336,6 @@ static void worker(void *arg, const cli_child_io *io) {
   o.on_novel = on_novel;
   o.novel_ctx = x;
   o.feature_bits = x->feat;
-  long worker_pid = (long)getpid();
   uint64_t k = x->start;
   for (;; k++) {
     if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->max_roots && k >= x->max_roots))
@@ -357,9 +356,9 @@ static void worker(void *arg, const cli_child_io *io) {
     uint64_t t0 = now_ns();
     sf_run(cli_target, x->s, &o, &r);
     finish_run(x, &r);
-    if ((long)getpid() == worker_pid)
+    if (x->level == 0)
       add64(&x->sh->ns_all, now_ns() - t0);
-    if ((long)getpid() != worker_pid) { /* a branch: its run is over */
+    if (x->level > 0) { /* a branch: its run is over */
       fflush(stdout);
       fflush(stderr);
       _exit(0);
@@ -508,15 +507,6 @@ static double now_s(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int dir_ok(const char *d) {
-  struct stat sb;
-  if (mkdir(d, 0777) < 0 && errno != EEXIST)
-    return cli_error("explore: cannot create %s: %s", d, strerror(errno)), 0;
-  if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode))
-    return cli_error("explore: %s is not a directory", d), 0;
-  return 1;
-}
-
 int cmd_explore(int argc, char **argv) {
   explorer x;
   memset(&x, 0, sizeof x);
@@ -580,7 +570,7 @@ int cmd_explore(int argc, char **argv) {
   }
   if (!x.out)
     return cli_error("explore: -o DIR is required (where crash files go)");
-  if (!dir_ok(x.out) || (x.corpus && !dir_ok(x.corpus)))
+  if (cli_make_dir("explore", x.out) < 0 || (x.corpus && cli_make_dir("explore", x.corpus) < 0))
     return EXIT_USAGE;
   if (cli_run_limits.time_ms)
     x.branch_timeout_s = (uint32_t)((cli_run_limits.time_ms + 999) / 1000);

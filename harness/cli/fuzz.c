@@ -96,15 +96,6 @@ static int sanitized_replay(const char *tool, const char *file) {
   return p > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1;
 }
 
-static int mkdir_ok(const char *d) {
-  struct stat sb;
-  if (mkdir(d, 0777) < 0 && errno != EEXIST)
-    return cli_error("fuzz: cannot create %s: %s", d, strerror(errno)), 0;
-  if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode))
-    return cli_error("fuzz: %s is not a directory", d), 0;
-  return 1;
-}
-
 int cmd_fuzz(int argc, char **argv) {
   const char *out = NULL, *confirm = NULL, *engine_arg = NULL;
   const char *time_s = "60", *seed_s = "0";
@@ -149,7 +140,8 @@ int cmd_fuzz(int argc, char **argv) {
       snprintf(aside, sizeof aside, "%s/unconfirmed", out) >= (int)sizeof aside ||
       snprintf(log, sizeof log, "%s/libfuzzer.log", out) >= (int)sizeof log)
     return cli_error("fuzz: path too long: %s", out);
-  if (!mkdir_ok(out) || !mkdir_ok(crashes) || !mkdir_ok(corpus))
+  if (cli_make_dir("fuzz", out) < 0 || cli_make_dir("fuzz", crashes) < 0 ||
+      cli_make_dir("fuzz", corpus) < 0)
     return EXIT_USAGE;
   int have_engine = 0;
   if (!no_engine && jobs >= 2) {
@@ -215,8 +207,8 @@ int cmd_fuzz(int argc, char **argv) {
       printf("fuzz: confirmed %s: %s%s\n", path, o1.sig, confirm ? " (and under sanitizers)" : "");
     } else {
       char dst[8192];
-      if (mkdir_ok(aside) && snprintf(dst, sizeof dst, "%s/%s", aside, nm) < (int)sizeof dst &&
-          rename(path, dst) == 0)
+      if (cli_make_dir("fuzz", aside) == 0 &&
+          snprintf(dst, sizeof dst, "%s/%s", aside, nm) < (int)sizeof dst && rename(path, dst) == 0)
         moved++;
       printf("fuzz: NOT confirmed %s (%s)\n", path,
              !ok ? "does not fail the same way every time" : "passes under sanitizers");

@@ -175,11 +175,8 @@ int cmd_sweep(int argc, char **argv) {
   }
   if (!have_range)
     return cli_error("sweep: --seeds A-B is required");
-  if (out && mkdir(out, 0777) < 0 && errno != EEXIST)
-    return cli_error("sweep: cannot create %s: %s", out, strerror(errno));
-  struct stat sb;
-  if (out && (stat(out, &sb) < 0 || !S_ISDIR(sb.st_mode)))
-    return cli_error("sweep: %s is not a directory", out);
+  if (out && cli_make_dir("sweep", out) < 0)
+    return EXIT_USAGE;
 
   sweep_state st;
   memset(&st, 0, sizeof st);
