@@ -22,14 +22,22 @@ enum { T_TICK = 1, T_WORK = 2, T_LEASE = 3, T_GRACE = 4 };
 
 /* ---- server and resource (node 0) --------------------------------------- */
 
+/* The server's state lives in records 0 and 1, written in turn with a
+ * sequence number: a crash or failed sync that tears the record being
+ * written leaves the other, the last durable state. (With one record
+ * rewritten in place, a torn write read as a fresh disk: the server went
+ * back to token 1 and the resource forgot every token it had accepted.) */
 static int save(ll_node *p) {
   uint8_t b[LL_RECORD];
-  sf_put32(b, p->token);
-  sf_put32(b + 4, p->accepted);
-  if (p->io->record_write(p->io, 0, b, sizeof b, 1) < 0) {
+  uint32_t seq = p->seq + 1;
+  sf_put32(b, seq);
+  sf_put32(b + 4, p->token);
+  sf_put32(b + 8, p->accepted);
+  if (p->io->record_write(p->io, seq & 1, b, sizeof b, 1) < 0) {
     p->io->crash(p->io); /* cannot trust its disk: recover from it */
     return -1;
   }
+  p->seq = seq;
   return 0;
 }
 
@@ -40,6 +48,12 @@ static void msg(ll_node *p, int to, uint8_t type, uint32_t a, uint32_t b) {
 static void server_recv(ll_node *p, int from, uint8_t type, uint32_t a, uint32_t b) {
   switch (type) {
   case LL_ACQUIRE:
+#ifdef LEASELOCK_BUG_WALL_GRACE
+    /* BUG: "the grace period is a deadline; deadlines are clock readings":
+     * the wall clock, which a time sync can jump forward */
+    if (p->grace && p->io->clock(p->io) >= p->grace_until)
+      p->grace = 0;
+#endif
     if (p->grace || p->holder >= 0) {
       msg(p, from, LL_BUSY, a, 0);
       return;
@@ -183,18 +197,24 @@ int ll_boot(ll_node *p, node_io *io, int restart) {
     io->timer(io, TICK_NS, T_TICK); /* clients: resends */
     return 0;
   }
-  uint8_t b[LL_RECORD];
-  int64_t r = io->record_read(io, 0, b, sizeof b);
-  if (r < 0) {
-    io->crash(io);
-    return -1;
-  }
-  if (r == LL_RECORD) {
-    p->token = sf_get32(b);
-    p->accepted = sf_get32(b + 4);
+  int found = 0;
+  for (uint64_t k = 0; k < 2; k++) { /* the valid record with the later sequence */
+    uint8_t b[LL_RECORD];
+    int64_t r = io->record_read(io, k, b, sizeof b);
+    if (r < 0) {
+      io->crash(io);
+      return -1;
+    }
+    if (r != LL_RECORD || (found && (int32_t)(sf_get32(b) - p->seq) <= 0))
+      continue;
+    found = 1;
+    p->seq = sf_get32(b);
+    p->token = sf_get32(b + 4);
+    p->accepted = sf_get32(b + 8);
   }
   if (restart) { /* some client may still hold a lease it does not know of */
     p->grace = 1;
+    p->grace_until = io->clock(io) + LEASE_NS;
     io->timer(io, LEASE_NS, T_GRACE);
   }
   return 0;

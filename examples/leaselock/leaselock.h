@@ -20,6 +20,9 @@
  *       for the server's full term less a small allowance for latency.
  *   LEASELOCK_BUG_NO_FENCING the resource accepts any token: a client paused
  *       between its lease check and its write overwrites its successor.
+ *   LEASELOCK_BUG_WALL_GRACE (deep) a restarted server ends its grace period
+ *       by its wall clock, which a time sync can jump forward: it grants a
+ *       lease that a client from before the restart still holds.
  */
 #ifndef LEASELOCK_H
 #define LEASELOCK_H
@@ -28,7 +31,7 @@
 
 #include <stdint.h>
 
-enum { LL_QUEUE = 8, LL_MAX_ACCEPTED = 4096, LL_RECORD = 8 };
+enum { LL_QUEUE = 8, LL_MAX_ACCEPTED = 4096, LL_RECORD = 12 };
 enum { LL_ACQUIRE = 1, LL_GRANT, LL_BUSY, LL_RELEASE, LL_WRITE, LL_WACK };
 /** A client's state. */
 enum { LL_IDLE = 0, LL_ACQUIRING, LL_WORKING, LL_WRITING };
@@ -36,11 +39,13 @@ enum { LL_IDLE = 0, LL_ACQUIRING, LL_WORKING, LL_WRITING };
 typedef struct ll_node {
   node_io *io;
   /* server */
+  uint32_t seq;      /* sequence number of the last state record written */
   uint32_t token;    /* last token granted (durable) */
   uint32_t accepted; /* highest token the resource accepted (durable) */
   int holder;        /* -1: free */
   uint32_t holder_token;
-  int grace; /* after a restart: no grants for a lease */
+  int grace;           /* after a restart: no grants for a lease */
+  int64_t grace_until; /* (LEASELOCK_BUG_WALL_GRACE) wall-clock end of the grace */
   /* client */
   int st;
   uint32_t req;             /* current acquire request id */

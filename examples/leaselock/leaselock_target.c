@@ -131,6 +131,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   SF_MAXIMIZE(w, "clock skew of a lease holder (ms)", skew_ms);
   ll_node *srv = ll(w, 0);
   SF_SOMETIMES(w, srv && srv->grace, "server restarted in its grace period");
+  SF_SOMETIMES(w, srv && srv->grace && holders > 0, "server in its grace while a client holds");
 }
 
 static const sf_check invariants[] = {

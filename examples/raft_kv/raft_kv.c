@@ -14,6 +14,7 @@ enum { BATCH = 16 }; /* entries per AppendEntries */
 #define TICK_NS (50 * MS)
 #define RETRY_TICKS 4 /* a gateway resends after 200 ms without a response */
 #define META_MAGIC 0x52414654u
+#define LEASE_NS ((int64_t)(150 * MS)) /* the shortest election timeout */
 
 /* ---- encoding ---------------------------------------------------------- */
 
@@ -48,15 +49,30 @@ int rk_same_entry(const rk_entry *a, const rk_entry *b) {
 
 /* ---- disk -------------------------------------------------------------- */
 
+/* Term, vote and log length live in two slots, written in turn with a
+ * sequence number: a crash or a failed sync that tears the slot being
+ * written leaves the other one, the last durable state, to load. (With one
+ * slot rewritten in place, a torn write read as a fresh disk: the node
+ * forgot its term, its vote and its whole log.) */
+#define META_BYTES 20
+static uint64_t meta_slot(uint32_t seq) {
+  return seq & 1 ? RK_MAX_LOG + 1 : 0;
+}
+
 static int write_meta(rk_node *p, uint32_t len, int sync) {
-  uint8_t b[16];
+  uint8_t b[META_BYTES];
+  uint32_t seq = p->meta_seq + 1;
   sf_enc e;
   sf_enc_init(&e, b, sizeof b);
   sf_enc_u32(&e, META_MAGIC);
+  sf_enc_u32(&e, seq);
   sf_enc_u32(&e, p->term);
   sf_enc_u32(&e, (uint32_t)p->voted);
   sf_enc_u32(&e, len);
-  return p->io->record_write(p->io, 0, b, sizeof b, sync);
+  int r = p->io->record_write(p->io, meta_slot(seq), b, sizeof b, sync);
+  if (r >= 0)
+    p->meta_seq = seq;
+  return r;
 }
 
 /* Make term and vote durable (before answering anyone). A failed write or
@@ -87,6 +103,24 @@ static int save_vote(rk_node *p) {
 
 /* Make entries [from, len] durable. -1 after a crash. */
 static int save_log(rk_node *p, uint32_t from) {
+#ifdef RAFT_BUG_TRUNCATE_UNSYNCED
+  /* BUG: "a rewrite of entries already on disk needs no sync of its own:
+   * the next append's sync covers it" */
+  if (from <= p->durable) {
+    for (uint32_t i = from; i <= p->len; i++) {
+      uint8_t b[RK_RECORD];
+      sf_enc e;
+      sf_enc_init(&e, b, sizeof b);
+      put_entry(&e, &p->log[i]);
+      if (p->io->record_write(p->io, i, b, sizeof b, 0) < 0)
+        goto fail;
+    }
+    if (write_meta(p, p->len, 0) < 0)
+      goto fail;
+    p->durable = p->len;
+    return 0;
+  }
+#endif
   if (from <= p->durable && write_meta(p, from - 1, 1) < 0)
     goto fail; /* truncation first: never a durable length over stale records */
   for (uint32_t i = from; i <= p->len; i++) {
@@ -110,24 +144,36 @@ fail:
 static int load(rk_node *p) {
   uint8_t b[RK_RECORD];
   p->voted = -1;
-  int64_t r = p->io->record_read(p->io, 0, b, sizeof b);
-  if (r < 0) {
-    p->io->crash(p->io);
-    return -1;
-  }
   sf_dec d;
-  sf_dec_init(&d, b, (size_t)r);
-  if (r != 16 || sf_dec_u32(&d) != META_MAGIC)
+  int found = 0;
+  for (uint32_t k = 0; k < 2; k++) { /* the valid slot with the later sequence */
+    int64_t r = p->io->record_read(p->io, meta_slot(k), b, sizeof b);
+    if (r < 0) {
+      p->io->crash(p->io);
+      return -1;
+    }
+    sf_dec_init(&d, b, (size_t)r);
+    if (r != META_BYTES || sf_dec_u32(&d) != META_MAGIC)
+      continue;
+    uint32_t seq = sf_dec_u32(&d);
+    if (found && (int32_t)(seq - p->meta_seq) <= 0)
+      continue;
+    found = 1;
+    p->meta_seq = seq;
+    p->term = sf_dec_u32(&d);
+    p->voted = (int)sf_dec_u32(&d);
+    p->len = sf_dec_u32(&d); /* the entries' count, for now */
+  }
+  if (!found)
     return 0; /* a fresh disk */
-  p->term = sf_dec_u32(&d);
-  p->voted = (int)sf_dec_u32(&d);
   if (p->voted < -1 || p->voted >= RK_MAXN)
     p->voted = -1;
-  uint32_t len = sf_dec_u32(&d);
+  uint32_t len = p->len;
+  p->len = 0;
   if (len > RK_MAX_LOG)
     len = RK_MAX_LOG;
   for (uint32_t i = 1; i <= len; i++) {
-    r = p->io->record_read(p->io, i, b, sizeof b);
+    int64_t r = p->io->record_read(p->io, i, b, sizeof b);
     if (r < 0) {
       p->io->crash(p->io);
       return -1;
@@ -311,6 +357,7 @@ static void become_leader(rk_node *p) {
   for (int k = 0; k < RK_MAXN; k++) {
     p->next[k] = p->len + 1;
     p->match[k] = 0;
+    p->ack_at[k] = INT64_MIN;
   }
 #ifdef RAFT_BUG_COMMIT_OLD_TERM
   int noop = 0; /* BUG: "earlier entries commit by counting: no no-op needed" */
@@ -437,8 +484,10 @@ static void on_ae(rk_node *p, int from, sf_dec *d) {
     uint32_t i = prev + 1 + k;
     if (i <= p->len && p->log[i].term == e.term)
       continue; /* already have it (a stale or duplicated message) */
-    if (i <= p->len)
+    if (i <= p->len) {
       p->len = i - 1; /* conflict: drop it and everything after */
+      p->rewrites++;
+    }
     p->log[++p->len] = e;
     touch(p, i);
     if (!from_idx)
@@ -465,6 +514,12 @@ static void on_aer(rk_node *p, int from, sf_dec *d) {
   if (ok) {
     if (idx > p->len)
       return;
+#ifdef RAFT_BUG_LEASE_READ
+    /* BUG: "a follower waits an election timeout after it hears from me;
+     * its ack is how I know it heard": the lease should run from when the
+     * heartbeat was sent, and the ack may have been long on its way */
+    p->ack_at[from] = p->io->clock_mono(p->io);
+#endif
     if (idx > p->match[from])
       p->match[from] = idx;
     if (idx + 1 > p->next[from])
@@ -500,6 +555,12 @@ static int on_req(rk_node *p, int from, sf_dec *d) {
 #ifndef RAFT_BUG_NO_DEDUP
   if (p->done[e.req]) { /* executed already: answer from the result table */
     send_resp(p, from, e.req, R_OK, p->done[e.req] - 1, self);
+    return 0;
+  }
+#endif
+#ifdef RAFT_BUG_LEASE_READ
+  if (e.kind == RK_GET && rk_lease_left(p) > 0) { /* a read under the lease */
+    send_resp(p, from, e.req, R_OK, p->sm[e.key % RK_NKEYS], self);
     return 0;
   }
 #endif
@@ -632,6 +693,33 @@ int rk_submit(rk_node *p, uint8_t kind, uint8_t key, uint32_t arg, uint32_t arg2
   q->arg2 = arg2;
   gateway_send(p, q);
   return 0;
+}
+
+int64_t rk_lease_left(const rk_node *p) {
+#ifndef RAFT_BUG_LEASE_READ
+  if (p)
+    return 0; /* no read leases in this build */
+#endif
+  /* only a leader that has applied everything up to an entry of its own
+   * term knows the latest state */
+  if (p->role != RK_LEADER || p->applied != p->commit || p->log[p->commit].term != p->term)
+    return 0;
+  int64_t now = p->io->clock_mono(p->io), left[RK_MAXN];
+  int n = 0;
+  for (int k = 0; k < p->io->nodes; k++)
+    if (k != p->io->self && p->ack_at[k] != INT64_MIN && now - p->ack_at[k] < LEASE_NS)
+      left[n++] = p->ack_at[k] + LEASE_NS - now;
+  int need = p->io->nodes / 2; /* acks besides its own vote for a majority */
+  if (n < need || need == 0)
+    return need == 0 ? LEASE_NS : 0;
+  for (int i = 0; i < n; i++) /* the need-th longest */
+    for (int j = i + 1; j < n; j++)
+      if (left[j] > left[i]) {
+        int64_t t = left[i];
+        left[i] = left[j];
+        left[j] = t;
+      }
+  return left[need - 1];
 }
 
 int rk_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {

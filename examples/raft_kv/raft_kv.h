@@ -10,8 +10,9 @@
  * them) and a per-request result table in the state machine makes retried
  * and duplicated requests execute once.
  *
- * Persistence: record 0 holds (term, vote, log length); entry i is record
- * i. A node syncs its vote and term before answering, and its log before
+ * Persistence: records 0 and RK_MAX_LOG + 1 hold (sequence, term, vote,
+ * log length), written in turn (the later valid one counts); entry i is
+ * record i. A node syncs its vote and term before answering, and its log before
  * acknowledging entries. Entries are written and synced before the length
  * that covers them, and a truncation is made durable before the records
  * are overwritten, so a crash at any point leaves a valid log.
@@ -28,6 +29,16 @@
  *   RAFT_BUG_COMMIT_OLD_TERM  a leader commits entries of earlier terms by
  *                           counting replicas (Raft paper, figure 8), and so
  *                           sees no need for a no-op entry at election.
+ * Deep ones (several faults in order; docs/bug-zoo.md):
+ *   RAFT_BUG_TRUNCATE_UNSYNCED  a follower that replaces conflicting entries
+ *                           acknowledges the rewrite before syncing it: a
+ *                           crash brings the old suffix back and an
+ *                           acknowledged, committed entry is lost.
+ *   RAFT_BUG_LEASE_READ     leaders serve gets from a read lease that runs
+ *                           from when a majority's acknowledgements arrived
+ *                           (not from when the heartbeat was sent): a late
+ *                           acknowledgement stretches it past a new leader's
+ *                           first write -> a stale read.
  */
 #ifndef RAFT_KV_H
 #define RAFT_KV_H
@@ -72,6 +83,7 @@ typedef struct rk_node {
   uint32_t term;
   int voted; /* -1: none */
   uint32_t len, durable;
+  uint32_t meta_seq; /* sequence number of the last metadata record written */
   rk_entry log[RK_MAX_LOG + 1];
   int role, leader; /* leader: hint, -1 unknown */
   uint32_t commit, applied;
@@ -82,8 +94,10 @@ typedef struct rk_node {
   uint64_t election;         /* timer */
   rk_pending pend[RK_MAX_PEND];
   int npend;
-  int rr;         /* gateway: next node to try when no leader is known */
-  uint32_t dirty; /* lowest log index changed since rk_changes_seen */
+  int rr;                  /* gateway: next node to try when no leader is known */
+  uint32_t dirty;          /* lowest log index changed since rk_changes_seen */
+  uint32_t rewrites;       /* entries replaced by a leader's (conflicts), for the checker */
+  int64_t ack_at[RK_MAXN]; /* leader, lease reads: when each follower's ack arrived */
 } rk_node;
 
 /** Start (or restart) a node from its records; results of its gateway's
@@ -104,6 +118,10 @@ int rk_submit(rk_node *p, uint8_t kind, uint8_t key, uint32_t arg, uint32_t arg2
 
 /** 1 if the two entries are the same. */
 int rk_same_entry(const rk_entry *a, const rk_entry *b);
+
+/** Nanoseconds left of the leader's read lease on its monotonic clock; 0
+ *  if it holds none (always 0 unless built with RAFT_BUG_LEASE_READ). */
+int64_t rk_lease_left(const rk_node *p);
 
 /** Describe a message; -1 if not one. */
 int rk_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);

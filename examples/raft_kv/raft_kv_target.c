@@ -39,6 +39,7 @@ typedef struct {
   int8_t leader_of[MAX_TERMS];
   uint32_t committed_len;
   rk_entry committed[RK_MAX_LOG + 1];
+  uint32_t committed_in[RK_MAX_LOG + 1]; /* the term of the leader that committed it */
   uint32_t first_applied_len;
   rk_entry first_applied[RK_MAX_LOG + 1];
   uint32_t checked_term[RK_MAXN];   /* leader completeness: term last checked */
@@ -180,8 +181,12 @@ SF_ORACLE static void check_log_matching(void *ctx, sim_world *w) {
   }
 }
 
-/* Every committed entry is in the log of every later leader. Committed
- * entries are learnt from leaders' commit indexes and never change. */
+/* Every committed entry is in the log of every leader of a later term than
+ * the one it was committed in (not the entry's own term: a candidate of an
+ * older term that collected its votes before the entry was committed, and
+ * counts them after a pause, legitimately leads that older term without
+ * it). Committed entries are learnt from leaders' commit indexes and never
+ * change. */
 SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
   cluster *c = ctx;
   for (int k = 0; k < c->n; k++) {
@@ -191,7 +196,7 @@ SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
     if (c->checked_term[k] != p->term) {
       c->checked_term[k] = p->term;
       for (uint32_t i = 1; i <= c->committed_len; i++)
-        if (c->committed[i].term < p->term)
+        if (c->committed_in[i] < p->term)
           SIM_INVARIANT(w, k, i <= p->len && rk_same_entry(&p->log[i], &c->committed[i]),
                         "leader_completeness",
                         "n%d leads term %" PRIu32 " without committed entry %" PRIu32
@@ -220,6 +225,8 @@ SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
       continue;
     uint32_t upto = p->commit < p->len ? p->commit : p->len;
     for (uint32_t i = c->checked_commit[k] + 1; p->role == RK_LEADER && i <= upto; i++) {
+      if (i > c->committed_len)
+        c->committed_in[i] = p->term; /* learnt first from this leader */
       SIM_INVARIANT(w, k, same_as_first(c->committed, &c->committed_len, i, &p->log[i]),
                     "committed_entry_changed",
                     "n%d commits entry %" PRIu32 " of term %" PRIu32
@@ -244,12 +251,14 @@ SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
  * an entry, the closer a wrong commit or a lost entry is. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  int leaders = 0;
+  int leaders = 0, rewrote = 0;
   uint32_t holders = 0;
+  int64_t lease = 0;
   for (int k = 0; k < c->n; k++) {
     rk_node *p = rk(w, k);
     if (!p)
       continue;
+    rewrote |= p->role == RK_FOLLOWER && p->rewrites > 0;
     if (p->role == RK_LEADER) {
       leaders++;
       int old = 0;
@@ -263,7 +272,28 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
         }
     }
   }
+  /* a read lease still running while a newer leader has committed a write
+   * in its own term: a get under that lease misses it */
+  uint32_t newest = 0; /* the newest term whose leader has committed a write in it */
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = rk(w, k);
+    if (!p || p->role != RK_LEADER || p->term <= newest)
+      continue;
+    for (uint32_t i = p->commit; i > 0 && p->log[i].term == p->term; i--)
+      if (p->log[i].kind == RK_PUT || p->log[i].kind == RK_CAS) {
+        newest = p->term;
+        break;
+      }
+  }
+  for (int k = 0; k < c->n; k++) {
+    rk_node *p = rk(w, k);
+    if (p && p->term < newest && rk_lease_left(p) > lease)
+      lease = rk_lease_left(p);
+  }
   SF_SOMETIMES(w, leaders >= 2, "two nodes act as leader at once");
+  SF_SOMETIMES(w, rewrote, "follower replaced entries for a new leader");
+  SF_SOMETIMES(w, lease > 0, "read lease outlives a newer leader's write");
+  SF_MAXIMIZE(w, "read lease left after a newer leader's write (ms)", (uint64_t)(lease / 1000000));
   SF_MAXIMIZE(w, "replicas past the commit with an earlier-term entry", holders);
 }
 
