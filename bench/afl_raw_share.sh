@@ -9,7 +9,7 @@ work=$(mktemp -d)
 stats=$work/stats
 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 \
   SIMFUZZ_EXEC_STATS=$stats \
-  afl-fuzz -i "$build/corpus/$target" -o "$work/out" -V "$secs" -- "$build/fuzz/${target}_afl" \
+  afl-fuzz -i "$build/corpus/$target" -o "$work/out" -t 10000 -V "$secs" -- "$build/fuzz/${target}_afl" \
   > "$work/afl.log" 2>&1 || true
 # last line per pid, summed
 awk '{last[$1]=$0} END {for (p in last) {split(last[p], f, " "); e+=f[2]; pr+=f[3]; g+=f[4]; fa+=f[5]; sv+=f[6]}

@@ -21,7 +21,7 @@ for r in $(seq "$reps"); do lf "$asan" "$r"; done | median > "$work/a"
 for r in $(seq "$reps"); do lf "$plain" "$r"; done | median > "$work/p"
 for r in $(seq "$reps"); do
   AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 \
-    afl-fuzz -i "$plain/corpus/$t" -o "$work/afl$r" -V 20 -- "$plain/fuzz/${t}_afl" >/dev/null 2>&1 || true
+    afl-fuzz -i "$plain/corpus/$t" -o "$work/afl$r" -t 10000 -V 20 -- "$plain/fuzz/${t}_afl" >/dev/null 2>&1 || true
   awk '/execs_per_sec/ {print int($3)}' "$work/afl$r/default/fuzzer_stats"
 done | median > "$work/f"
 for r in $(seq "$reps"); do

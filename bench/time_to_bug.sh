@@ -7,13 +7,18 @@
 #   (d) random-seed simulation: simfuzz sweep, seeds from a different offset per trial
 #   (e) simfuzz explore: the sweep's scenarios as roots, fork-and-branch at rare
 #       states (same seed offsets as (d))
+#   (f) simfuzz fuzz, the default job, on one core (--jobs 1: explore, then
+#       confirmation of each crash file by isolated replays)
+#   (g) AFL++ with simfuzz's custom mutator and the dictionary
+# AFL++ runs set their execution timeout explicitly (-t): its default of
+# 20 ms is too short for long scenarios.
 # Every trial runs on one core; J trials run at once (default 2: one per
 # core of our machines). Prints per target and method: hits/K, median time
 # to the first crash (a miss counts as the budget, so a median over misses is
 # a lower bound, marked >=), median execs/s; then the ratio (d)/(a).
 #
 # Usage: bench/time_to_bug.sh WITH_DIR NOFB_DIR [--quick|--full|--trials K --budget S]
-#                             [-j J] [--methods abcde] [TARGET...]
+#                             [-j J] [--methods abcdefg] [TARGET...]
 #   --quick  1 trial, 20 s budget: a few minutes for the whole zoo (a smoke run)
 #   --full   10 trials, 300 s budget: the figures in docs/BENCHMARKS.md are
 #            from this kind of run (hours for the whole zoo)
@@ -56,9 +61,10 @@ case $m in
     e=$(now)
     hit=0; ls "$d"/crash-* > /dev/null 2>&1 && hit=1
     ex=$(awk '/stat::number_of_executed_units/ {print $2}' "$d/log" | tail -1) ;;
-  c)
-    timeout $((BUDGET + 30)) afl-fuzz -i "$A/corpus/$t" -o "$d/o" -x "$A/fuzz/$t.dict" -s "$k" \
-      -V "$BUDGET" -- "$A/fuzz/${t}_afl" > "$d/log" 2>&1 || true
+  c|g)
+    lib=; [ "$m" = g ] && lib=$A/fuzz/libsimfuzz_mutator.so
+    AFL_CUSTOM_MUTATOR_LIBRARY=$lib timeout $((BUDGET + 30)) afl-fuzz -i "$A/corpus/$t" -o "$d/o" \
+      -x "$A/fuzz/$t.dict" -s "$k" -t 10000 -V "$BUDGET" -- "$A/fuzz/${t}_afl" > "$d/log" 2>&1 || true
     e=$(now)
     hit=0; ls "$d"/o/default/crashes/id:* > /dev/null 2>&1 && hit=1
     ex=$(awk '/execs_done/ {print $3}' "$d/o/default/fuzzer_stats" 2> /dev/null || echo 0) ;;
@@ -76,6 +82,14 @@ case $m in
       --time "$BUDGET" --stop-on-first -q > "$d/log" 2>&1 || true
     e=$(now)
     hit=0; grep -q "FAILED" "$d/log" && hit=1
+    ex=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$d/log" |
+      awk '{print $1 + $2}') ;;
+  f)
+    lo=$((k * 100000000))
+    timeout $((BUDGET + 60)) "$A/bin/simfuzz" --target "$t" fuzz -o "$d/x" --seed "$lo" \
+      --time "$BUDGET" --jobs 1 --stop-on-first > "$d/log" 2>&1 || true
+    e=$(now)
+    hit=0; grep -q "^fuzz: confirmed" "$d/log" && hit=1
     ex=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$d/log" |
       awk '{print $1 + $2}') ;;
 esac
@@ -99,7 +113,7 @@ xargs -P "$J" -L 1 sh "$work/trial.sh" < "$work/jobs"
 median() { sort -n | awk '{a[NR]=$1} END {if (NR) printf "%.2f\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-32s %-44s %5s %12s %10s\n" target method hits "median TTB" "execs/s"
 for t in $targets; do
-  ma=""; md=""; dm=""; me=""
+  ma=""; md=""; dm=""; me=""; mf=""
   for m in $(echo "$METHODS" | sed 's/./& /g'); do
     awk -v m="$m" -v t="$t" '$1 == m && $2 == t' "$work/res" > "$work/r"
     hits=$(awk '{h+=$4} END {print h+0}' "$work/r")
@@ -109,12 +123,15 @@ for t in $targets; do
     [ "$m" = a ] && ma=$med
     [ "$m" = d ] && { md=$med; dm=$mark; }
     [ "$m" = e ] && me=$med
+    [ "$m" = f ] && mf=$med
     case $m in
       a) name="(a) libFuzzer + mutator + state feedback" ;;
       b) name="(b) libFuzzer + mutator, no state feedback" ;;
       c) name="(c) AFL++ raw havoc (as on OSS-Fuzz)" ;;
       d) name="(d) random-seed sweep" ;;
       e) name="(e) simfuzz explore (fork and branch)" ;;
+      f) name="(f) simfuzz fuzz (default job, 1 core)" ;;
+      g) name="(g) AFL++ + simfuzz custom mutator" ;;
     esac
     printf "%-32s %-44s %2s/%-2s %11ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "${eps:--}"
   done
@@ -123,6 +140,9 @@ for t in $targets; do
   fi
   if [ -n "$me" ] && [ -n "$md" ]; then
     printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(e)" "$dm" "$(awk -v d="$md" -v e="$me" 'BEGIN {printf "%.1f", (e > 0 ? d / e : 0)}')"
+  fi
+  if [ -n "$mf" ] && [ -n "$md" ]; then
+    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(f)" "$dm" "$(awk -v d="$md" -v f="$mf" 'BEGIN {printf "%.1f", (f > 0 ? d / f : 0)}')"
   fi
 done
 echo "budget ${BUDGET}s per trial, $K trials per method, $J trials at a time"

@@ -11,7 +11,7 @@ export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
 export AFL_BENCH_UNTIL_CRASH=1 AFL_NO_AFFINITY=1
 AFL_CUSTOM_MUTATOR_LIBRARY="$B/fuzz/libsimfuzz_mutator.so" \
   timeout 400 afl-fuzz -i "$B/corpus/pbstore_bug_reset_skip" -o "$work/out" \
-  -x "$B/fuzz/pbstore_bug_reset_skip.dict" -V 300 -- "$B/fuzz/pbstore_bug_reset_skip_afl" \
+  -x "$B/fuzz/pbstore_bug_reset_skip.dict" -t 10000 -V 300 -- "$B/fuzz/pbstore_bug_reset_skip_afl" \
   > "$work/afl.log" 2>&1 || true
 crash=$(ls "$work"/out/default/crashes/id:* 2>/dev/null | head -1)
 [ -n "$crash" ] || { tail -20 "$work/afl.log"; fail "AFL++ found no crash in 300 s"; }
@@ -33,7 +33,7 @@ fi
 # the correct target stays clean under AFL++ (bounded)
 unset AFL_BENCH_UNTIL_CRASH
 AFL_CUSTOM_MUTATOR_LIBRARY="$B/fuzz/libsimfuzz_mutator.so" \
-  timeout 120 afl-fuzz -i "$B/corpus/pbstore" -o "$work/ok" -x "$B/fuzz/pbstore.dict" -V 30 \
+  timeout 120 afl-fuzz -i "$B/corpus/pbstore" -o "$work/ok" -x "$B/fuzz/pbstore.dict" -t 10000 -V 30 \
   -- "$B/fuzz/pbstore_afl" > "$work/afl-ok.log" 2>&1 || true
 done_execs=$(awk '/execs_done/ {print $3}' "$work/ok/default/fuzzer_stats" 2>/dev/null || echo 0)
 [ "${done_execs:-0}" -gt 10000 ] || fail "AFL++ on the correct pbstore did not run ($done_execs execs)"

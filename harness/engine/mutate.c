@@ -34,7 +34,8 @@ static void random_net(rng *r, sf_net *n) {
   n->loss_ppm = rate(r);
   n->dup_ppm = rate(r);
   n->reorder_ppm = rate(r);
-  n->reorder_delay_us = below(r, 100000);
+  /* one in 8: a long tail (0.25 to 4 s), as the generator draws them */
+  n->reorder_delay_us = below(r, 8) ? below(r, 100000) : 250000 + below(r, 3750001);
   n->corrupt_ppm = rate(r) / 4;
   n->bandwidth_kbps = below(r, 4) ? 0 : 1 + below(r, 1000);
   n->queue_limit = below(r, 4) ? 0 : 1 + below(r, 16);
@@ -318,7 +319,13 @@ size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, ui
 
 void sf_add_placeholders(sf_scenario *s, uint32_t n, uint64_t seed) {
   rng r = {seed ^ 0x51ac3b1d5ull};
-  uint64_t span = max_time(s) + (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
+  /* Within the span of the scenario's own steps: a placeholder after the
+   * last one would move the run's end (last step + tail) and make every
+   * root run longer than the sweep's run of the same scenario. A scenario
+   * without steps gets them over its tail. */
+  uint64_t span = max_time(s);
+  if (!span)
+    span = (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
   if (span > SF_MAX_AT_US)
     span = SF_MAX_AT_US;
   for (uint32_t i = 0; i < n && s->nsteps < SF_MAX_STEPS; i++) {
@@ -326,7 +333,7 @@ void sf_add_placeholders(sf_scenario *s, uint32_t n, uint64_t seed) {
     memset(st, 0, sizeof *st);
     st->kind = SF_STEP_NOP;
     /* off the millisecond grid, where timers and generated steps fall */
-    st->at_us = (uint64_t)below(&r, (uint32_t)(span / 1000 + 1)) * 1000 + 1 + below(&r, 999);
+    st->at_us = (uint64_t)below(&r, (uint32_t)(span / 1000)) * 1000 + 1 + below(&r, 999);
   }
   sf_normalize(s);
 }

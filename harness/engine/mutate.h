@@ -44,7 +44,8 @@ size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size);
  * its index, and only what it does changes. */
 
 /** Add up to n placeholder steps at pseudo-random times (never on a whole
- *  millisecond) over the scenario's span plus its tail, then normalise. */
+ *  millisecond) before the scenario's last step, so that the run ends when
+ *  it would without them (over its tail if it has no steps), then normalise. */
 void sf_add_placeholders(sf_scenario *s, uint32_t n, uint64_t seed);
 
 /** Give the placeholders after after_us a future: about half of them (at

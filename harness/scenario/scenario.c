@@ -855,7 +855,12 @@ static void gen_net(reader *r, sf_net *n) {
   n->loss_ppm = rate(r);
   n->dup_ppm = rate(r);
   n->reorder_ppm = rate(r);
-  n->reorder_delay_us = r8(r) * 400;
+  /* Long tails: one draw in 16 delays the reordered messages by up to 4 s
+   * (0.25 s steps), as real networks sometimes do; on a link step that is
+   * the clogging of a node or a pair. Stale deliveries (an old ack
+   * re-arming a lease, a heartbeat overtaking appends) need them. */
+  uint32_t d = r8(r);
+  n->reorder_delay_us = d < 240 ? d * 400 : (d - 239) * 250000;
   n->corrupt_ppm = rate(r) / 4;
   n->bandwidth_kbps = 0;
   n->queue_limit = 0;
