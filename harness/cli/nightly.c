@@ -42,12 +42,16 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_TARGETS = 256, MAX_STAGED = 32, PATHCAP = 4096 };
+enum { MAX_TARGETS = 256, MAX_STAGED = 32, PATHCAP = 4096, MAX_NAMES = 16 };
 
 typedef struct {
   char name[128];
-  uint64_t execs;
+  uint64_t execs;        /* libFuzzer's and the explorer's runs */
+  uint64_t explore_runs; /* of which the explorer's (roots and branches) */
   unsigned before, after, crashes;
+  unsigned sites, reached, never; /* assertion sites: in the catalog, reached, never */
+  unsigned nnames;                /* never-reached names kept (at most MAX_NAMES) */
+  char never_names[MAX_NAMES][128];
 } target_stat;
 
 typedef struct {
@@ -508,6 +512,84 @@ static void tool(char *out, const char *t) {
   snprintf(out, PATHCAP, "%s", b);
 }
 
+/* The explorer (`simfuzz explore`) for secs seconds: the sweep's scenarios
+ * as roots, branching at rare states. Roots start at a seed of this
+ * night's own, so nights do not repeat each other. Runs that reach new
+ * states join the corpus (named by their SHA-1, as libFuzzer names its
+ * inputs); its crash files, each re-run before it was written, join the
+ * inbox with libFuzzer's. */
+static void explore_target(target_stat *ts, unsigned long night, unsigned long secs,
+                           const char *corpus, const char *inbox) {
+  char cli[PATHCAP], out[PATHCAP], log[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
+  tool(cli, ts->name);
+  snprintf(out, sizeof out, "%s/%s.explore", N.work, ts->name);
+  snprintf(log, sizeof log, "%s/%s.explore.log", N.work, ts->name);
+  snprintf(a_time, sizeof a_time, "%lu", secs);
+  snprintf(a_jobs, sizeof a_jobs, "%lu", N.jobs);
+  snprintf(a_seed, sizeof a_seed, "%lu", (night % 1000000ul) * 1000000000ul);
+  remove_tree(out);
+  phase("explore");
+  note("night %lu: exploring %s for %lus", night, ts->name, secs);
+  char *argv[] = {cli,    "explore", "-o",   out,        "--time",       a_time, "--jobs",
+                  a_jobs, "--seed",  a_seed, "--corpus", (char *)corpus, "-q",   NULL};
+  int st = run(argv, log, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) /* 1: failures found */
+    note("  %s: the explorer ended abnormally (see %s)", ts->name, log);
+  FILE *f = fopen(log, "r");
+  char line[1024];
+  unsigned long long roots, branches;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "explore: %llu roots, %llu branches", &roots, &branches) == 2)
+      ts->explore_runs = roots + branches;
+  if (f)
+    fclose(f);
+  ts->execs += ts->explore_runs;
+  DIR *d = opendir(out);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (strncmp(e->d_name, "crash-", 6))
+      continue;
+    char src[PATHCAP], dst[PATHCAP];
+    path2(src, out, e->d_name);
+    path2(dst, inbox, e->d_name);
+    put(src, dst);
+  }
+  if (d)
+    closedir(d);
+  remove_tree(out);
+}
+
+/* Which assertion sites (SF_SOMETIMES, SF_REACHABLE, SF_MAXIMIZE) the
+ * corpus reaches (`simfuzz reach`): counts, and the never-reached names. */
+static void reach_target(target_stat *ts) {
+  char cli[PATHCAP], corpus[PATHCAP], log[PATHCAP];
+  tool(cli, ts->name);
+  snprintf(corpus, sizeof corpus, "%s/corpus/%s", N.state, ts->name);
+  snprintf(log, sizeof log, "%s/%s.reach.txt", N.work, ts->name);
+  char *argv[] = {cli, "reach", corpus, NULL};
+  run(argv, log, 1);
+  FILE *f = fopen(log, "r");
+  char line[1024];
+  unsigned inputs;
+  while (f && fgets(line, sizeof line, f)) {
+    if (sscanf(line, "reach: %u inputs, %u assertion sites, %u reached, %u never", &inputs,
+               &ts->sites, &ts->reached, &ts->never) == 4)
+      continue;
+    char *p = strstr(line, " NEVER ");
+    if (!p)
+      continue;
+    p += 7;
+    while (*p == ' ')
+      p++;
+    char *end = strstr(p, "  (");
+    size_t n = end ? (size_t)(end - p) : strcspn(p, "\n");
+    if (ts->nnames < MAX_NAMES)
+      snprintf(ts->never_names[ts->nnames++], sizeof ts->never_names[0], "%.*s", (int)n, p);
+  }
+  if (f)
+    fclose(f);
+}
+
 static void fuzz_target(target_stat *ts, unsigned long night) {
   const char *t = ts->name;
   char fz[PATHCAP], corpus[PATHCAP], old[PATHCAP], merged[PATHCAP], inbox[PATHCAP], tmp[PATHCAP];
@@ -548,9 +630,11 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
   ts->before = count_files(corpus);
   note("night %lu: fuzzing %s for %lus with %lu workers (corpus %u)", night, t, N.budget, N.jobs,
        ts->before);
+  /* A quarter of the budget goes to the explorer (below), the rest to libFuzzer. */
+  unsigned long ex_time = N.budget / 4, lf_time = N.budget - ex_time;
   char a_fork[32], a_time[32], a_dict[PATHCAP], a_art[PATHCAP], log[PATHCAP];
   snprintf(a_fork, sizeof a_fork, "-fork=%lu", N.jobs);
-  snprintf(a_time, sizeof a_time, "-max_total_time=%lu", N.budget);
+  snprintf(a_time, sizeof a_time, "-max_total_time=%lu", lf_time);
   snprintf(a_dict, sizeof a_dict, "-dict=%s/fuzz/%s.dict", N.build, t);
   snprintf(a_art, sizeof a_art, "-artifact_prefix=%s/", inbox);
   snprintf(log, sizeof log, "%s/%s.fuzz.log", N.work, t);
@@ -574,6 +658,8 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
       ts->execs = strtoull(line + 1, NULL, 10);
   if (lf)
     fclose(lf);
+  if (ex_time)
+    explore_target(ts, night, ex_time, corpus, inbox);
   /* a write cut short by a full disk leaves a file whose name no longer
    * matches its contents: drop it (a crash file cut short may not fail any
    * more; it will be found again) */
@@ -603,6 +689,7 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
     remove_tree(merged);
   }
   ts->after = count_files(corpus);
+  reach_target(ts);
   unsigned now = count_files(inbox);
   ts->crashes = now > crash_before ? now - crash_before : 0;
   note("  %s: %" PRIu64 " executions, corpus %u -> %u, %u crash files", t, ts->execs, ts->before,
@@ -735,12 +822,26 @@ static void write_reports(unsigned long night, uint64_t execs) {
   fprintf(f,
           "Targets: %d; budget %lus each with %lu workers;\n%" PRIu64 " executions in total.\n\n",
           N.ntargets, N.budget, N.jobs, execs);
-  fprintf(f, "| target | executions | corpus (before → after) | crash files |\n");
-  fprintf(f, "| --- | ---: | ---: | ---: |\n");
+  fprintf(f, "| target | executions (explorer) | corpus (before → after) | crash files | "
+             "assertion sites reached |\n");
+  fprintf(f, "| --- | ---: | ---: | ---: | ---: |\n");
   for (int i = 0; i < N.ntargets; i++)
-    fprintf(f, "| %s | %" PRIu64 " | %u → %u | %u |\n", N.t[i].name, N.t[i].execs, N.t[i].before,
-            N.t[i].after, N.t[i].crashes);
+    fprintf(f, "| %s | %" PRIu64 " (%" PRIu64 ") | %u → %u | %u | %u of %u |\n", N.t[i].name,
+            N.t[i].execs, N.t[i].explore_runs, N.t[i].before, N.t[i].after, N.t[i].crashes,
+            N.t[i].reached, N.t[i].sites);
   fputc('\n', f);
+  int never = 0;
+  for (int i = 0; i < N.ntargets; i++)
+    if (N.t[i].never) {
+      if (!never++)
+        fprintf(f, "Assertion sites no input of the corpus has reached (`simfuzz reach`):\n\n");
+      fprintf(f, "- %s:", N.t[i].name);
+      for (unsigned k = 0; k < N.t[i].nnames; k++)
+        fprintf(f, "%s \"%s\"", k ? "," : "", N.t[i].never_names[k]);
+      fprintf(f, "%s\n", N.t[i].never > N.t[i].nnames ? ", ..." : "");
+    }
+  if (never)
+    fputc('\n', f);
   if (!N.nfresh) {
     fprintf(f, "**Nothing new.** %u crash files matched known failures.\n", N.seen);
   } else {
@@ -786,6 +887,13 @@ static void write_reports(unsigned long night, uint64_t execs) {
     cj_kint(&j, "corpus_before", N.t[i].before);
     cj_kint(&j, "corpus_after", N.t[i].after);
     cj_kint(&j, "crash_files", N.t[i].crashes);
+    cj_kint(&j, "explore_runs", (int64_t)N.t[i].explore_runs);
+    cj_kint(&j, "assertion_sites", N.t[i].sites);
+    cj_kint(&j, "sites_reached", N.t[i].reached);
+    cj_karr(&j, "sites_never_reached");
+    for (unsigned k = 0; k < N.t[i].nnames; k++)
+      cj_str(&j, N.t[i].never_names[k]);
+    cj_end_arr(&j);
     cj_end_obj(&j);
   }
   cj_end_arr(&j);
