@@ -101,21 +101,26 @@ static int save_vote(rk_node *p) {
 }
 #endif
 
+/* Write entries [from, len] (not synced). -1 on a disk error. */
+static int write_entries(rk_node *p, uint32_t from) {
+  for (uint32_t i = from; i <= p->len; i++) {
+    uint8_t b[RK_RECORD];
+    sf_enc e;
+    sf_enc_init(&e, b, sizeof b);
+    put_entry(&e, &p->log[i]);
+    if (p->io->record_write(p->io, i, b, sizeof b, 0) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 /* Make entries [from, len] durable. -1 after a crash. */
 static int save_log(rk_node *p, uint32_t from) {
 #ifdef RAFT_BUG_TRUNCATE_UNSYNCED
   /* BUG: "a rewrite of entries already on disk needs no sync of its own:
    * the next append's sync covers it" */
   if (from <= p->durable) {
-    for (uint32_t i = from; i <= p->len; i++) {
-      uint8_t b[RK_RECORD];
-      sf_enc e;
-      sf_enc_init(&e, b, sizeof b);
-      put_entry(&e, &p->log[i]);
-      if (p->io->record_write(p->io, i, b, sizeof b, 0) < 0)
-        goto fail;
-    }
-    if (write_meta(p, p->len, 0) < 0)
+    if (write_entries(p, from) < 0 || write_meta(p, p->len, 0) < 0)
       goto fail;
     p->durable = p->len;
     return 0;
@@ -123,15 +128,7 @@ static int save_log(rk_node *p, uint32_t from) {
 #endif
   if (from <= p->durable && write_meta(p, from - 1, 1) < 0)
     goto fail; /* truncation first: never a durable length over stale records */
-  for (uint32_t i = from; i <= p->len; i++) {
-    uint8_t b[RK_RECORD];
-    sf_enc e;
-    sf_enc_init(&e, b, sizeof b);
-    put_entry(&e, &p->log[i]);
-    if (p->io->record_write(p->io, i, b, sizeof b, 0) < 0)
-      goto fail;
-  }
-  if (p->io->sync(p->io) < 0 || write_meta(p, p->len, 1) < 0)
+  if (write_entries(p, from) < 0 || p->io->sync(p->io) < 0 || write_meta(p, p->len, 1) < 0)
     goto fail;
   p->durable = p->len;
   return 0;
