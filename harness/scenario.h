@@ -66,9 +66,7 @@ typedef enum {
 #define SF_SK_UNDO 1u    /**< kind flag: ends a fault (not counted as one) */
 #define SF_SK_NO_RANK 2u /**< kind flag: names no node, so by_state does not apply */
 
-/* NOP does nothing: a placeholder at a fixed time that `simfuzz explore`
- * rewrites into a real step in a branch, so that a branch's scenario file
- * schedules exactly the events its run did (see harness/cli/explore.c). */
+/* NOP does nothing (files of older explorers used it as a placeholder). */
 
 /** The step kinds, one row each; every table about step kinds derives from
  *  this list (names, shapes, fault classes, the protobuf codec, the
@@ -161,7 +159,8 @@ typedef struct sf_step {
   uint64_t at_us;
   uint8_t kind; /* sf_step_kind */
   uint8_t flag;
-  uint8_t by_state; /* node numbers are ranks by observed state (see proto) */
+  uint8_t by_state;     /* node numbers are ranks by observed state (see proto) */
+  uint32_t after_event; /* 0: scheduled at the start; N: after event N (proto) */
   uint32_t node, peer, k, count, interval_us, rate_ppm;
   uint64_t mask_a, mask_b, key, value;
   int64_t offset_us, jump_us;
@@ -217,6 +216,10 @@ size_t sf_encoded_size(const sf_scenario *s);
 /** Clamp every field to the harness's bounds and sort steps by time
  *  (stable). Idempotent. Called by every decoder. */
 void sf_normalize(sf_scenario *s);
+
+/** Clamp one step's fields as sf_normalize() does. Returns 0 if the step
+ *  is unusable (sf_normalize() would drop it), 1 otherwise. */
+int sf_step_normalize(sf_step *st);
 
 /** Generate a scenario from a choice stream of bytes: the lenient reading
  *  of non-protobuf input. Bytes left over become the choice tape. */

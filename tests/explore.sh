@@ -64,7 +64,13 @@ rc=$?
   fail "fuzz: exit $rc, want 1, a confirmed ladder failure and a corpus: $(cat "$work/fuzz.log")"
 ok "fuzz confirms what it found: $(tail -n 1 "$work/fuzz.log")"
 
-# 5. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
+# 5. output directories are created with their parents, as mkdir -p
+"$B" explore -o "$work/new/a/out" --corpus "$work/new/b/corpus" --roots 5 -q > "$work/p.log" 2>&1 &&
+  [ -d "$work/new/a/out" ] && [ -d "$work/new/b/corpus" ] ||
+  fail "explore -o into a missing parent: $(cat "$work/p.log")"
+ok "explore creates missing parents of -o and --corpus"
+
+# 6. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }
 for sig in TERM INT KILL; do
   "$B" explore -o "$work/k$sig" --time 600 --jobs 2 --energy 16 -q > "$work/k$sig.log" 2>&1 &

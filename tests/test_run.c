@@ -399,8 +399,93 @@ TEST(hostile_and_mutated_inputs_never_fail_the_correct_example) {
   free(s);
 }
 
+/* The explorer's injection: a step added from the novelty hook, appended
+ * to the scenario with the event it was injected after, replays the run
+ * exactly; sf_run_inject does nothing outside the hook. */
+typedef struct {
+  sf_step st;
+  uint64_t after_ns;
+  uint32_t stamp, outside;
+} inject_ctx;
+
+static void inject_once(void *ctx, sim_world *w, uint32_t bucket, int site) {
+  inject_ctx *c = ctx;
+  (void)bucket, (void)site;
+  if (!c->stamp && sim_now(w) >= c->after_ns)
+    c->stamp = sf_run_inject(w, &c->st);
+}
+
+static void inject_at_finish(void *ctx, sim_world *w, const sf_result *r) {
+  inject_ctx *c = ctx;
+  (void)r;
+  c->outside = sf_run_inject(w, &c->st);
+}
+
+TEST(injected_steps_replay_as_scheduled_after_their_event) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  trigger(s);
+  sf_step reset = s->steps[2];
+  CHECK_EQ(reset.kind, SF_STEP_RESET);
+  memmove(&s->steps[2], &s->steps[3], 2 * sizeof s->steps[0]); /* the trigger without its reset */
+  s->nsteps = 4;
+  sf_result plain, inj, again;
+  CHECK_EQ(sf_run(&sf_target_pbstore_bug_reset_skip, s, NULL, &plain), 0);
+
+  inject_ctx c = {reset, 300 * SIM_NS_PER_MS, 0, 7};
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.on_novel = inject_once;
+  o.novel_ctx = &c;
+  o.on_finish = inject_at_finish;
+  o.finish_ctx = &c;
+  sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &inj);
+  CHECK(c.stamp > 0);
+  CHECK_EQ(c.outside, 0); /* after the run: nothing to add to */
+  CHECK(inj.hash != plain.hash);
+  CHECK(inj.failed); /* injected before its time, the reset triggers the bug */
+
+  /* the file: the scenario plus the step stamped with its event */
+  *t = *s;
+  t->steps[t->nsteps] = reset;
+  t->steps[t->nsteps++].after_event = c.stamp;
+  sf_normalize(t);
+  uint8_t buf[4096];
+  size_t n = sf_encode(t, buf, sizeof buf);
+  CHECK(n > 0 && n <= sizeof buf);
+  sf_run_input(&sf_target_pbstore_bug_reset_skip, buf, n, NULL, &again);
+  CHECK_HASH(again.hash, inj.hash);
+  CHECK_EQ(again.failed, inj.failed);
+  CHECK_EQ(again.failure.time, inj.failure.time);
+
+  /* a step due after an event the run never reaches never runs; one whose
+   * time has passed at its event runs at that moment */
+  *t = *s;
+  t->steps[t->nsteps] = reset;
+  t->steps[t->nsteps++].after_event = 4000000000u;
+  sf_normalize(t);
+  sf_run(&sf_target_pbstore_bug_reset_skip, t, NULL, &again);
+  CHECK_HASH(again.hash, plain.hash);
+  CHECK_EQ(again.steps_run, plain.steps_run);
+  *t = *s;
+  t->steps[t->nsteps] = reset;
+  t->steps[t->nsteps].at_us = 0;
+  t->steps[t->nsteps++].after_event = 50;
+  sf_normalize(t);
+  sf_run(&sf_target_pbstore_bug_reset_skip, t, NULL, &again);
+  int seen = 0;
+  for (uint32_t i = 0; i < again.nexec; i++)
+    if (t->steps[again.exec_step[i]].kind == SF_STEP_RESET) {
+      CHECK(again.exec_time[i] > 0);
+      seen = 1;
+    }
+  CHECK(seen);
+  free(s);
+  free(t);
+}
+
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
-          T(hostile_and_mutated_inputs_never_fail_the_correct_example))
+          T(hostile_and_mutated_inputs_never_fail_the_correct_example),
+          T(injected_steps_replay_as_scheduled_after_their_event))

@@ -335,6 +335,7 @@ TEST(every_step_kind_roundtrips) {
     st->kind = (uint8_t)k;
     st->at_us = 1234;
     st->by_state = 1;
+    st->after_event = 77;
     st->node = 3, st->peer = 5, st->flag = 0, st->k = 2, st->count = 3, st->interval_us = 7000;
     st->rate_ppm = 1234, st->mask_a = 5, st->mask_b = 2, st->key = 9, st->value = 11;
     st->offset_us = -5000, st->jump_us = 6000, st->drift_ppm = -1200;

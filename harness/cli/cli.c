@@ -449,6 +449,22 @@ static int cmd_hash(int argc, char **argv) {
 
 int cli_make_dir(const char *cmd, const char *d) {
   struct stat sb;
+  /* the missing parents first, as mkdir -p */
+  char parent[4096];
+  size_t n = strlen(d);
+  if (n < sizeof parent) {
+    memcpy(parent, d, n + 1);
+    for (char *p = parent + 1; *p; p++) {
+      if (*p != '/')
+        continue;
+      *p = 0;
+      if (mkdir(parent, 0777) < 0 && errno != EEXIST) {
+        cli_error("%s: cannot create %s: %s", cmd, parent, strerror(errno));
+        return -1;
+      }
+      *p = '/';
+    }
+  }
   if (mkdir(d, 0777) < 0 && errno != EEXIST) {
     cli_error("%s: cannot create %s: %s", cmd, d, strerror(errno));
     return -1;

@@ -57,7 +57,7 @@ FILE *cli_create(const char *path, char *tmp, size_t cap);
 /** Flush, fsync and close f, rename tmp over path and sync the directory;
  *  -1 after an error (the temporary file is removed). */
 int cli_commit(FILE *f, const char *tmp, const char *path);
-/** Create directory d if it does not exist; 0, or -1 after printing
+/** Create directory d and its missing parents (as mkdir -p); 0, or -1 after printing
  *  "cmd: ..." when it cannot be created or is not a directory. */
 int cli_make_dir(const char *cmd, const char *d);
 /** 1 if both paths name the same existing file. */
@@ -416,14 +416,14 @@ int cmd_reach(int argc, char **argv);
   "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
   "SYNOPSIS\n"                                                                                     \
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
-  "          [--budget B] [--placeholders P] [--corpus DIR] [--stop-on-first]\n"                   \
+  "          [--budget B] [--corpus DIR] [--stop-on-first]\n"                                      \
   "          [--timeout S] [--rss-limit-mb MB] [-q]\n\n"                                           \
   "DESCRIPTION\n"                                                                                  \
-  "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots, each with P placeholder\n"    \
-  "  steps. When a run reaches an abstract state (feature bucket, sometimes-assertion, new\n"      \
-  "  best value) that is rare across the campaign, the process forks: each child is a\n"           \
-  "  snapshot of the whole world and the system under test, and runs on with another future\n"     \
-  "  (the placeholders after that moment become random fault steps and client operations).\n"      \
+  "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
+  "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
+  "  the campaign, the process forks: each child is a snapshot of the whole world and the\n"       \
+  "  system under test, and runs on with another future (1 to 6 random fault steps or client\n"    \
+  "  operations injected soon after that moment, most within a few milliseconds to a second).\n"   \
   "  Rarer states get more branches (up to K at a state never seen before); branches branch\n"     \
   "  again up to depth D; each root's tree runs at most B branches. Every failure is re-run\n"     \
   "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
@@ -434,7 +434,7 @@ int cmd_reach(int argc, char **argv);
   "OPTIONS\n"                                                                                      \
   "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
   "  --energy K default 8                        --budget B  default 256\n"                        \
-  "  --placeholders P  default 24                --seed N    first root seed (default 0)\n\n"      \
+  "  --seed N   first root seed (default 0)\n\n"                                                   \
   "EXIT STATUS\n"                                                                                  \
   "  0 no failure, 1 failures found, 2 usage, 128+N stopped by signal N\n"
 

@@ -1,23 +1,23 @@
 /* simfuzz explore: checkpoint-and-branch exploration.
  *
- * Roots are the sweep's scenarios (sf_generate_seed) with placeholder steps
- * added (sf_add_placeholders). A root runs in a worker process with the
- * runner's novelty hook: when the run reaches a feature bucket that is
- * rare across the campaign (counted in memory shared by every process of
- * the campaign), the process fork()s. Each child is a copy-on-write
- * snapshot of the whole world, the system under test's memory included; it
- * rewrites the placeholders after the current moment into random steps
- * (sf_branch_future) and runs on; the parent waits for it, then forks the
- * next branch or goes on with its own run. Rarer buckets get more branches
- * (energy), a branch may branch again up to the depth limit, and every
- * root's tree has a budget of branch runs.
+ * Roots are the sweep's scenarios (sf_generate_seed). A root runs in a
+ * worker process with the runner's novelty hook: when the run reaches a
+ * feature bucket that is rare across the campaign (counted in memory
+ * shared by every process of the campaign), the process fork()s. Each
+ * child is a copy-on-write snapshot of the whole world, the system under
+ * test's memory included; it injects a few random steps soon after the
+ * current moment (sf_branch_steps, sf_run_inject) and runs on; the parent
+ * waits for it, then forks the next branch or goes on with its own run.
+ * Rarer buckets get more branches (energy), a branch may branch again up
+ * to the depth limit, and every root's tree has a budget of branch runs.
  *
- * A branch is an ordinary scenario (prefix plus future) whose replay
- * schedules exactly the events of the forked run: the placeholders keep
- * their times and indices. Every failure is re-run from scratch before it
- * is saved as a crash file; one that does not replay is counted as
- * diverged and kept apart. Runs that reach buckets no run of the campaign
- * reached before can be saved as a corpus for the fuzzers.
+ * A branch is an ordinary scenario (the root plus the injected steps, each
+ * stamped with the event after which it was injected) whose replay
+ * schedules exactly the events of the forked run. Every failure is re-run
+ * from scratch before it is saved as a crash file; one that does not
+ * replay is counted as diverged and kept apart. Runs that reach buckets no
+ * run of the campaign reached before can be saved as a corpus for the
+ * fuzzers.
  *
  * Processes: the tool, one supervisor per job (each supervises a worker
  * with the isolation of the sweep: time and memory limits, crash
@@ -68,16 +68,19 @@ typedef struct {
 typedef struct {
   /* configuration */
   uint64_t seed_base, max_roots, start; /* start: the worker's first root */
-  uint32_t jobs, job, depth, energy, placeholders, budget, quiet;
+  uint32_t jobs, job, depth, energy, budget, quiet;
   int stop_on_first;
   uint32_t branch_timeout_s;
   const char *out, *corpus;
   ex_shared *sh;
   /* this process */
   const cli_child_io *io;
-  sf_scenario *s; /* the running scenario: branches rewrite its future */
+  sf_scenario *s;  /* the root scenario the worker runs */
+  sf_step *added;  /* the steps this branch and its ancestors injected */
+  uint32_t nadded; /* (each with its after_event) */
   uint64_t root_seed, branch_id;
-  uint32_t level; /* 0 in the worker, d in a branch of depth d */
+  uint32_t level;     /* 0 in the worker, d in a branch of depth d */
+  uint64_t forked_at; /* the event a branch was forked after (one per event) */
   long parent;
   uint64_t feat[SF_FB_BUCKETS / 64];
 } explorer;
@@ -206,12 +209,30 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
 }
 
+/* The scenario this process runs: the root, plus the steps injected in
+ * this branch and its ancestors. x->s itself when nothing was injected;
+ * otherwise a copy the caller frees. */
+static sf_scenario *full_scenario(const explorer *x, const sf_step *more, uint32_t nmore) {
+  if (!x->nadded && !nmore)
+    return x->s;
+  sf_scenario *b = cli_new_scenario();
+  *b = *x->s;
+  SIM_ASSERT(b->nsteps + x->nadded + nmore <= SF_MAX_STEPS); /* sf_run_inject's bound */
+  memcpy(&b->steps[b->nsteps], x->added, x->nadded * sizeof *x->added);
+  b->nsteps += x->nadded;
+  memcpy(&b->steps[b->nsteps], more, nmore * sizeof *more);
+  b->nsteps += nmore;
+  sf_normalize(b);
+  return b;
+}
+
 /* After a run: failures, and new buckets for the corpus. */
 static void finish_run(explorer *x, const sf_result *r) {
+  sf_scenario *s = full_scenario(x, NULL, 0);
   if (r->failed) {
     cli_record rec;
     cli_record_fill(&rec, 0, r);
-    found(x, x->s, &rec.o, !r->crashed);
+    found(x, s, &rec.o, !r->crashed);
   }
   int fresh = 0;
   for (uint32_t i = 0; i < SF_FB_BUCKETS / 64; i++) {
@@ -221,18 +242,20 @@ static void finish_run(explorer *x, const sf_result *r) {
   }
   if (fresh && x->corpus && !r->failed) {
     char path[4096];
-    save_file(x->corpus, "", x->s, path, sizeof path);
+    save_file(x->corpus, "", s, path, sizeof path);
     if (path[0])
       add64(&x->sh->corpus, 1);
   }
+  if (s != x->s)
+    free(s);
 }
 
 /* A branch that did not end normally: rebuild its scenario in the parent
- * (the same rewrite of the same future) and keep it as a crash. */
-static void branch_crashed(explorer *x, uint64_t now_us, uint64_t id, int status) {
-  sf_scenario *b = cli_new_scenario();
-  *b = *x->s;
-  sf_branch_future(b, now_us, id);
+ * (the same future, injected after the same event) and keep it as a crash. */
+static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t events, int status) {
+  for (uint32_t i = 0; i < nf; i++)
+    fut[i].after_event = (uint32_t)events;
+  sf_scenario *b = full_scenario(x, fut, nf);
   cli_outcome o;
   memset(&o, 0, sizeof o);
   o.node = -1;
@@ -243,17 +266,21 @@ static void branch_crashed(explorer *x, uint64_t now_us, uint64_t id, int status
     snprintf(o.sig, sizeof o.sig, "crash: signal %d", WTERMSIG(status));
   else
     snprintf(o.sig, sizeof o.sig, "crash: exit %d", WEXITSTATUS(status));
-  const sf_scenario *keep = x->s;
-  x->s = b;
   found(x, b, &o, 0);
-  x->s = (sf_scenario *)keep;
   free(b);
 }
 
 /* Fork one branch at this moment. Returns in the child (which then runs
  * the new future) and, after the child ended, in the parent. */
 static void branch(explorer *x, sim_world *w, uint64_t id) {
-  uint64_t now_us = sim_now(w) / 1000;
+  uint64_t now_us = (sim_now(w) + 999) / 1000;
+  uint64_t events = sim_get_stats(w)->events;
+  uint32_t room = SF_MAX_STEPS - x->s->nsteps - x->nadded; /* as sf_run_inject counts */
+  sf_step fut[6];
+  uint32_t nf =
+      events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, fut, room < 6 ? room : 6) : 0;
+  if (!nf)
+    return;
   long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
   fflush(stdout);
   fflush(stderr);
@@ -271,8 +298,12 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
     x->level++;
     x->branch_id = id;
     x->parent = parent;
-    if (!sf_branch_future(x->s, now_us, id))
-      _exit(0);
+    x->forked_at = events;
+    for (uint32_t i = 0; i < nf; i++) {
+      fut[i].after_event = sf_run_inject(w, &fut[i]);
+      SIM_ASSERT(fut[i].after_event == events); /* room was counted above */
+      x->added[x->nadded++] = fut[i];
+    }
     add64(&x->sh->branches, 1);
     uint64_t d = __atomic_load_n(&x->sh->deepest, __ATOMIC_RELAXED);
     while (x->level > d && !__atomic_compare_exchange_n(&x->sh->deepest, &d, x->level, 1,
@@ -291,7 +322,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
   if (left)
     alarm(left);
   if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-    branch_crashed(x, now_us, id, st);
+    branch_crashed(x, fut, nf, events, st);
 }
 
 static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
@@ -300,6 +331,8 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
   uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
   if (x->level >= x->depth || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
     return;
+  if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
+    return; /* this branch's own future was injected after this event */
   uint32_t k = energy_for(c, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED), x->energy, site);
   uint64_t share = site ? EX_SHARE_SITE : EX_SHARE;
   for (uint32_t i = 0; i < k; i++) {
@@ -320,10 +353,11 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
 /* Build root number k of this job. */
 static void make_root(explorer *x, uint64_t seed) {
   sf_generate_seed(seed, x->s);
-  sf_add_placeholders(x->s, x->placeholders, seed);
+  x->nadded = 0;
   x->root_seed = seed;
   x->branch_id = seed;
   x->level = 0;
+  x->forked_at = 0;
 }
 
 /* The worker: roots one after another until told to stop. */
@@ -331,6 +365,9 @@ static void worker(void *arg, const cli_child_io *io) {
   explorer *x = arg;
   x->io = io;
   x->s = cli_new_scenario();
+  x->added = malloc(SF_MAX_STEPS * sizeof *x->added);
+  if (!x->added)
+    sf_out_of_memory("explore");
   sf_run_opts o;
   memset(&o, 0, sizeof o);
   o.on_novel = on_novel;
@@ -370,6 +407,7 @@ static void worker(void *arg, const cli_child_io *io) {
       rec.seed = k + 1;
       cli_record_send(io->res_fd, &rec);
       free(x->s);
+      free(x->added);
       return;
     }
   }
@@ -379,6 +417,7 @@ static void worker(void *arg, const cli_child_io *io) {
   rec.seed = k;
   cli_record_send(io->res_fd, &rec);
   free(x->s);
+  free(x->added);
 }
 
 /* ---- the supervisors and the tool ------------------------------------------ */
@@ -513,7 +552,6 @@ int cmd_explore(int argc, char **argv) {
   x.jobs = 1;
   x.depth = 3;
   x.energy = 8;
-  x.placeholders = 24;
   x.budget = 256;
   x.branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000);
   double seconds = 60;
@@ -540,8 +578,7 @@ int cmd_explore(int argc, char **argv) {
       if (*end || !(seconds > 0 && seconds < 1e7))
         return cli_error("explore: bad --time '%s' (seconds)", argv[i]);
     } else if (has && (!strcmp(a, "--jobs") || !strcmp(a, "--depth") || !strcmp(a, "--energy") ||
-                       !strcmp(a, "--placeholders") || !strcmp(a, "--budget") ||
-                       !strcmp(a, "--seed") || !strcmp(a, "--roots"))) {
+                       !strcmp(a, "--budget") || !strcmp(a, "--seed") || !strcmp(a, "--roots"))) {
       if (cli_parse_u64(argv[++i], &v) < 0)
         return cli_error("explore: bad %s '%s'", a, argv[i]);
       if (!strcmp(a, "--seed")) {
@@ -549,19 +586,17 @@ int cmd_explore(int argc, char **argv) {
       } else if (!strcmp(a, "--roots")) {
         x.max_roots = v;
       } else {
-        uint64_t hi = !strcmp(a, "--jobs")           ? EX_MAX_JOBS
-                      : !strcmp(a, "--depth")        ? 16
-                      : !strcmp(a, "--energy")       ? 64
-                      : !strcmp(a, "--placeholders") ? SF_MAX_STEPS / 2
-                                                     : 1000000;
+        uint64_t hi = !strcmp(a, "--jobs")     ? EX_MAX_JOBS
+                      : !strcmp(a, "--depth")  ? 16
+                      : !strcmp(a, "--energy") ? 64
+                                               : 1000000;
         if (v > hi || (v == 0 && !strcmp(a, "--jobs")))
           return cli_error("explore: %s must be %s1..%" PRIu64, a,
                            !strcmp(a, "--jobs") ? "" : "0 or ", hi);
-        uint32_t *f = !strcmp(a, "--jobs")           ? &x.jobs
-                      : !strcmp(a, "--depth")        ? &x.depth
-                      : !strcmp(a, "--energy")       ? &x.energy
-                      : !strcmp(a, "--placeholders") ? &x.placeholders
-                                                     : &x.budget;
+        uint32_t *f = !strcmp(a, "--jobs")     ? &x.jobs
+                      : !strcmp(a, "--depth")  ? &x.depth
+                      : !strcmp(a, "--energy") ? &x.energy
+                                               : &x.budget;
         *f = (uint32_t)v;
       }
     } else {

@@ -317,57 +317,58 @@ size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, ui
 
 /* ---- exploration branches -------------------------------------------------- */
 
-void sf_add_placeholders(sf_scenario *s, uint32_t n, uint64_t seed) {
-  rng r = {seed ^ 0x51ac3b1d5ull};
-  /* Within the span of the scenario's own steps: a placeholder after the
-   * last one would move the run's end (last step + tail) and make every
-   * root run longer than the sweep's run of the same scenario. A scenario
-   * without steps gets them over its tail. */
-  uint64_t span = max_time(s);
-  if (!span)
-    span = (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
-  if (span > SF_MAX_AT_US)
-    span = SF_MAX_AT_US;
-  for (uint32_t i = 0; i < n && s->nsteps < SF_MAX_STEPS; i++) {
-    sf_step *st = &s->steps[s->nsteps++];
-    memset(st, 0, sizeof *st);
-    st->kind = SF_STEP_NOP;
-    /* off the millisecond grid, where timers and generated steps fall */
-    st->at_us = (uint64_t)below(&r, (uint32_t)(span / 1000)) * 1000 + 1 + below(&r, 999);
-  }
-  sf_normalize(s);
+/* When the run of s ends: its last step scheduled at the start, plus the tail. */
+static uint64_t run_end_us(const sf_scenario *s) {
+  uint64_t last = 0;
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    if (!s->steps[i].after_event && s->steps[i].at_us > last)
+      last = s->steps[i].at_us;
+  return last + (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
 }
 
-uint32_t sf_branch_future(sf_scenario *s, uint64_t after_us, uint64_t seed) {
+uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, sf_step *out,
+                         uint32_t max) {
   rng r = {seed ^ 0xb7a2c4f1ull};
-  uint32_t future[SF_MAX_STEPS], nf = 0;
-  for (uint32_t i = 0; i < s->nsteps; i++)
-    if (s->steps[i].kind == SF_STEP_NOP && s->steps[i].at_us > after_us)
-      future[nf++] = i;
-  if (!nf)
+  uint64_t end = run_end_us(s);
+  if (end > SF_MAX_AT_US) /* a later time would not survive normalisation */
+    end = SF_MAX_AT_US;
+  if (now_us >= end || max == 0)
     return 0;
-  uint32_t changed = 0;
-  for (uint32_t j = 0; j < nf; j++) {
-    if (below(&r, 2) && !(j == nf - 1 && changed == 0))
-      continue;
-    sf_step *st = &s->steps[future[j]];
-    sf_scenario *one = malloc(sizeof *one);
-    if (!one)
-      return changed;
-    sf_scenario_init(one);
-    one->nsteps = 1;
-    random_step(&r, s, &one->steps[0]);
-    one->steps[0].at_us = st->at_us;
-    if (sf_step_shape_of(one->steps[0].kind) == SF_SHAPE_OP) {
-      one->steps[0].count = 1; /* the slot's event runs once */
-      one->steps[0].interval_us = 0;
-    }
-    sf_normalize(one);
-    if (one->nsteps == 1 && one->steps[0].at_us == st->at_us) {
-      *st = one->steps[0];
-      changed++;
-    }
-    free(one);
+  uint64_t room = end - now_us;
+  if (room > 2000000)
+    room = 2000000;
+  uint32_t n = 1 + below(&r, 6);
+  if (n > max)
+    n = max;
+  uint64_t at[6];
+  for (uint32_t i = 0; i < n; i++) {
+    /* about log-uniform from 100 us to 3 s: most futures act while the
+     * rare state lasts, some after it has had time to play out */
+    uint32_t k = below(&r, 15);
+    uint64_t d = (100ull << k) + below(&r, 100u << k);
+    if (below(&r, 8) == 0)
+      d = below(&r, 100); /* at once */
+    at[i] = now_us + (d < room ? d : room);
   }
-  return changed;
+  for (uint32_t i = 1; i < n; i++) /* in order of time */
+    for (uint32_t j = i; j > 0 && at[j - 1] > at[j]; j--) {
+      uint64_t t = at[j];
+      at[j] = at[j - 1];
+      at[j - 1] = t;
+    }
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    sf_step *st = &out[k];
+    random_step(&r, s, st);
+    st->at_us = at[i];
+    st->by_state = below(&r, 2); /* at a rare state, roles matter */
+    if (sf_step_shape_of(st->kind) == SF_SHAPE_OP) {
+      st->count = 1;
+      st->interval_us = 0;
+    }
+    /* as a replay will read it back */
+    if (sf_step_normalize(st) && st->at_us == at[i])
+      k++;
+  }
+  return k;
 }

@@ -37,21 +37,20 @@ size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, ui
 size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size);
 
 /* ---- exploration branches (simfuzz explore) ------------------------------
- * A branch forks a running scenario and gives it another future. It must
- * stay an ordinary scenario whose replay schedules exactly the events of
- * the forked run, so the future is written into placeholder steps (NOP)
- * that were part of the scenario from the start: each keeps its time and
- * its index, and only what it does changes. */
+ * A branch forks a running scenario at some moment and gives it another
+ * future: a few new steps soon after that moment. The explorer injects
+ * them into the run (sf_run_inject) and appends them to the scenario with
+ * their after_event, so the branch stays an ordinary scenario whose replay
+ * schedules exactly the events of the forked run. */
 
-/** Add up to n placeholder steps at pseudo-random times (never on a whole
- *  millisecond) before the scenario's last step, so that the run ends when
- *  it would without them (over its tail if it has no steps), then normalise. */
-void sf_add_placeholders(sf_scenario *s, uint32_t n, uint64_t seed);
-
-/** Give the placeholders after after_us a future: about half of them (at
- *  least one) become random steps at the same times (client operations
- *  run once). Returns how many changed (0: no placeholder is left). */
-uint32_t sf_branch_future(sf_scenario *s, uint64_t after_us, uint64_t seed);
+/** Draw a branch's future for scenario s forked at now_us: 1 to max (at
+ *  most 6) random steps, in order of time, between now_us and the run's
+ *  end (the last step scheduled at the start, plus the tail), mostly soon:
+ *  the delay is about log-uniform from 100 us to 3 s. Client operations
+ *  run once. Returns how many were written to out (0: the run is about to
+ *  end). */
+uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, sf_step *out,
+                         uint32_t max);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,8 @@ typedef struct run_state run_state;
 
 typedef struct {
   run_state *rs;
-  uint32_t idx;       /* step index */
+  const sf_step *st;  /* the step: in the scenario, or injected (inj) */
+  uint32_t idx;       /* its index in the scenario (the execution log) */
   uint32_t remaining; /* client op repetitions left */
 } slot;
 
@@ -50,7 +51,14 @@ struct run_state {
   run_state *outer; /* the run this one is nested in (determinism re-check) */
   sim_world *cur_w; /* sim_current() before this run */
   int cur_node;
-  slot slots[SF_MAX_STEPS];
+  /* steps scheduled after an event (Step.after_event): the scenario's,
+   * in (after_event, index) order, and those injected during the run */
+  uint16_t later[SF_MAX_STEPS];
+  uint32_t nlater, next_later;
+  int in_novel; /* inside the on_novel hook: sf_run_inject() may add steps */
+  uint32_t nslots, ninj;
+  sf_step *inj; /* SF_MAX_STEPS of them, allocated at the first injection */
+  slot slots[2 * SF_MAX_STEPS];
 };
 
 /* The innermost run executing in this thread (for the assert() hook);
@@ -132,6 +140,8 @@ static void on_trace(void *p, const sim_world *w, const sim_trace_rec *r, const 
     rs->o->trace(rs->o->trace_ctx, w, r, payload, len);
 }
 
+static int schedule_step(run_state *rs, const sf_step *st, uint32_t idx);
+
 static void after_event(void *p, sim_world *w) {
   run_state *rs = p;
   const sf_check *c = rs->t->invariants;
@@ -145,10 +155,40 @@ static void after_event(void *p, sim_world *w) {
   if (rs->o->on_novel && rs->feat.nfresh) {
     uint16_t fresh[SF_FRESH_MAX];
     uint32_t k = sf_features_drain(&rs->feat, fresh);
+    rs->in_novel = 1;
     for (uint32_t i = 0; i < k; i++)
       rs->o->on_novel(rs->o->novel_ctx, w, fresh[i] & (SF_FB_BUCKETS - 1),
                       (fresh[i] & SF_FRESH_SITE) != 0);
+    rs->in_novel = 0;
   }
+  /* the scenario's steps due after this event, in the order an explorer
+   * that injected them (from the hook above) scheduled them */
+  uint64_t n = sim_get_stats(w)->events;
+  while (rs->next_later < rs->nlater) {
+    uint32_t i = rs->later[rs->next_later];
+    if (rs->s->steps[i].after_event > n)
+      break;
+    rs->next_later++;
+    schedule_step(rs, &rs->s->steps[i], i);
+  }
+}
+
+uint32_t sf_run_inject(sim_world *w, const sf_step *st) {
+  run_state *rs = active_run;
+  if (!rs || rs->w != w || !rs->in_novel || rs->s->nsteps + rs->ninj >= SF_MAX_STEPS)
+    return 0;
+  uint64_t n = sim_get_stats(w)->events;
+  if (n == 0 || n > UINT32_MAX)
+    return 0;
+  if (!rs->inj && !(rs->inj = malloc(SF_MAX_STEPS * sizeof *rs->inj)))
+    sf_out_of_memory("the runner");
+  sf_step *copy = &rs->inj[rs->ninj];
+  *copy = *st;
+  copy->after_event = (uint32_t)n;
+  if (schedule_step(rs, copy, rs->s->nsteps + rs->ninj) != 0)
+    return 0;
+  rs->ninj++;
+  return (uint32_t)n;
 }
 
 /* ---- assertion sites ------------------------------------------------------ */
@@ -251,7 +291,7 @@ static uint64_t remap_mask(uint64_t m, const int *perm, int n) {
 static void run_step(sim_world *w, void *arg) {
   slot *sl = arg;
   run_state *rs = sl->rs;
-  const sf_step *st = &rs->s->steps[sl->idx];
+  const sf_step *st = sl->st;
   if (rs->steps_closed)
     return;
   sf_fault_kind fk = sf_step_fault(st->kind);
@@ -351,12 +391,25 @@ static void run_step(sim_world *w, void *arg) {
       sim_require_liveness(w, (uint64_t)ms * SIM_NS_PER_MS);
     }
     break;
-  case SF_STEP_NOP: break; /* a placeholder (explore) */
+  case SF_STEP_NOP: break;
   default: break;
   }
 }
 
 /* ---- the run ---------------------------------------------------------- */
+
+/* Schedule step st (index idx in the scenario) at its time, or now if that
+ * has passed; 0, or -1 if the world has no room (the run then stops). */
+static int schedule_step(run_state *rs, const sf_step *st, uint32_t idx) {
+  SIM_ASSERT(rs->nslots < sizeof rs->slots / sizeof rs->slots[0]);
+  slot *sl = &rs->slots[rs->nslots++];
+  sl->rs = rs;
+  sl->st = st;
+  sl->idx = idx;
+  sl->remaining = sf_step_shape_of(st->kind) == SF_SHAPE_OP ? st->count : 1;
+  uint64_t t = st->at_us * 1000, now = sim_now(rs->w);
+  return sim_at(rs->w, t > now ? t : now, run_step, sl) == 0 ? 0 : -1;
+}
 
 static sim_world *setup(run_state *rs) {
   const sf_target *t = rs->t;
@@ -392,7 +445,11 @@ static sim_world *setup(run_state *rs) {
   c.hook_ctx = rs;
   c.classify = t->classify;
   c.describe = t->describe;
-  c.after_event = (t->invariants || (rs->fb && t->observe) || rs->o->on_novel) ? after_event : NULL;
+  int later = 0;
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    later |= s->steps[i].after_event != 0;
+  c.after_event =
+      (t->invariants || (rs->fb && t->observe) || rs->o->on_novel || later) ? after_event : NULL;
   c.at_end = t->end_checks ? at_end : NULL;
   c.live = t->live ? live : NULL;
   c.trace = (rs->fb || rs->o->trace) ? on_trace : NULL;
@@ -430,14 +487,17 @@ static sim_stop execute(run_state *rs) {
   const sf_scenario *s = rs->s;
   uint64_t last = 0;
   for (uint32_t i = 0; i < s->nsteps; i++) {
-    slot *sl = &rs->slots[i];
-    sl->rs = rs;
-    sl->idx = i;
-    sl->remaining = sf_step_shape_of(s->steps[i].kind) == SF_SHAPE_OP ? s->steps[i].count : 1;
-    uint64_t t = s->steps[i].at_us * 1000;
-    if (t > last)
-      last = t;
-    sim_at(w, t, run_step, sl);
+    const sf_step *st = &s->steps[i];
+    if (st->after_event) { /* scheduled by after_event(); not part of the run's span */
+      uint32_t j = rs->nlater++;
+      for (; j > 0 && s->steps[rs->later[j - 1]].after_event > st->after_event; j--)
+        rs->later[j] = rs->later[j - 1];
+      rs->later[j] = (uint16_t)i;
+      continue;
+    }
+    if (st->at_us * 1000 > last)
+      last = st->at_us * 1000;
+    schedule_step(rs, st, i);
   }
   uint32_t tail = s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS;
   sim_stop stop = sim_run(w, last + (uint64_t)tail * SIM_NS_PER_MS, 0);
@@ -566,6 +626,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     t->destroy(rs->ctx);
   free(rs->site_hit);
   free(rs->site_max);
+  free(rs->inj);
   free(rs);
   return res.failed;
 }

@@ -182,6 +182,7 @@ static int norm_step(const sf_step *in, sf_step *o) {
   o->kind = in->kind;
   o->at_us = in->at_us > SF_MAX_AT_US ? SF_MAX_AT_US : in->at_us;
   o->by_state = in->by_state && !(sf_step_flags(in->kind) & SF_SK_NO_RANK);
+  o->after_event = in->after_event;
   uint32_t node = in->node % SIM_MAX_NODES, peer = in->peer % SIM_MAX_NODES;
   switch (sf_step_shape_of(in->kind)) {
   case SF_SHAPE_NONE: break;
@@ -248,6 +249,14 @@ static int norm_step(const sf_step *in, sf_step *o) {
     break;
   default: return 0;
   }
+  return 1;
+}
+
+int sf_step_normalize(sf_step *st) {
+  sf_step tmp;
+  if (!norm_step(st, &tmp))
+    return 0;
+  *st = tmp;
   return 1;
 }
 
@@ -477,6 +486,7 @@ static int from_step(const Simfuzz__Step *m, sf_step *o) {
   memset(o, 0, sizeof *o);
   o->at_us = m->at_us;
   o->by_state = m->by_state ? 1 : 0;
+  o->after_event = m->after_event;
   unsigned kind = kind_of_field(m->kind_case);
   const ProtobufCFieldDescriptor *sf =
       protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, m->kind_case);
@@ -699,6 +709,7 @@ static void to_step(const sf_step *s, step_msg *o) {
   simfuzz__step__init(m);
   m->at_us = s->at_us;
   m->by_state = s->by_state ? 1 : 0;
+  m->after_event = s->after_event;
   unsigned field = field_of_kind(s->kind);
   const ProtobufCFieldDescriptor *sf =
       protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, field);
