@@ -110,8 +110,8 @@ SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
 
 /* States that matter, for the explorer and `simfuzz reach` (never fail):
  * a client that believes it holds the lock while its clock runs away from
- * true time (drift or a jump), and two clients whose leases overlap in
- * true time (the server granted a new one before the old one ran out). */
+ * true time (drift or a jump), and a restarted server in its grace period
+ * while a client holds, with how far its clock runs ahead. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
   int holders = 0;
@@ -132,6 +132,11 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   ll_node *srv = ll(w, 0);
   SF_SOMETIMES(w, srv && srv->grace, "server restarted in its grace period");
   SF_SOMETIMES(w, srv && srv->grace && holders > 0, "server in its grace while a client holds");
+  /* how far the server's wall clock runs ahead of true time then: a
+   * grace period timed by that clock ends early by as much */
+  int64_t ahead = srv && srv->grace && holders > 0 ? sim_clock(w, 0) - (int64_t)sim_now(w) : 0;
+  SF_MAXIMIZE(w, "server clock ahead in its grace while a client holds (ms)",
+              ahead > 0 ? (uint64_t)ahead / SIM_NS_PER_MS : 0);
 }
 
 static const sf_check invariants[] = {
