@@ -436,8 +436,16 @@ static void on_rvr(rk_node *p, int from, sf_dec *d) {
   uint8_t granted = sf_dec_u8(d);
   if (!sf_dec_ok(d) || sf_dec_left(d) || newer_term(p, term))
     return;
+#ifdef RAFT_BUG_STALE_VOTE
+  /* BUG: "a granted vote is a granted vote": a reply from one of this
+   * candidate's earlier elections, held back by a one-way partition and
+   * delivered when it heals, counts in the current one. */
+  if (p->role != RK_CANDIDATE || term > p->term || !granted)
+    return;
+#else
   if (p->role != RK_CANDIDATE || term != p->term || !granted)
     return;
+#endif
   p->votes |= 1u << from;
   if (2 * __builtin_popcount(p->votes) > p->io->nodes)
     become_leader(p);

@@ -39,6 +39,10 @@
  *                           (not from when the heartbeat was sent): a late
  *                           acknowledgement stretches it past a new leader's
  *                           first write -> a stale read.
+ *   RAFT_BUG_STALE_VOTE     a candidate counts granted votes from its
+ *                           earlier elections: a vote held back by a
+ *                           one-way partition and delivered when it heals
+ *                           makes a second leader of the term.
  */
 #ifndef RAFT_KV_H
 #define RAFT_KV_H
