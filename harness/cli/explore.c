@@ -229,19 +229,22 @@ static sf_scenario *full_scenario(const explorer *x, const sf_step *more, uint32
 
 /* After a run: failures, and new buckets for the corpus. */
 static void finish_run(explorer *x, const sf_result *r) {
-  sf_scenario *s = full_scenario(x, NULL, 0);
-  if (r->failed) {
-    cli_record rec;
-    cli_record_fill(&rec, 0, r);
-    found(x, s, &rec.o, !r->crashed);
-  }
   int fresh = 0;
   for (uint32_t i = 0; i < SF_FB_BUCKETS / 64; i++) {
     uint64_t old = __atomic_fetch_or(&x->sh->seen[i], x->feat[i], __ATOMIC_RELAXED);
     if (x->feat[i] & ~old)
       fresh = 1;
   }
-  if (fresh && x->corpus && !r->failed) {
+  int keep = fresh && x->corpus && !r->failed;
+  if (!r->failed && !keep)
+    return;
+  sf_scenario *s = full_scenario(x, NULL, 0);
+  if (r->failed) {
+    cli_record rec;
+    cli_record_fill(&rec, 0, r);
+    found(x, s, &rec.o, !r->crashed);
+  }
+  if (keep) {
     char path[4096];
     save_file(x->corpus, "", s, path, sizeof path);
     if (path[0])
