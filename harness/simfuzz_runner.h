@@ -103,8 +103,9 @@ int sf_run_input(const sf_target *t, const uint8_t *data, size_t len, const sf_r
  *  feedback on unless the build disabled it. */
 void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len);
 
-/** Process-level setup for fuzzing drivers, called once at startup: keeps
- *  glibc from returning and re-faulting the heap between executions (the
+/** Process-level setup for fuzzing drivers and for tools that run many
+ *  scenarios (the CLI calls it), once at startup: keeps glibc from
+ *  returning and re-faulting the heap between executions (the
  *  per-execution allocations are freed every time), and with the
  *  environment variable SIMFUZZ_PRINT_HASH=1 makes sf_fuzz_one print each
  *  run's trace hash to stderr ("simfuzz-hash H"). No effect on runs. */

@@ -546,6 +546,9 @@ int cli_main(int argc, char **argv, const sf_target *target) {
   /* Likewise a closed pipe (`replay ... | head -1`): the write fails with
    * EPIPE and the command ends with one line and status 2, not SIGPIPE. */
   signal(SIGPIPE, SIG_IGN);
+  /* the sweep and the explorer run many scenarios, as fuzzers do: keep the
+   * heap instead of returning it and zeroing it again for every run */
+  sf_driver_init();
   static char name[256];
   cli_target = target;
   if (target) {
