@@ -288,6 +288,9 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
   long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
   fflush(stdout);
   fflush(stderr);
+  /* the branch's cost to the roots: the fork (page tables of the whole
+   * heap) as well as the child's run */
+  uint64_t t0 = x->level == 0 ? now_ns() : 0;
   pid_t pid = fork();
   if (pid < 0)
     return;
@@ -318,7 +321,6 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
     return;
   }
   unsigned left = alarm(0); /* a branch's time limit covers its own run only */
-  uint64_t t0 = x->level == 0 ? now_ns() : 0;
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
