@@ -57,6 +57,7 @@ typedef struct {
   uint64_t seen[SF_FB_BUCKETS / 64];   /* union of the buckets reached */
   uint64_t roots, branches, failures, diverged, corpus, deepest;
   uint64_t ns_all, ns_branch; /* workers' time, and the part spent in branches */
+  uint64_t ns_clean, clean;   /* roots that forked no branch: their time, their count */
   uint64_t tree[EX_MAX_JOBS]; /* branch runs of each job's current root */
   uint32_t stop;              /* 1: no new roots or branches */
   struct {
@@ -83,6 +84,7 @@ typedef struct {
   uint64_t forked_at; /* the event a branch was forked after (one per event) */
   long parent;
   uint64_t feat[SF_FB_BUCKETS / 64];
+  uint32_t forks; /* branches this root's run forked (in the worker) */
 } explorer;
 
 static uint64_t add64(uint64_t *p, uint64_t v) {
@@ -102,7 +104,11 @@ static uint64_t now_ns(void) {
 /* Branches may take at most this share (percent) of the workers' time, so
  * that the roots (the sweep's own scenarios) keep at least the rest: an
  * easy bug the sweep finds costs at most about 100 / (100 - share) times
- * its time. Assertion sites may use a larger share. */
+ * its time. Assertion sites may use a larger share. A branch costs more
+ * than its own run: the fork, and the page faults of its parent, which
+ * touches its copy-on-write heap again when it goes on. So the roots' share
+ * is judged by what they would have cost without branches (the mean time
+ * of the roots that forked none), against all the workers' time. */
 #define EX_SHARE 33u
 #define EX_SHARE_SITE 50u
 
@@ -321,6 +327,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
     return;
   }
   unsigned left = alarm(0); /* a branch's time limit covers its own run only */
+  x->forks++;
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
@@ -340,12 +347,17 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
     return;
   if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
     return; /* this branch's own future was injected after this event */
-  uint32_t k = energy_for(c, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED), x->energy, site);
+  uint64_t roots = __atomic_load_n(&sh->roots, __ATOMIC_RELAXED);
+  uint32_t k = energy_for(c, roots, x->energy, site);
   uint64_t share = site ? EX_SHARE_SITE : EX_SHARE;
   for (uint32_t i = 0; i < k; i++) {
-    if (__atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) * 100 >
-        share * (__atomic_load_n(&sh->ns_all, __ATOMIC_RELAXED) + 1))
+    uint64_t all = __atomic_load_n(&sh->ns_all, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) * 100 > share * (all + 1))
       return; /* over the branches' share of the time */
+    uint64_t clean = __atomic_load_n(&sh->clean, __ATOMIC_RELAXED);
+    if (clean >= 16 && roots * (__atomic_load_n(&sh->ns_clean, __ATOMIC_RELAXED) / clean) * 100 <
+                           (100 - share) * all)
+      return; /* the roots have fallen behind their share */
     if (add64(&sh->tree[x->job], 1) > x->budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
       return;
     uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
@@ -398,10 +410,17 @@ static void worker(void *arg, const cli_child_io *io) {
     memset(x->feat, 0, sizeof x->feat);
     sf_result r;
     uint64_t t0 = now_ns();
+    x->forks = 0;
     sf_run(cli_target, x->s, &o, &r);
     finish_run(x, &r);
-    if (x->level == 0)
-      add64(&x->sh->ns_all, now_ns() - t0);
+    if (x->level == 0) {
+      uint64_t dt = now_ns() - t0;
+      add64(&x->sh->ns_all, dt);
+      if (!x->forks) {
+        add64(&x->sh->ns_clean, dt);
+        add64(&x->sh->clean, 1);
+      }
+    }
     if (x->level > 0) { /* a branch: its run is over */
       fflush(stdout);
       fflush(stderr);
