@@ -447,33 +447,41 @@ static int cmd_hash(int argc, char **argv) {
   return EXIT_OK;
 }
 
-int cli_make_dir(const char *cmd, const char *d) {
-  struct stat sb;
-  /* the missing parents first, as mkdir -p */
-  char parent[4096];
+int cli_mkdirs(const char *d) {
+  char b[4096];
   size_t n = strlen(d);
-  if (n < sizeof parent) {
-    memcpy(parent, d, n + 1);
-    for (char *p = parent + 1; *p; p++) {
-      if (*p != '/')
-        continue;
-      *p = 0;
-      if (mkdir(parent, 0777) < 0 && errno != EEXIST) {
-        cli_error("%s: cannot create %s: %s", cmd, parent, strerror(errno));
-        return -1;
-      }
-      *p = '/';
-    }
-  }
-  if (mkdir(d, 0777) < 0 && errno != EEXIST) {
-    cli_error("%s: cannot create %s: %s", cmd, d, strerror(errno));
+  if (n >= sizeof b) {
+    errno = ENAMETOOLONG;
     return -1;
   }
-  if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-    cli_error("%s: %s is not a directory", cmd, d);
+  memcpy(b, d, n + 1);
+  for (char *p = b + 1; *p; p++) { /* the missing parents first */
+    if (*p != '/')
+      continue;
+    *p = 0;
+    int bad = mkdir(b, 0777) < 0 && errno != EEXIST;
+    *p = '/';
+    if (bad)
+      return -1;
+  }
+  struct stat sb;
+  if ((mkdir(b, 0777) < 0 && errno != EEXIST) || stat(b, &sb) < 0)
+    return -1;
+  if (!S_ISDIR(sb.st_mode)) {
+    errno = ENOTDIR;
     return -1;
   }
   return 0;
+}
+
+int cli_make_dir(const char *cmd, const char *d) {
+  if (cli_mkdirs(d) == 0)
+    return 0;
+  if (errno == ENOTDIR)
+    cli_error("%s: %s is not a directory", cmd, d);
+  else
+    cli_error("%s: cannot create %s: %s", cmd, d, strerror(errno));
+  return -1;
 }
 
 /* ---- dispatch ------------------------------------------------------------ */

@@ -57,8 +57,11 @@ FILE *cli_create(const char *path, char *tmp, size_t cap);
 /** Flush, fsync and close f, rename tmp over path and sync the directory;
  *  -1 after an error (the temporary file is removed). */
 int cli_commit(FILE *f, const char *tmp, const char *path);
-/** Create directory d and its missing parents (as mkdir -p); 0, or -1 after printing
- *  "cmd: ..." when it cannot be created or is not a directory. */
+/** Create directory d and its missing parents (as mkdir -p); 0, or -1 with
+ *  errno set (ENOTDIR when d exists and is not a directory). Prints nothing. */
+int cli_mkdirs(const char *d);
+/** cli_mkdirs(d); 0, or -1 after printing "cmd: ..." when d cannot be created
+ *  or is not a directory. */
 int cli_make_dir(const char *cmd, const char *d);
 /** 1 if both paths name the same existing file. */
 int cli_same_file(const char *a, const char *b);

@@ -170,18 +170,8 @@ static int is_dir(const char *p) {
 }
 
 static void mkdirs(const char *p) {
-  char b[PATHCAP];
-  snprintf(b, sizeof b, "%s", p);
-  for (char *q = b + 1; *q; q++)
-    if (*q == '/') {
-      *q = 0;
-      mkdir(b, 0777);
-      *q = '/';
-    }
-  if (mkdir(b, 0777) != 0 && errno != EEXIST)
+  if (cli_mkdirs(p) < 0)
     die("cannot create %s: %s", p, strerror(errno));
-  if (!is_dir(p))
-    die("cannot create %s: not a directory", p);
 }
 
 static void remove_tree(const char *dir) {
