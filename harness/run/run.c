@@ -163,12 +163,9 @@ static void after_event(void *p, sim_world *w) {
   }
   /* the scenario's steps due after this event, in the order an explorer
    * that injected them (from the hook above) scheduled them */
-  uint64_t n = sim_get_stats(w)->events;
-  while (rs->next_later < rs->nlater) {
-    uint32_t i = rs->later[rs->next_later];
-    if (rs->s->steps[i].after_event > n)
-      break;
-    rs->next_later++;
+  while (rs->next_later < rs->nlater &&
+         rs->s->steps[rs->later[rs->next_later]].after_event <= sim_get_stats(w)->events) {
+    uint32_t i = rs->later[rs->next_later++];
     schedule_step(rs, &rs->s->steps[i], i);
   }
 }
@@ -411,6 +408,20 @@ static int schedule_step(run_state *rs, const sf_step *st, uint32_t idx) {
   return sim_at(rs->w, t > now ? t : now, run_step, sl) == 0 ? 0 : -1;
 }
 
+/* The steps scheduled after an event, in (after_event, index) order. */
+static void collect_later(run_state *rs) {
+  const sf_scenario *s = rs->s;
+  for (uint32_t i = 0; i < s->nsteps; i++) {
+    uint32_t a = s->steps[i].after_event;
+    if (!a)
+      continue;
+    uint32_t j = rs->nlater++;
+    for (; j > 0 && s->steps[rs->later[j - 1]].after_event > a; j--)
+      rs->later[j] = rs->later[j - 1];
+    rs->later[j] = (uint16_t)i;
+  }
+}
+
 static sim_world *setup(run_state *rs) {
   const sf_target *t = rs->t;
   const sf_scenario *s = rs->s;
@@ -445,11 +456,9 @@ static sim_world *setup(run_state *rs) {
   c.hook_ctx = rs;
   c.classify = t->classify;
   c.describe = t->describe;
-  int later = 0;
-  for (uint32_t i = 0; i < s->nsteps; i++)
-    later |= s->steps[i].after_event != 0;
-  c.after_event =
-      (t->invariants || (rs->fb && t->observe) || rs->o->on_novel || later) ? after_event : NULL;
+  c.after_event = (t->invariants || (rs->fb && t->observe) || rs->o->on_novel || rs->nlater)
+                      ? after_event
+                      : NULL;
   c.at_end = t->end_checks ? at_end : NULL;
   c.live = t->live ? live : NULL;
   c.trace = (rs->fb || rs->o->trace) ? on_trace : NULL;
@@ -488,13 +497,8 @@ static sim_stop execute(run_state *rs) {
   uint64_t last = 0;
   for (uint32_t i = 0; i < s->nsteps; i++) {
     const sf_step *st = &s->steps[i];
-    if (st->after_event) { /* scheduled by after_event(); not part of the run's span */
-      uint32_t j = rs->nlater++;
-      for (; j > 0 && s->steps[rs->later[j - 1]].after_event > st->after_event; j--)
-        rs->later[j] = rs->later[j - 1];
-      rs->later[j] = (uint16_t)i;
+    if (st->after_event) /* scheduled by after_event(); not part of the run's span */
       continue;
-    }
     if (st->at_us * 1000 > last)
       last = st->at_us * 1000;
     schedule_step(rs, st, i);
@@ -577,6 +581,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
       sf_out_of_memory("the runner");
   }
   rs->ctx = t->create ? t->create(rs->n) : NULL;
+  collect_later(rs);
   rs->w = setup(rs);
   if (!rs->w) /* the configuration is always valid: only memory can be missing */
     sf_out_of_memory("the simulator");
