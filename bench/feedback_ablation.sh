@@ -17,7 +17,7 @@ for mode in with without; do
     c=$work/$mode-$s
     mkdir -p "$c"
     cp "$dir/corpus/$target"/*.pb "$c/"
-    "$dir/fuzz/${target}_fuzzer" "$c" -seed="$s" -runs="$runs" -timeout=10 \
+    "$dir/fuzz/${target}_fuzzer" "$c" -seed="$s" -runs="$runs" -timeout=10 -artifact_prefix="$work/" \
       -dict="$dir/fuzz/$target.dict" > "$work/$mode-$s.log" 2>&1 || true
     feats=$("$with/bin/simfuzz-$target" features "$c"/* | awk '{print $3}')
     cov=$(grep -o "cov: [0-9]*" "$work/$mode-$s.log" | tail -1 | awk '{print $2}')

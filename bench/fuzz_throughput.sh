@@ -13,7 +13,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 lf() { # dir seed
   rm -rf "$work/c" && mkdir "$work/c" && cp "$1/corpus/$t"/*.pb "$work/c/"
   s=$(date +%s.%N)
-  "$1/fuzz/${t}_fuzzer" "$work/c" -seed="$2" -runs="$runs" -timeout=10 > /dev/null 2>&1 || true
+  "$1/fuzz/${t}_fuzzer" "$work/c" -seed="$2" -runs="$runs" -timeout=10 -artifact_prefix="$work/" > /dev/null 2>&1 || true
   e=$(date +%s.%N)
   echo "$s $e" | awk -v n="$runs" '{printf "%d\n", n / ($2 - $1)}' 
 }

@@ -4,7 +4,9 @@
 # exit, after running T_CLEANUP if set), fail MSG (one line, exit 1),
 # ok/bad MSG (counted; finish prints the tally and fails if any was bad)
 # and replays_as BIN FILE WHAT (the CLI binary replays FILE to the failure
-# WHAT with exit status 1, or the test fails).
+# WHAT with exit status 1, or the test fails). A test that calls
+# in_empty_dir runs from an empty directory of its own from then on, and
+# finish fails if a tool wrote anything there (tools write where told).
 # shellcheck shell=sh
 # shellcheck disable=SC2034 # used by the tests that source this file
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +28,15 @@ bad() {
   t_bad=$((t_bad + 1))
   echo "FAIL: $*"
 }
+in_empty_dir() {
+  T_CWD=$work/cwd
+  mkdir -p "$T_CWD" && cd "$T_CWD" || fail "cannot enter $T_CWD"
+}
 finish() {
+  if [ -n "${T_CWD:-}" ]; then
+    t_left=$(ls -A "$T_CWD")
+    [ -z "$t_left" ] || bad "written into the directory the tools ran in: $t_left"
+  fi
   echo "$T_NAME: $t_ok ok, $t_bad failed"
   [ "$t_bad" = 0 ]
 }

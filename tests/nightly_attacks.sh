@@ -8,13 +8,15 @@
 #   - a damaged or misplaced nights or known.tsv never loses a report and is
 #     found before any fuzzing; bad arguments are one line and exit 2;
 #   - a tab or newline in a failure message keeps the reports valid;
-#   - crash ids never collide with an earlier failure's files.
+#   - crash ids never collide with an earlier failure's files;
+#   - nothing is written into the directory the night runs in.
 # Usage: tests/nightly_attacks.sh BUILD_DIR
 set -u
 B=$(cd "$1" && pwd)
 T_NAME=nightly_attacks
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+in_empty_dir
 T=twopc_bug_count_votes
 seed=$(ls "$SRC/tests/regressions/$T"/*.pb | head -1)
 night() { # STATE BUDGET [ARGS...]: one night; exit status in $rc, stderr in $work/err

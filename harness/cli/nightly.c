@@ -660,7 +660,9 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
   if (mkdir(merged, 0777) != 0)
     die("cannot create %s: %s", merged, strerror(errno));
   snprintf(tmp, sizeof tmp, "%s/%s.merge.log", N.work, t);
-  char *merge_argv[] = {fz, "-merge=1", merged, corpus, NULL};
+  /* an input that fails during the merge is filed like any crash (without
+   * a prefix libFuzzer writes it into the working directory) */
+  char *merge_argv[] = {fz, "-merge=1", a_art, merged, corpus, NULL};
   int st = run(merge_argv, tmp, 0);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     remove_tree(merged);
