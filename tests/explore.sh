@@ -64,13 +64,22 @@ rc=$?
   fail "fuzz: exit $rc, want 1, a confirmed ladder failure and a corpus: $(cat "$work/fuzz.log")"
 ok "fuzz confirms what it found: $(tail -n 1 "$work/fuzz.log")"
 
-# 5. output directories are created with their parents, as mkdir -p
+# 5. the warm-up: no branch before the first W roots (default 1000), so a
+# bug the sweep finds in its first seeds costs the sweep's time
+branches() { sed -n 's/^explore: [0-9]* roots, \([0-9]*\) branches.*/\1/p' "$1"; }
+"$B" explore -o "$work/w1" --roots 999 --seed 5000 -q > "$work/w1.log" 2>&1
+"$B" explore -o "$work/w2" --roots 999 --seed 5000 --warmup 100 -q > "$work/w2.log" 2>&1
+[ "$(branches "$work/w1.log")" = 0 ] && [ "$(branches "$work/w2.log")" -gt 0 ] ||
+  fail "warm-up: $(cat "$work/w1.log" "$work/w2.log")"
+ok "no branch in the first 1000 roots; $(branches "$work/w2.log") after a warm-up of 100"
+
+# 6. output directories are created with their parents, as mkdir -p
 "$B" explore -o "$work/new/a/out" --corpus "$work/new/b/corpus" --roots 5 -q > "$work/p.log" 2>&1 &&
   [ -d "$work/new/a/out" ] && [ -d "$work/new/b/corpus" ] ||
   fail "explore -o into a missing parent: $(cat "$work/p.log")"
 ok "explore creates missing parents of -o and --corpus"
 
-# 6. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
+# 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }
 for sig in TERM INT KILL; do
   "$B" explore -o "$work/k$sig" --time 600 --jobs 2 --energy 16 -q > "$work/k$sig.log" 2>&1 &

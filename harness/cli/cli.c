@@ -143,7 +143,9 @@ int cli_output_ok(const char *path) {
   return 1;
 }
 
-int cli_write_file(const char *path, const void *data, size_t len) {
+static int commit(FILE *f, const char *tmp, const char *path, int durable);
+
+static int write_file(const char *path, const void *data, size_t len, int durable) {
   char tmp[4300];
   FILE *f = cli_create(path, tmp, sizeof tmp);
   if (!f)
@@ -154,7 +156,15 @@ int cli_write_file(const char *path, const void *data, size_t len) {
     remove(tmp);
     return cli_error("%s: write failed: %s", path, e ? strerror(e) : "short write"), -1;
   }
-  return cli_commit(f, tmp, path);
+  return commit(f, tmp, path, durable);
+}
+
+int cli_write_file(const char *path, const void *data, size_t len) {
+  return write_file(path, data, len, 1);
+}
+
+int cli_write_corpus_file(const char *path, const void *data, size_t len) {
+  return write_file(path, data, len, 0);
 }
 
 FILE *cli_create(const char *path, char *tmp, size_t cap) {
@@ -185,9 +195,14 @@ FILE *cli_create(const char *path, char *tmp, size_t cap) {
 }
 
 int cli_commit(FILE *f, const char *tmp, const char *path) {
+  return commit(f, tmp, path, 1);
+}
+
+static int commit(FILE *f, const char *tmp, const char *path, int durable) {
   int err = ferror(f) != 0;
   err |= fflush(f) != 0;
-  err |= fsync(fileno(f)) != 0;
+  if (durable)
+    err |= fsync(fileno(f)) != 0;
   int e = errno;
   err |= fclose(f) != 0;
   if (!err && !cli_output_ok(path)) { /* something appeared there meanwhile */
@@ -203,7 +218,7 @@ int cli_commit(FILE *f, const char *tmp, const char *path) {
   char dir[4300];
   const char *slash = strrchr(path, '/');
   snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
-  int dfd = open(dir, O_RDONLY);
+  int dfd = durable ? open(dir, O_RDONLY) : -1;
   if (dfd >= 0) { /* the rename itself is durable */
     fsync(dfd);
     close(dfd);

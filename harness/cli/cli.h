@@ -51,6 +51,10 @@ void cli_note_input(const char *path);
 int cli_output_ok(const char *path);
 /** Write a file atomically (cli_create, then cli_commit); -1 after an error. */
 int cli_write_file(const char *path, const void *data, size_t len);
+/** cli_write_file without the syncs (still atomic: a reader sees the whole
+ *  file or none): for corpus files, where a file a power loss takes away
+ *  costs some coverage and never a failure. -1 after an error. */
+int cli_write_corpus_file(const char *path, const void *data, size_t len);
 /** Create an exclusive temporary file beside path (tmp receives its name)
  *  after checking cli_output_ok(path); NULL after printing an error. */
 FILE *cli_create(const char *path, char *tmp, size_t cap);
@@ -419,7 +423,7 @@ int cmd_reach(int argc, char **argv);
   "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
   "SYNOPSIS\n"                                                                                     \
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
-  "          [--budget B] [--corpus DIR] [--stop-on-first]\n"                                      \
+  "          [--budget B] [--warmup W] [--corpus DIR] [--stop-on-first]\n"                         \
   "          [--timeout S] [--rss-limit-mb MB] [-q]\n\n"                                           \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
@@ -428,7 +432,9 @@ int cmd_reach(int argc, char **argv);
   "  system under test, and runs on with another future (1 to 6 random fault steps or client\n"    \
   "  operations injected soon after that moment, most within a few milliseconds to a second).\n"   \
   "  Rarer states get more branches (up to K at a state never seen before); branches branch\n"     \
-  "  again up to depth D; each root's tree runs at most B branches. Every failure is re-run\n"     \
+  "  again up to depth D; each root's tree runs at most B branches. Nothing branches before\n"     \
+  "  the first W roots ran (default 1000): until then no state can be called rare, and a bug\n"    \
+  "  the sweep finds in its first seeds costs what it costs the sweep. Every failure is re-run\n"  \
   "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
   "  triages like any crash file (at most 3 files per kind of failure). With --corpus, runs\n"     \
   "  that reach states no run reached before are saved there as seeds for the fuzzers.\n"          \

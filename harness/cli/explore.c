@@ -69,7 +69,7 @@ typedef struct {
 typedef struct {
   /* configuration */
   uint64_t seed_base, max_roots, start; /* start: the worker's first root */
-  uint32_t jobs, job, depth, energy, budget, quiet;
+  uint32_t jobs, job, depth, energy, budget, quiet, warmup;
   int stop_on_first;
   uint32_t branch_timeout_s;
   const char *out, *corpus;
@@ -110,7 +110,13 @@ static uint64_t now_ns(void) {
  * is judged by what they would have cost without branches (the mean time
  * of the roots that forked none), against all the workers' time. */
 #define EX_SHARE 33u
-#define EX_SHARE_SITE 50u
+#define EX_SHARE_SITE 40u
+
+/* No branch before the campaign has run this many roots: until then no
+ * state can be called rare (the top energy needs 1 in 1,000), and a bug
+ * the sweep finds within its first thousand seeds costs what it costs the
+ * sweep, not twice that. */
+#define EX_WARMUP 1000u
 
 /* How many branches a state is worth, by its rarity: of `roots` root runs
  * so far, c earlier runs reached it. Assertion sites (states the target's
@@ -170,7 +176,7 @@ static void report(explorer *x, const cli_outcome *o, const char *path, int firs
 }
 
 static void save_file(const char *dir, const char *prefix, const sf_scenario *s, char *path,
-                      size_t cap) {
+                      size_t cap, int durable) {
   static uint8_t buf[SF_MAX_INPUT];
   path[0] = 0;
   size_t n = sf_encode(s, buf, sizeof buf);
@@ -179,7 +185,7 @@ static void save_file(const char *dir, const char *prefix, const sf_scenario *s,
   char hex[41];
   cli_sha1_hex(buf, n, hex);
   if (snprintf(path, cap, "%s/%s%s", dir, prefix, hex) >= (int)cap ||
-      cli_write_file(path, buf, n) != 0)
+      (durable ? cli_write_file(path, buf, n) : cli_write_corpus_file(path, buf, n)) != 0)
     path[0] = 0;
 }
 
@@ -203,13 +209,13 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
     }
     if (!same) {
       add64(&x->sh->diverged, 1);
-      save_file(x->out, "diverged-", s, path, sizeof path);
+      save_file(x->out, "diverged-", s, path, sizeof path, 1);
       return;
     }
   }
   int first;
   if (claim_sig(x->sh, str_hash(o->sig), &first))
-    save_file(x->out, "crash-", s, path, sizeof path);
+    save_file(x->out, "crash-", s, path, sizeof path, 1);
   report(x, o, path, first);
   if (x->stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -252,7 +258,7 @@ static void finish_run(explorer *x, const sf_result *r) {
   }
   if (keep) {
     char path[4096];
-    save_file(x->corpus, "", s, path, sizeof path);
+    save_file(x->corpus, "", s, path, sizeof path, 0);
     if (path[0])
       add64(&x->sh->corpus, 1);
   }
@@ -348,6 +354,8 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
   if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
     return; /* this branch's own future was injected after this event */
   uint64_t roots = __atomic_load_n(&sh->roots, __ATOMIC_RELAXED);
+  if (roots < x->warmup)
+    return;
   uint32_t k = energy_for(c, roots, x->energy, site);
   uint64_t share = site ? EX_SHARE_SITE : EX_SHARE;
   for (uint32_t i = 0; i < k; i++) {
@@ -400,7 +408,8 @@ static void worker(void *arg, const cli_child_io *io) {
     __atomic_store_n(&io->beat[CLI_BEAT_SEED], k, __ATOMIC_RELAXED);
     __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
     make_root(x, seed);
-    if (add64(&x->sh->roots, 1) % 256 == 0 && !x->quiet) {
+    uint64_t root = add64(&x->sh->roots, 1);
+    if (root % 256 == 0 && !x->quiet) {
       cli_record rec;
       memset(&rec, 0, sizeof rec);
       rec.kind = CLI_REC_PROGRESS;
@@ -413,7 +422,7 @@ static void worker(void *arg, const cli_child_io *io) {
     x->forks = 0;
     sf_run(cli_target, x->s, &o, &r);
     finish_run(x, &r);
-    if (x->level == 0) {
+    if (x->level == 0 && root > x->warmup) { /* the warm-up is no credit to spend */
       uint64_t dt = now_ns() - t0;
       add64(&x->sh->ns_all, dt);
       if (!x->forks) {
@@ -546,7 +555,7 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     char path[4096] = "";
     add64(&x->sh->failures, 1);
     if (claim_sig(x->sh, str_hash(o.sig), &first))
-      save_file(x->out, "crash-", x->s, path, sizeof path);
+      save_file(x->out, "crash-", x->s, path, sizeof path, 1);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;
@@ -579,6 +588,7 @@ int cmd_explore(int argc, char **argv) {
   x.depth = 3;
   x.energy = 8;
   x.budget = 256;
+  x.warmup = EX_WARMUP;
   x.branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000);
   double seconds = 60;
   for (int i = 0; i < argc; i++) {
@@ -604,7 +614,8 @@ int cmd_explore(int argc, char **argv) {
       if (*end || !(seconds > 0 && seconds < 1e7))
         return cli_error("explore: bad --time '%s' (seconds)", argv[i]);
     } else if (has && (!strcmp(a, "--jobs") || !strcmp(a, "--depth") || !strcmp(a, "--energy") ||
-                       !strcmp(a, "--budget") || !strcmp(a, "--seed") || !strcmp(a, "--roots"))) {
+                       !strcmp(a, "--budget") || !strcmp(a, "--seed") || !strcmp(a, "--roots") ||
+                       !strcmp(a, "--warmup"))) {
       if (cli_parse_u64(argv[++i], &v) < 0)
         return cli_error("explore: bad %s '%s'", a, argv[i]);
       if (!strcmp(a, "--seed")) {
@@ -622,6 +633,7 @@ int cmd_explore(int argc, char **argv) {
         uint32_t *f = !strcmp(a, "--jobs")     ? &x.jobs
                       : !strcmp(a, "--depth")  ? &x.depth
                       : !strcmp(a, "--energy") ? &x.energy
+                      : !strcmp(a, "--warmup") ? &x.warmup
                                                : &x.budget;
         *f = (uint32_t)v;
       }
