@@ -12,6 +12,7 @@ enum { R_COMMIT = 1, R_PREPARED, R_COMMITTED, R_ABORTED };
 #define VOTE_TICKS 20       /* coordinator: no decision after 1 s -> abort */
 #define RESEND_TICKS 2
 #define STATUS_TICKS 4
+#define PEER_TICKS 10 /* in doubt this long: ask the other participants too */
 
 /* ---- disk: one record per sector ------------------------------------------ */
 
@@ -126,7 +127,9 @@ static void coord_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t 
   switch (type) {
   case TP_VOTE:
     if (x->st == TP_C_COLLECTING) {
-      if (!v) {
+      /* a vote after the deadline is too late, even if the tick that would
+       * have aborted has not run yet (the coordinator was paused) */
+      if (!v || p->io->clock_mono(p->io) - x->begun > (int64_t)(VOTE_TICKS * TICK_NS)) {
         decide(p, t, 0);
         return;
       }
@@ -235,6 +238,34 @@ static void part_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v
   }
 }
 
+/* A peer asks what this participant knows of transaction t. */
+static void answer_peer(tp_node *p, int from, uint32_t t) {
+  tp_txn *x = &p->t[t];
+  if (x->st == TP_P_NONE) { /* never voted: abort now, and vote no later */
+#ifdef TWOPC_BUG_PEER_ABORT_UNLOGGED
+    /* BUG: "a participant that never voted holds no locks: its abort needs
+     * no log record" */
+#else
+    if (log_rec(p, R_ABORTED, t, 0, 1) < 0)
+      return;
+#endif
+    x->st = TP_P_ABORTED;
+    p->peer_aborts++;
+    note(p, t, TP_O_ABORT);
+  }
+  uint32_t a = x->st == TP_P_COMMITTED  ? TP_A_COMMIT
+               : x->st == TP_P_PREPARED ? TP_A_UNKNOWN
+                                        : TP_A_ABORT;
+  msg(p, from, TP_ANSWER, t, a);
+}
+
+static void peer_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v) {
+  if (type == TP_QUERY)
+    answer_peer(p, from, t);
+  else if (type == TP_ANSWER && p->t[t].st == TP_P_PREPARED && v != TP_A_UNKNOWN)
+    finish(p, t, v == TP_A_COMMIT);
+}
+
 static void part_tick(tp_node *p) {
   for (uint32_t t = 1; t <= TP_MAX_TXN; t++) {
     tp_txn *x = &p->t[t];
@@ -249,8 +280,14 @@ static void part_tick(tp_node *p) {
       continue;
     }
 #endif
-    if (x->ticks % STATUS_TICKS == 0)
+    if (x->ticks % STATUS_TICKS == 0) {
       msg(p, 0, TP_STATUS, t, 0);
+#ifdef TWOPC_COOPERATIVE
+      for (int k = 1; x->ticks >= PEER_TICKS && k < p->io->nodes; k++)
+        if (k != p->io->self)
+          msg(p, k, TP_QUERY, t, 0);
+#endif
+    }
   }
 }
 
@@ -267,6 +304,8 @@ void tp_recv(tp_node *p, int from, const void *data, size_t len) {
     coord_recv(p, from, type, t, v);
   else if (from == 0)
     part_recv(p, from, type, t, v);
+  else if (from != p->io->self)
+    peer_recv(p, from, type, t, v);
 }
 
 void tp_timer(tp_node *p, uint64_t tag) {
@@ -292,6 +331,7 @@ int tp_begin(tp_node *p, uint32_t t, uint32_t value) {
   tp_txn *x = &p->t[t];
   x->st = TP_C_COLLECTING;
   x->value = value;
+  x->begun = p->io->clock_mono(p->io);
   for (int k = 1; k < p->io->nodes; k++)
     msg(p, k, TP_PREPARE, t, x->value);
   return 0;
@@ -318,11 +358,15 @@ uint32_t tp_phases(const tp_node *p) {
 
 int tp_describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {
   (void)ctx;
-  static const char *const names[] = {"?", "PREPARE", "VOTE", "COMMIT", "ABORT", "ACK", "STATUS"};
+  static const char *const names[] = {"?",     "PREPARE", "VOTE",   "COMMIT",
+                                      "ABORT", "ACK",     "STATUS", "QUERY"};
+  static const char *const answers[] = {"unknown", "commit", "abort"};
   uint8_t type;
   uint32_t t, v;
-  if (!node_io_peek_small(data, have, len, &type, &t, &v) || type < TP_PREPARE || type > TP_STATUS)
+  if (!node_io_peek_small(data, have, len, &type, &t, &v) || type < TP_PREPARE || type > TP_ANSWER)
     return -1;
+  if (type == TP_ANSWER)
+    return snprintf(buf, cap, "ANSWER t%" PRIu32 " %s", t, v <= TP_A_ABORT ? answers[v] : "?");
   if (type == TP_VOTE)
     return snprintf(buf, cap, "VOTE t%" PRIu32 " %s", t, v ? "yes" : "no");
   if (type == TP_PREPARE)
@@ -338,5 +382,9 @@ uint32_t tp_classify(void *ctx, const void *data, size_t len) {
   sf_dec_init(&d, data, len);
   uint8_t type = sf_dec_u8(&d);
   sf_dec_u32(&d);
+  if (type == TP_QUERY)
+    return 8;
+  if (type == TP_ANSWER)
+    return 9 + (sf_dec_u32(&d) % 3u);
   return type == TP_VOTE ? 6 + (sf_dec_u32(&d) != 0) : type & 7u;
 }

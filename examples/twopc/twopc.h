@@ -12,7 +12,15 @@
  * decisions are not logged; whoever asks about an unknown transaction is
  * told to abort). A prepared participant never decides on its own: it asks
  * the coordinator until it hears the decision, across its own restarts and
- * the coordinator's.
+ * the coordinator's. The coordinator takes no vote after its one-second
+ * deadline, even one that comes before the tick that would have aborted.
+ *
+ * Built with TWOPC_COOPERATIVE (the twopc_ct targets), a participant in
+ * doubt for half a second also asks the other participants (cooperative
+ * termination): one that committed, aborted or voted no tells it so; one
+ * that never voted aborts the transaction on the spot, durably, so that it
+ * votes no when the prepare comes; one that is prepared does not know
+ * either.
  *
  * Planted bugs (see docs/bug-zoo.md):
  *   TWOPC_BUG_UNSYNCED_DECISION  the COMMIT decision is sent before it is
@@ -23,6 +31,10 @@
  *       participant's no.
  *   TWOPC_BUG_PARTICIPANT_TIMEOUT  a prepared participant that hears
  *       nothing for a second aborts on its own.
+ *   TWOPC_BUG_PEER_ABORT_UNLOGGED (with TWOPC_COOPERATIVE)  a participant
+ *       that never voted aborts on a peer's question without a log record:
+ *       after a crash and restart it votes yes to the prepare, while the
+ *       peer aborted.
  */
 #ifndef TWOPC_H
 #define TWOPC_H
@@ -32,7 +44,9 @@
 #include <stdint.h>
 
 enum { TP_MAX_TXN = 256, TP_MAX_REC = 1024, TP_MAX_OUT = 2 * TP_MAX_TXN, TP_RECORD = 9 };
-enum { TP_PREPARE = 1, TP_VOTE, TP_COMMIT, TP_ABORT, TP_ACK, TP_STATUS };
+enum { TP_PREPARE = 1, TP_VOTE, TP_COMMIT, TP_ABORT, TP_ACK, TP_STATUS, TP_QUERY, TP_ANSWER };
+/** A participant's answer to a peer's TP_QUERY. */
+enum { TP_A_UNKNOWN = 0, TP_A_COMMIT, TP_A_ABORT };
 /* transaction states: coordinator (TP_C_*) and participant (TP_P_*); a
  * coordinator's transaction is finished once TP_C_DONE_* */
 enum {
@@ -51,6 +65,7 @@ typedef struct {
   uint8_t st;
   uint8_t ticks;
   uint32_t value;
+  int64_t begun;       /* coordinator: its monotonic clock when the transaction began */
   uint32_t yes, acked; /* bitmasks of participants */
   uint32_t nyes;       /* (bug) yes messages counted */
 } tp_txn;
@@ -66,6 +81,7 @@ typedef struct tp_node {
   tp_txn t[TP_MAX_TXN + 1];
   tp_outcome out[TP_MAX_OUT]; /* journal: outcomes since boot */
   uint32_t nout;
+  uint32_t peer_aborts; /* transactions aborted on a peer's question, never voted */
 } tp_node;
 
 /** Start (or restart) a node from its log. -1 if it crashed on an I/O error. */

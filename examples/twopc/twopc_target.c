@@ -105,17 +105,19 @@ SF_ORACLE static void check_atomicity(void *ctx, sim_world *w) {
 
 /* States that matter, for the explorer and `simfuzz reach` (never fail):
  * the coordinator down while a transaction is collecting votes or being
- * decided, and participants left prepared (in doubt). */
+ * decided, participants left prepared (in doubt), and a participant that
+ * aborted a transaction it never voted on because a peer asked about it. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
   tp_node *co = tp(w, 0);
   uint32_t phases = co ? tp_phases(co) : 0;
   int deciding = (phases & (1u << TP_C_COLLECTING | 1u << TP_C_COMMITTING)) != 0;
-  int in_doubt = 0, forgotten = 0;
+  int in_doubt = 0, forgotten = 0, peer_aborted = 0;
   for (int k = 1; k < c->n; k++) {
     tp_node *p = tp(w, k);
     int prepared = p && (tp_phases(p) & 1u << TP_P_PREPARED) != 0;
     in_doubt += prepared;
+    peer_aborted |= p && p->peer_aborts > 0;
     /* prepared for a transaction that a restarted coordinator does not know */
     for (uint32_t t = 1;
          prepared && co && sim_node_incarnation(w, 0) > 1 && !forgotten && t <= TP_MAX_TXN; t++)
@@ -125,6 +127,8 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
                "coordinator down between prepare and decision");
   SF_SOMETIMES(w, deciding && sim_node_incarnation(w, 0) > 1, "restarted coordinator deciding");
   SF_SOMETIMES(w, forgotten, "participant prepared for a transaction the coordinator forgot");
+  SF_SOMETIMES(w, peer_aborted && deciding,
+               "participant aborted on a peer's question while the coordinator decides");
   SF_MAXIMIZE(w, "participants in doubt", in_doubt);
 }
 
