@@ -110,7 +110,7 @@ static uint64_t now_ns(void) {
  * is judged by what they would have cost without branches (the mean time
  * of the roots that forked none), against all the workers' time. */
 #define EX_SHARE 33u
-#define EX_SHARE_SITE 40u
+#define EX_SHARE_SITE 35u
 
 /* No branch before the campaign has run this many roots: until then no
  * state can be called rare (the top energy needs 1 in 1,000), and a bug
