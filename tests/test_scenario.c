@@ -359,9 +359,47 @@ TEST(every_step_kind_roundtrips) {
   free(t);
 }
 
-TEST_MAIN(T(every_step_kind_roundtrips), T(random_bytes_decode_bounded),
-          T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged),
-          T(truncated_and_oversized_protobufs), T(extreme_values_are_clamped),
-          T(generated_scenarios_roundtrip_and_inject_faults),
+/* A branch's future: at most max steps, in order of time, from the fork
+ * on and within 2 s of it, each as a replay reads it back; half the faults
+ * that have an end get it later: the restart of the crashed node itself. */
+TEST(branch_futures_are_bounded_ordered_and_end_some_faults) {
+  sf_scenario *s = alloc_s();
+  sf_step out[6];
+  uint32_t crashes = 0, restarted = 0, total = 0;
+  for (uint64_t seed = 0; seed < 4000; seed++) {
+    sf_generate_seed(seed % 40, s);
+    uint64_t now = 100000 + seed % 900000;
+    uint32_t max = 1 + seed % 6;
+    uint32_t n = sf_branch_steps(s, now, seed, out, max);
+    CHECK(n <= max);
+    total += n;
+    for (uint32_t i = 0; i < n; i++) {
+      CHECK(out[i].at_us >= now && out[i].at_us <= now + 2000000);
+      CHECK(i == 0 || out[i - 1].at_us <= out[i].at_us);
+      sf_step again = out[i];
+      CHECK(sf_step_normalize(&again) && memcmp(&again, &out[i], sizeof again) == 0);
+      if (out[i].kind != SF_STEP_CRASH)
+        continue;
+      crashes++;
+      for (uint32_t j = i + 1; j < n; j++)
+        if (out[j].kind == SF_STEP_RESTART && out[j].node == out[i].node && !out[i].by_state &&
+            !out[j].by_state) {
+          restarted++;
+          break;
+        }
+    }
+    uint32_t m = sf_branch_steps(s, now, seed, out, max); /* deterministic */
+    CHECK_EQ(m, n);
+  }
+  CHECK(total > 4000);
+  CHECK(crashes > 100);
+  CHECK(restarted * 4 > crashes && restarted * 4 < 3 * crashes); /* about half */
+  free(s);
+}
+
+TEST_MAIN(T(every_step_kind_roundtrips), T(branch_futures_are_bounded_ordered_and_end_some_faults),
+          T(random_bytes_decode_bounded), T(unknown_fields_are_ignored),
+          T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
+          T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
           T(afl_custom_mutator_and_trim))

@@ -326,6 +326,27 @@ static uint64_t run_end_us(const sf_scenario *s) {
   return last + (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
 }
 
+/* The step that ends a fault of this kind (0: none): a crashed process is
+ * restarted, a paused one resumes, a partition heals, held messages go. */
+static uint8_t undo_of(uint8_t kind) {
+  switch (kind) {
+  case SF_STEP_CRASH: return SF_STEP_RESTART;
+  case SF_STEP_PAUSE: return SF_STEP_RESUME;
+  case SF_STEP_HOLD: return SF_STEP_RELEASE;
+  case SF_STEP_PARTITION:
+  case SF_STEP_ISOLATE:
+  case SF_STEP_SPLIT: return SF_STEP_HEAL;
+  default: return 0;
+  }
+}
+
+/* A delay of about log-uniform from 100 us to 3 s (one in 8 at once). */
+static uint64_t branch_delay(rng *r) {
+  uint32_t k = below(r, 15);
+  uint64_t d = (100ull << k) + below(r, 100u << k);
+  return below(r, 8) == 0 ? below(r, 100) : d;
+}
+
 uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, sf_step *out,
                          uint32_t max) {
   rng r = {seed ^ 0xb7a2c4f1ull};
@@ -340,35 +361,49 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, s
   uint32_t n = 1 + below(&r, 6);
   if (n > max)
     n = max;
-  uint64_t at[6];
-  for (uint32_t i = 0; i < n; i++) {
-    /* about log-uniform from 100 us to 3 s: most futures act while the
-     * rare state lasts, some after it has had time to play out */
-    uint32_t k = below(&r, 15);
-    uint64_t d = (100ull << k) + below(&r, 100u << k);
-    if (below(&r, 8) == 0)
-      d = below(&r, 100); /* at once */
-    at[i] = now_us + (d < room ? d : room);
-  }
-  for (uint32_t i = 1; i < n; i++) /* in order of time */
-    for (uint32_t j = i; j > 0 && at[j - 1] > at[j]; j--) {
-      uint64_t t = at[j];
-      at[j] = at[j - 1];
-      at[j - 1] = t;
-    }
   uint32_t k = 0;
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; i < n && k < max; i++) {
+    /* most futures act while the rare state lasts, some after it has had
+     * time to play out */
+    uint64_t d = branch_delay(&r);
+    uint64_t at = now_us + (d < room ? d : room);
     sf_step *st = &out[k];
     random_step(&r, s, st);
-    st->at_us = at[i];
+    st->at_us = at;
     st->by_state = below(&r, 2); /* at a rare state, roles matter */
     if (sf_step_shape_of(st->kind) == SF_SHAPE_OP) {
       st->count = 1;
       st->interval_us = 0;
     }
     /* as a replay will read it back */
-    if (sf_step_normalize(st) && st->at_us == at[i])
+    if (!sf_step_normalize(st) || st->at_us != at)
+      continue;
+    k++;
+    /* half the faults end soon, as most real ones do (a supervisor
+     * restarts the process, the partition heals): deep bugs often need a
+     * node back, or a link up, before some deadline */
+    uint8_t undo = undo_of(st->kind);
+    if (!undo || k >= max || below(&r, 2))
+      continue;
+    sf_step *u = &out[k];
+    memset(u, 0, sizeof *u);
+    u->kind = undo;
+    if (undo != SF_STEP_HEAL) { /* the same node (or pair) by number */
+      st->by_state = 0;
+      u->node = st->node;
+      u->peer = st->peer;
+    }
+    d = branch_delay(&r);
+    u->at_us = at + (d < room - (at - now_us) ? d : room - (at - now_us));
+    uint64_t want = u->at_us;
+    if (sf_step_normalize(u) && u->at_us == want)
       k++;
   }
+  for (uint32_t i = 1; i < k; i++) /* in order of time (stable) */
+    for (uint32_t j = i; j > 0 && out[j - 1].at_us > out[j].at_us; j--) {
+      sf_step t = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = t;
+    }
   return k;
 }
