@@ -23,10 +23,10 @@
  *   LEASELOCK_BUG_WALL_GRACE (deep) a restarted server ends its grace period
  *       by its wall clock, which a time sync can jump forward: it grants a
  *       lease that a client from before the restart still holds.
- *   LEASELOCK_BUG_UNSYNCED_FENCE (deep) the resource raises its fence (the
- *       highest token it accepted) in memory and leaves the record to the
- *       next grant's save: a crash before that grant lowers the fence, and
- *       a late write of an earlier holder gets through.
+ *   LEASELOCK_BUG_UNSYNCED_FENCE the resource raises its fence (the highest
+ *       token it accepted) in memory and leaves the record to the next
+ *       grant's save: a crash before that grant lowers the fence, and a late
+ *       write of an earlier holder gets through.
  */
 #ifndef LEASELOCK_H
 #define LEASELOCK_H
