@@ -71,7 +71,7 @@ typedef enum {
 /** The step kinds, one row each; every table about step kinds derives from
  *  this list (names, shapes, fault classes, the protobuf codec, the
  *  generator's draw, the describer, the mutator's and minimizer's choices).
- *    X(KIND, name, shape, fault, flags, slots)
+ *    X(KIND, name, shape, fault, flags, slots, ends)
  *  KIND   SF_STEP_<KIND>; Step.<name> in proto/scenario.proto, the oneof
  *         field SIMFUZZ__STEP__KIND_<KIND>
  *  name   the kind in reports, traces and text scenarios
@@ -81,34 +81,36 @@ typedef enum {
  *  slots  which of the generator's 32 slots draw this kind (bit i = slot i);
  *         the rows' slots cover the 32 exactly once (checked at compile
  *         time), so they are the generated mix of kinds
+ *  ends   the kind of the step that ends a fault of this kind (a crash's
+ *         restart, a partition's heal), _NONE if none
  *  Kinds are numbered from 1 in this order, and the numbers are stable
  *  (traces record them): add a kind at the end. Adding one touches this
  *  list, the proto, the runner's action (harness/run/run.c) and a test. */
 #define SF_STEP_KINDS(X)                                                                           \
-  X(PARTITION, partition, MASKS, PARTITION, 0, 0x000001c0u)                                        \
-  X(HEAL, heal, NONE, NONE, SF_SK_NO_RANK, 0x00001800u)                                            \
-  X(ISOLATE, isolate, NODE, PARTITION, 0, 0x00000200u)                                             \
-  X(SPLIT, split, GROUPS, PARTITION, 0, 0x00000400u)                                               \
-  X(RESET, reset, RESET, RESET, 0, 0x0000e000u)                                                    \
-  X(LINK, link, LINK, LOSS, 0, 0x00030000u)                                                        \
-  X(HOLD, hold, PAIR, HOLD, 0, 0x00040000u)                                                        \
-  X(RELEASE, release, PAIR, HOLD, SF_SK_UNDO, 0x00080000u)                                         \
-  X(DELIVER, deliver, DELIVER, HOLD, 0, 0x00100000u)                                               \
-  X(CRASH, crash, NODE, CRASH, 0, 0x00600000u)                                                     \
-  X(RESTART, restart, NODE, CRASH, SF_SK_UNDO, 0x01800000u)                                        \
-  X(PAUSE, pause, NODE, PAUSE, 0, 0x02000000u)                                                     \
-  X(RESUME, resume, NODE, PAUSE, SF_SK_UNDO, 0x04000000u)                                          \
-  X(CLOCK, clock, CLOCK, CLOCK, 0, 0x08000000u)                                                    \
-  X(DISK, disk, DISK, DISK, 0, 0x10000000u)                                                        \
-  X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 0x20000000u)                    \
-  X(OP, op, OP, NONE, 0, 0x4000003fu)                                                              \
-  X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 0x80000000u)                                \
-  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO, 0u)
+  X(PARTITION, partition, MASKS, PARTITION, 0, 0x000001c0u, HEAL)                                  \
+  X(HEAL, heal, NONE, NONE, SF_SK_NO_RANK, 0x00001800u, _NONE)                                     \
+  X(ISOLATE, isolate, NODE, PARTITION, 0, 0x00000200u, HEAL)                                       \
+  X(SPLIT, split, GROUPS, PARTITION, 0, 0x00000400u, HEAL)                                         \
+  X(RESET, reset, RESET, RESET, 0, 0x0000e000u, _NONE)                                             \
+  X(LINK, link, LINK, LOSS, 0, 0x00030000u, _NONE)                                                 \
+  X(HOLD, hold, PAIR, HOLD, 0, 0x00040000u, RELEASE)                                               \
+  X(RELEASE, release, PAIR, HOLD, SF_SK_UNDO, 0x00080000u, _NONE)                                  \
+  X(DELIVER, deliver, DELIVER, HOLD, 0, 0x00100000u, _NONE)                                        \
+  X(CRASH, crash, NODE, CRASH, 0, 0x00600000u, RESTART)                                            \
+  X(RESTART, restart, NODE, CRASH, SF_SK_UNDO, 0x01800000u, _NONE)                                 \
+  X(PAUSE, pause, NODE, PAUSE, 0, 0x02000000u, RESUME)                                             \
+  X(RESUME, resume, NODE, PAUSE, SF_SK_UNDO, 0x04000000u, _NONE)                                   \
+  X(CLOCK, clock, CLOCK, CLOCK, 0, 0x08000000u, _NONE)                                             \
+  X(DISK, disk, DISK, DISK, 0, 0x10000000u, _NONE)                                                 \
+  X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 0x20000000u, _NONE)             \
+  X(OP, op, OP, NONE, 0, 0x4000003fu, _NONE)                                                       \
+  X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 0x80000000u, _NONE)                         \
+  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO, 0u, _NONE)
 
 /** Step kinds (see SF_STEP_KINDS). */
 typedef enum {
   SF_STEP__NONE = 0,
-#define SF_X_(K, name, shape, fault, flags, slots) SF_STEP_##K,
+#define SF_X_(K, name, shape, fault, flags, slots, ends) SF_STEP_##K,
   SF_STEP_KINDS(SF_X_)
 #undef SF_X_
       SF_STEP__COUNT
@@ -247,6 +249,10 @@ sf_step_shape sf_step_shape_of(unsigned kind);
 
 /** The SF_SK_* flags of a step kind (0 for an unknown kind). */
 unsigned sf_step_flags(unsigned kind);
+
+/** The kind of the step that ends a fault of this kind (a crash's restart,
+ *  a partition's heal), or 0 if none. */
+unsigned sf_step_ends(unsigned kind);
 
 /** Number of steps that inject a fault (not heal, ops or liveness). */
 uint32_t sf_fault_steps(const sf_scenario *s);

@@ -326,20 +326,6 @@ static uint64_t run_end_us(const sf_scenario *s) {
   return last + (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
 }
 
-/* The step that ends a fault of this kind (0: none): a crashed process is
- * restarted, a paused one resumes, a partition heals, held messages go. */
-static uint8_t undo_of(uint8_t kind) {
-  switch (kind) {
-  case SF_STEP_CRASH: return SF_STEP_RESTART;
-  case SF_STEP_PAUSE: return SF_STEP_RESUME;
-  case SF_STEP_HOLD: return SF_STEP_RELEASE;
-  case SF_STEP_PARTITION:
-  case SF_STEP_ISOLATE:
-  case SF_STEP_SPLIT: return SF_STEP_HEAL;
-  default: return 0;
-  }
-}
-
 /* A delay of about log-uniform from 100 us to 3 s (one in 8 at once). */
 static uint64_t branch_delay(rng *r) {
   uint32_t k = below(r, 15);
@@ -382,24 +368,25 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, s
     /* half the faults end soon, as most real ones do (a supervisor
      * restarts the process, the partition heals): deep bugs often need a
      * node back, or a link up, before some deadline */
-    uint8_t undo = undo_of(st->kind);
+    unsigned undo = sf_step_ends(st->kind);
     if (!undo || k >= max || below(&r, 2))
       continue;
     sf_step *u = &out[k];
     memset(u, 0, sizeof *u);
-    u->kind = undo;
+    u->kind = (uint8_t)undo;
     if (undo != SF_STEP_HEAL) { /* the same node (or pair) by number */
       st->by_state = 0;
       u->node = st->node;
       u->peer = st->peer;
     }
     d = branch_delay(&r);
-    u->at_us = at + (d < room - (at - now_us) ? d : room - (at - now_us));
+    uint64_t left = room - (at - now_us);
+    u->at_us = at + (d < left ? d : left);
     uint64_t want = u->at_us;
     if (sf_step_normalize(u) && u->at_us == want)
       k++;
   }
-  for (uint32_t i = 1; i < k; i++) /* in order of time (stable) */
+  for (uint32_t i = 1; i < k; i++) /* sorted by at_us, equal ones kept in order */
     for (uint32_t j = i; j > 0 && out[j - 1].at_us > out[j].at_us; j--) {
       sf_step t = out[j];
       out[j] = out[j - 1];

@@ -14,21 +14,22 @@ typedef struct {
   sf_step_shape shape;
   sf_fault_kind fault;
   unsigned flags;
+  unsigned ends;
 } kind_info;
 
 static const kind_info kinds[SF_STEP__COUNT] = {
-#define X(K, name, shape, fault, flags, slots)                                                     \
-  [SF_STEP_##K] = {#name, SF_SHAPE_##shape, SF_FAULT_##fault, flags},
+#define X(K, name, shape, fault, flags, slots, ends)                                               \
+  [SF_STEP_##K] = {#name, SF_SHAPE_##shape, SF_FAULT_##fault, flags, SF_STEP_##ends},
     SF_STEP_KINDS(X)
 #undef X
 };
 
 /* The generator's 32 slots cover every bit once: the OR of the rows' slots
  * is all ones and their popcounts sum to 32. */
-#define X(K, name, shape, fault, flags, slots) | (slots)
+#define X(K, name, shape, fault, flags, slots, ends) | (slots)
 _Static_assert((0u SF_STEP_KINDS(X)) == 0xffffffffu, "SF_STEP_KINDS: a generator slot is unused");
 #undef X
-#define X(K, name, shape, fault, flags, slots) +__builtin_popcount(slots)
+#define X(K, name, shape, fault, flags, slots, ends) +__builtin_popcount(slots)
 _Static_assert((0 SF_STEP_KINDS(X)) == 32, "SF_STEP_KINDS: a generator slot is used twice");
 #undef X
 
@@ -46,6 +47,10 @@ sf_step_shape sf_step_shape_of(unsigned kind) {
 
 unsigned sf_step_flags(unsigned kind) {
   return kind < SF_STEP__COUNT ? kinds[kind].flags : 0;
+}
+
+unsigned sf_step_ends(unsigned kind) {
+  return kind < SF_STEP__COUNT ? kinds[kind].ends : 0;
 }
 
 /* ---- descriptions --------------------------------------------------------- */
@@ -346,7 +351,7 @@ static const fmap shape_fields[SF_SHAPE__COUNT][7] = {
 /* The Step oneof field of a kind, and the kind of a oneof field. */
 static unsigned field_of_kind(unsigned kind) {
   switch (kind) {
-#define X(K, name, shape, fault, flags, slots)                                                     \
+#define X(K, name, shape, fault, flags, slots, ends)                                               \
   case SF_STEP_##K: return SIMFUZZ__STEP__KIND_##K;
     SF_STEP_KINDS(X)
 #undef X
@@ -356,7 +361,7 @@ static unsigned field_of_kind(unsigned kind) {
 
 static unsigned kind_of_field(unsigned field) {
   switch (field) {
-#define X(K, name, shape, fault, flags, slots)                                                     \
+#define X(K, name, shape, fault, flags, slots, ends)                                               \
   case SIMFUZZ__STEP__KIND_##K: return SF_STEP_##K;
     SF_STEP_KINDS(X)
 #undef X
@@ -851,7 +856,7 @@ static uint32_t rate(reader *r) {
 /* The kind drawn in a generator slot (SF_STEP_KINDS' slots column): faults
  * dominate, client ops keep work flowing. */
 static unsigned slot_kind(unsigned slot) {
-#define X(K, name, shape, fault, flags, slots)                                                     \
+#define X(K, name, shape, fault, flags, slots, ends)                                               \
   if ((slots) >> slot & 1)                                                                         \
     return SF_STEP_##K;
   SF_STEP_KINDS(X)
