@@ -115,9 +115,15 @@ SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
  * client holds, with how far its clock runs ahead. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  int holders = 0;
+  ll_node *srv = ll(w, 0);
+  int holders = 0, stale_writer = 0;
   uint64_t skew_ms = 0;
   for (int k = 1; k < c->n; k++) {
+    /* a client whose write is still out although the server granted a
+     * newer token: only the fence stands between that write and the
+     * resource */
+    ll_node *p = ll(w, k);
+    stale_writer |= srv && p && p->st == LL_WRITING && p->my_token < srv->token;
     if (!believes(w, k))
       continue;
     holders++;
@@ -130,14 +136,6 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   }
   SF_SOMETIMES(w, holders > 0 && skew_ms >= 100, "lease held by a skewed clock");
   SF_MAXIMIZE(w, "clock skew of a lease holder (ms)", skew_ms);
-  ll_node *srv = ll(w, 0);
-  /* a client whose write is still out although the server granted a newer
-   * token: only the fence stands between that write and the resource */
-  int stale_writer = 0;
-  for (int k = 1; srv && k < c->n && !stale_writer; k++) {
-    ll_node *p = ll(w, k);
-    stale_writer = p && p->st == LL_WRITING && p->my_token < srv->token;
-  }
   SF_SOMETIMES(w, stale_writer, "an earlier holder still writing after a later grant");
   SF_SOMETIMES(w, srv && srv->grace, "server restarted in its grace period");
   SF_SOMETIMES(w, srv && srv->grace && holders > 0, "server in its grace while a client holds");
