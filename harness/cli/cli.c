@@ -143,7 +143,33 @@ int cli_output_ok(const char *path) {
   return 1;
 }
 
-static int commit(FILE *f, const char *tmp, const char *path, int durable);
+static int commit(FILE *f, const char *tmp, const char *path, int durable) {
+  int err = ferror(f) != 0;
+  err |= fflush(f) != 0;
+  if (durable)
+    err |= fsync(fileno(f)) != 0;
+  int e = errno;
+  err |= fclose(f) != 0;
+  if (!err && !cli_output_ok(path)) { /* something appeared there meanwhile */
+    remove(tmp);
+    return -1;
+  }
+  if (err || rename(tmp, path) != 0) {
+    if (!err)
+      e = errno;
+    remove(tmp);
+    return cli_error("%s: write failed: %s", path, e ? strerror(e) : "error"), -1;
+  }
+  char dir[4300];
+  const char *slash = strrchr(path, '/');
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
+  int dfd = durable ? open(dir, O_RDONLY) : -1;
+  if (dfd >= 0) { /* the rename itself is durable */
+    fsync(dfd);
+    close(dfd);
+  }
+  return 0;
+}
 
 static int write_file(const char *path, const void *data, size_t len, int durable) {
   char tmp[4300];
@@ -196,34 +222,6 @@ FILE *cli_create(const char *path, char *tmp, size_t cap) {
 
 int cli_commit(FILE *f, const char *tmp, const char *path) {
   return commit(f, tmp, path, 1);
-}
-
-static int commit(FILE *f, const char *tmp, const char *path, int durable) {
-  int err = ferror(f) != 0;
-  err |= fflush(f) != 0;
-  if (durable)
-    err |= fsync(fileno(f)) != 0;
-  int e = errno;
-  err |= fclose(f) != 0;
-  if (!err && !cli_output_ok(path)) { /* something appeared there meanwhile */
-    remove(tmp);
-    return -1;
-  }
-  if (err || rename(tmp, path) != 0) {
-    if (!err)
-      e = errno;
-    remove(tmp);
-    return cli_error("%s: write failed: %s", path, e ? strerror(e) : "error"), -1;
-  }
-  char dir[4300];
-  const char *slash = strrchr(path, '/');
-  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path + 1) : 1, slash ? path : ".");
-  int dfd = durable ? open(dir, O_RDONLY) : -1;
-  if (dfd >= 0) { /* the rename itself is durable */
-    fsync(dfd);
-    close(dfd);
-  }
-  return 0;
 }
 
 const char *cli_kind_name(cli_input_kind k) {
