@@ -155,6 +155,7 @@ struct sim_world {
   sim_config cfg;
   int n;
   uint64_t now;
+  int ev_node;        /* node of the event being (or last) dispatched, -1: world */
   uint64_t seq;       /* scheduling sequence */
   uint64_t wseq;      /* world events' scheduling counter */
   uint64_t rnd_world; /* sim_node_random(w, -1) counter */

@@ -374,6 +374,12 @@ int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg);
  *  (simfuzz_libc.h routes rand() and time this way). */
 sim_world *sim_current(int *node);
 
+/** The node the world's latest event was for: the receiver of a message
+ *  or segment, the owner of a timer, the node that booted; -1 for a
+ *  world-level event (a step, a sim_at() call) or if none ran yet.
+ *  From an after_event hook, the node whose state the event just changed. */
+int sim_event_node(const sim_world *w);
+
 /** Run world-level code on a node's behalf: makes `node` the current node
  *  of w (see sim_current) and returns the previous one, which the caller
  *  restores with another call when done. For example a client operation

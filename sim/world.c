@@ -98,6 +98,7 @@ sim_world *sim_world_create(const sim_config *c) {
   w->cfg.tape = NULL;
   w->cfg.trace_ring = ring;
   w->n = n;
+  w->ev_node = -1;
   w->tape_len = c->tape ? (uint32_t)(c->tape_len < SIM_TAPE_MAX ? c->tape_len : SIM_TAPE_MAX) : 0;
   if (w->tape_len)
     memcpy(w->tape, c->tape, w->tape_len);
@@ -176,6 +177,9 @@ void *sim_ctx(const sim_world *w) {
 }
 const char *sim_budget_reason(const sim_world *w) {
   return w->budget_reason;
+}
+int sim_event_node(const sim_world *w) {
+  return w->ev_node;
 }
 const sim_stats *sim_get_stats(const sim_world *w) {
   return &w->stats;
@@ -457,6 +461,7 @@ static void defer(sim_world *w, node_t *nd, uint32_t e) {
 
 static void dispatch(sim_world *w, uint32_t e) {
   ev_t *x = &w->ev[e];
+  w->ev_node = x->node;
   if (x->node >= 0 && x->kind != EVK_BOOT) {
     node_t *nd = &w->node[x->node];
     if (nd->paused && nd->up && x->inc == nd->inc) {

@@ -239,8 +239,35 @@ TEST(fault_points) {
   FX_END();
 }
 
-TEST_MAIN(T(resume_after_the_heap_filled_up), T(crash_drops_timers_and_traffic_both_ways),
-          T(restart_boots_again_with_new_incarnation), T(pause_defers_events_until_resume),
-          T(cancel_timer_of_paused_node), T(crash_while_paused_discards_deferred),
-          T(clock_offset_drift_and_jump), T(monotonic_clock_drifts_but_ignores_offset_and_jumps),
-          T(fault_points))
+static void world_call(sim_world *w, void *arg) {
+  (void)w;
+  (void)arg;
+}
+
+/* sim_event_node names the node each event ran on, one event at a time:
+ * a timer's owner, a message's receiver, -1 for world-level calls. */
+TEST(event_node_is_the_node_each_event_ran_on) {
+  FX_BEGIN(3, 1);
+  c.net.latency_min_ns = c.net.latency_max_ns = 10 * SIM_NS_PER_MS;
+  sim_world *w = recorder_world(&c);
+  sim_run(w, SIM_NS_PER_MS, 0); /* the boots */
+  uint64_t t0 = sim_now(w);
+  CHECK(sim_timer_start(w, 1, 5 * SIM_NS_PER_MS, 1) > 0);
+  CHECK_EQ(send_u64(w, 0, 2, 1), 0);
+  CHECK_EQ(sim_at(w, t0 + 7 * SIM_NS_PER_MS, world_call, NULL), 0);
+  CHECK(sim_step(w));
+  CHECK_EQ(sim_now(w), t0 + 5 * SIM_NS_PER_MS);
+  CHECK_EQ(sim_event_node(w), 1);
+  CHECK(sim_step(w));
+  CHECK_EQ(sim_event_node(w), -1);
+  CHECK(sim_step(w));
+  CHECK_EQ(rec_count(r, R_RECV, 2), 1);
+  CHECK_EQ(sim_event_node(w), 2);
+  FX_END();
+}
+
+TEST_MAIN(T(resume_after_the_heap_filled_up), T(event_node_is_the_node_each_event_ran_on),
+          T(crash_drops_timers_and_traffic_both_ways), T(restart_boots_again_with_new_incarnation),
+          T(pause_defers_events_until_resume), T(cancel_timer_of_paused_node),
+          T(crash_while_paused_discards_deferred), T(clock_offset_drift_and_jump),
+          T(monotonic_clock_drifts_but_ignores_offset_and_jumps), T(fault_points))

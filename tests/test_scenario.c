@@ -370,7 +370,7 @@ TEST(branch_futures_are_bounded_ordered_and_end_some_faults) {
     sf_generate_seed(seed % 40, s);
     uint64_t now = 100000 + seed % 900000;
     uint32_t max = 1 + seed % 6;
-    uint32_t n = sf_branch_steps(s, now, seed, out, max);
+    uint32_t n = sf_branch_steps(s, now, seed, -1, out, max);
     CHECK(n <= max);
     total += n;
     for (uint32_t i = 0; i < n; i++) {
@@ -388,7 +388,7 @@ TEST(branch_futures_are_bounded_ordered_and_end_some_faults) {
           break;
         }
     }
-    uint32_t m = sf_branch_steps(s, now, seed, out, max); /* deterministic */
+    uint32_t m = sf_branch_steps(s, now, seed, -1, out, max); /* deterministic */
     CHECK_EQ(m, n);
   }
   CHECK(total > 4000);
@@ -397,9 +397,39 @@ TEST(branch_futures_are_bounded_ordered_and_end_some_faults) {
   free(s);
 }
 
+/* With a focus node, about half of a future's steps that name one node
+ * name that node by number; without, only chance does (1 in 8 numbers,
+ * half of them ranks). */
+TEST(branch_futures_aim_at_the_focus_node) {
+  sf_scenario *s = alloc_s();
+  sf_step out[6];
+  for (int focus = -1; focus < 3; focus++) {
+    uint32_t node_steps = 0, aimed = 0;
+    for (uint64_t seed = 0; seed < 3000; seed++) {
+      sf_generate_seed(seed % 40, s);
+      uint32_t f = focus < 0 ? (uint32_t)(seed % 3) : (uint32_t)focus;
+      uint32_t n = sf_branch_steps(s, 200000, seed, focus, out, 6);
+      for (uint32_t i = 0; i < n; i++) {
+        if (sf_step_shape_of(out[i].kind) != SF_SHAPE_NODE ||
+            (sf_step_flags(out[i].kind) & SF_SK_UNDO))
+          continue;
+        node_steps++;
+        aimed += out[i].node == f && !out[i].by_state;
+      }
+    }
+    CHECK(node_steps > 500);
+    if (focus < 0)
+      CHECK(aimed * 5 < node_steps);
+    else
+      CHECK(aimed * 2 > node_steps && aimed * 10 < node_steps * 7);
+  }
+  free(s);
+}
+
 TEST_MAIN(T(every_step_kind_roundtrips), T(branch_futures_are_bounded_ordered_and_end_some_faults),
-          T(random_bytes_decode_bounded), T(unknown_fields_are_ignored),
-          T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
-          T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
+          T(branch_futures_aim_at_the_focus_node), T(random_bytes_decode_bounded),
+          T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged),
+          T(truncated_and_oversized_protobufs), T(extreme_values_are_clamped),
+          T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
           T(afl_custom_mutator_and_trim))

@@ -293,8 +293,9 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
   uint64_t events = sim_get_stats(w)->events;
   uint32_t room = SF_MAX_STEPS - x->s->nsteps - x->nadded; /* as sf_run_inject counts */
   sf_step fut[6];
-  uint32_t nf =
-      events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, fut, room < 6 ? room : 6) : 0;
+  uint32_t nf = events <= UINT32_MAX
+                    ? sf_branch_steps(x->s, now_us, id, sim_event_node(w), fut, room < 6 ? room : 6)
+                    : 0;
   if (!nf)
     return;
   long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */

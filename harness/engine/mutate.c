@@ -333,8 +333,31 @@ static uint64_t branch_delay(rng *r) {
   return below(r, 8) == 0 ? below(r, 100) : d;
 }
 
-uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, sf_step *out,
-                         uint32_t max) {
+/* Aim step st at node f (by number): as its node, or the other end of a
+ * link, or one side of a partition. */
+static void aim(rng *r, sf_step *st, uint32_t f) {
+  switch (sf_step_shape_of(st->kind)) {
+  case SF_SHAPE_MASKS: st->mask_a = 1ull << f; break;
+  case SF_SHAPE_RESET:
+  case SF_SHAPE_LINK:
+  case SF_SHAPE_PAIR:
+  case SF_SHAPE_DELIVER:
+    if (below(r, 2))
+      st->peer = f;
+    else
+      st->node = f;
+    break;
+  case SF_SHAPE_NODE:
+  case SF_SHAPE_CLOCK:
+  case SF_SHAPE_DISK:
+  case SF_SHAPE_OP: st->node = f; break;
+  default: return; /* no node to aim at */
+  }
+  st->by_state = 0;
+}
+
+uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, int focus,
+                         sf_step *out, uint32_t max) {
   rng r = {seed ^ 0xb7a2c4f1ull};
   uint64_t end = run_end_us(s);
   if (end > SF_MAX_AT_US) /* a later time would not survive normalisation */
@@ -357,6 +380,9 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, s
     random_step(&r, s, st);
     st->at_us = at;
     st->by_state = below(&r, 2); /* at a rare state, roles matter */
+    /* and so does the node the rare state arose on */
+    if (focus >= 0 && focus < SIM_MAX_NODES && below(&r, 2))
+      aim(&r, st, (uint32_t)focus);
     if (sf_step_shape_of(st->kind) == SF_SHAPE_OP) {
       st->count = 1;
       st->interval_us = 0;
