@@ -6,7 +6,8 @@
  * shared by every process of the campaign), the process fork()s. Each
  * child is a copy-on-write snapshot of the whole world, the system under
  * test's memory included; it injects a few random steps soon after the
- * current moment (sf_branch_steps, sf_run_inject) and runs on; the parent
+ * current moment, half of them aimed at the node whose event reached the
+ * state (sf_branch_steps, sf_run_inject), and runs on; the parent
  * waits for it, then forks the next branch or goes on with its own run.
  * Rarer buckets get more branches (energy), a branch may branch again up
  * to the depth limit, and every root's tree has a budget of branch runs.
