@@ -36,6 +36,21 @@ static int log_rec(tp_node *p, uint8_t type, uint32_t t, uint32_t v, int sync) {
   return 0;
 }
 
+/* Sync the records written without a sync since the last one (the bugs
+ * that leave a record to the next tick's group commit). -1 after a crash. */
+#if defined(TWOPC_BUG_UNSYNCED_DECISION) || defined(TWOPC_BUG_PEER_ABORT_UNSYNCED)
+static int sync_pending(tp_node *p) {
+  if (p->durable < p->nrec) {
+    if (p->io->sync(p->io) < 0) {
+      p->io->crash(p->io);
+      return -1;
+    }
+    p->durable = p->nrec;
+  }
+  return 0;
+}
+#endif
+
 static void note(tp_node *p, uint32_t t, uint8_t what) {
   if (p->nout < TP_MAX_OUT)
     p->out[p->nout++] = (tp_outcome){t, what};
@@ -164,13 +179,8 @@ static void coord_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t 
 
 static void coord_tick(tp_node *p) {
 #ifdef TWOPC_BUG_UNSYNCED_DECISION
-  if (p->durable < p->nrec) {
-    if (p->io->sync(p->io) < 0) {
-      p->io->crash(p->io);
-      return;
-    }
-    p->durable = p->nrec;
-  }
+  if (sync_pending(p) < 0)
+    return;
 #endif
   for (uint32_t t = 1; t <= TP_MAX_TXN; t++) {
     tp_txn *x = &p->t[t];
@@ -242,9 +252,14 @@ static void part_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v
 static void answer_peer(tp_node *p, int from, uint32_t t) {
   tp_txn *x = &p->t[t];
   if (x->st == TP_P_NONE) { /* never voted: abort now, and vote no later */
-#ifdef TWOPC_BUG_PEER_ABORT_UNLOGGED
+#if defined(TWOPC_BUG_PEER_ABORT_UNLOGGED)
     /* BUG: "a participant that never voted holds no locks: its abort needs
      * no log record" */
+#elif defined(TWOPC_BUG_PEER_ABORT_UNSYNCED)
+    /* BUG: "nobody waits on this abort: it can ride the next tick's group
+     * commit" (a crash before that tick loses it) */
+    if (log_rec(p, R_ABORTED, t, 0, 0) < 0)
+      return;
 #else
     if (log_rec(p, R_ABORTED, t, 0, 1) < 0)
       return;
@@ -267,6 +282,10 @@ static void peer_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v
 }
 
 static void part_tick(tp_node *p) {
+#ifdef TWOPC_BUG_PEER_ABORT_UNSYNCED
+  if (sync_pending(p) < 0)
+    return;
+#endif
   for (uint32_t t = 1; t <= TP_MAX_TXN; t++) {
     tp_txn *x = &p->t[t];
     if (x->st != TP_P_PREPARED)
