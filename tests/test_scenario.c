@@ -370,7 +370,7 @@ TEST(branch_futures_are_bounded_ordered_and_end_some_faults) {
     sf_generate_seed(seed % 40, s);
     uint64_t now = 100000 + seed % 900000;
     uint32_t max = 1 + seed % 6;
-    uint32_t n = sf_branch_steps(s, now, seed, -1, out, max);
+    uint32_t n = sf_branch_steps(s, now, seed, NULL, out, max);
     CHECK(n <= max);
     total += n;
     for (uint32_t i = 0; i < n; i++) {
@@ -388,7 +388,7 @@ TEST(branch_futures_are_bounded_ordered_and_end_some_faults) {
           break;
         }
     }
-    uint32_t m = sf_branch_steps(s, now, seed, -1, out, max); /* deterministic */
+    uint32_t m = sf_branch_steps(s, now, seed, NULL, out, max); /* deterministic */
     CHECK_EQ(m, n);
   }
   CHECK(total > 4000);
@@ -397,19 +397,23 @@ TEST(branch_futures_are_bounded_ordered_and_end_some_faults) {
   free(s);
 }
 
-/* With a focus node, about half of a future's steps that name one node
- * name that node by number; without, only chance does (1 in 8 numbers,
- * half of them ranks). */
+/* With a focus node, most of a future's steps that name one node name
+ * that node by number (half of all steps are aimed, and a quarter of those
+ * made crashes), and about one step in eight crashes it;
+ * without, only chance does (1 in 8 numbers, half of them ranks). */
 TEST(branch_futures_aim_at_the_focus_node) {
   sf_scenario *s = alloc_s();
   sf_step out[6];
   for (int focus = -1; focus < 3; focus++) {
-    uint32_t node_steps = 0, aimed = 0;
+    uint32_t node_steps = 0, aimed = 0, crashes = 0, steps = 0;
     for (uint64_t seed = 0; seed < 3000; seed++) {
       sf_generate_seed(seed % 40, s);
       uint32_t f = focus < 0 ? (uint32_t)(seed % 3) : (uint32_t)focus;
-      uint32_t n = sf_branch_steps(s, 200000, seed, focus, out, 6);
+      sf_fork at = {focus, 0, 0};
+      uint32_t n = sf_branch_steps(s, 200000, seed, &at, out, 6);
+      steps += n;
       for (uint32_t i = 0; i < n; i++) {
+        crashes += out[i].kind == SF_STEP_CRASH && out[i].node == f && !out[i].by_state;
         if (sf_step_shape_of(out[i].kind) != SF_SHAPE_NODE ||
             (sf_step_flags(out[i].kind) & SF_SK_UNDO))
           continue;
@@ -418,15 +422,47 @@ TEST(branch_futures_aim_at_the_focus_node) {
       }
     }
     CHECK(node_steps > 500);
-    if (focus < 0)
+    if (focus < 0) {
       CHECK(aimed * 5 < node_steps);
-    else
-      CHECK(aimed * 2 > node_steps && aimed * 10 < node_steps * 7);
+      CHECK(crashes * 50 < steps);
+    } else {
+      CHECK(aimed * 2 > node_steps && aimed * 10 < node_steps * 9);
+      CHECK(crashes * 12 > steps && crashes * 5 < steps); /* about 1 in 8, plus chance */
+    }
   }
   free(s);
 }
 
-TEST_MAIN(T(every_step_kind_roundtrips), T(branch_futures_are_bounded_ordered_and_end_some_faults),
+/* A node down (or paused) at the fork is restarted (resumed), by number,
+ * in about half the futures; without one, a restart of that node is rare. */
+TEST(branch_futures_bring_back_nodes_out_of_play) {
+  sf_scenario *s = alloc_s();
+  sf_step out[6];
+  for (int c = 0; c < 3; c++) {
+    sf_fork at = {0, c == 1 ? 1u << 2 : 0, c == 2 ? 1u << 2 : 0};
+    uint8_t back = c == 2 ? SF_STEP_RESUME : SF_STEP_RESTART;
+    uint32_t with = 0, futures = 0;
+    for (uint64_t seed = 0; seed < 2000; seed++) {
+      sf_generate_seed(seed % 40, s);
+      uint32_t n = sf_branch_steps(s, 200000, seed, &at, out, 6);
+      futures += n > 0;
+      for (uint32_t i = 0; i < n; i++)
+        if (out[i].kind == back && out[i].node == 2 && !out[i].by_state) {
+          with++;
+          break;
+        }
+    }
+    CHECK(futures > 1900);
+    if (c == 0)
+      CHECK(with * 10 < futures);
+    else
+      CHECK(with * 5 > futures * 2 && with * 5 < futures * 3);
+  }
+  free(s);
+}
+
+TEST_MAIN(T(every_step_kind_roundtrips), T(branch_futures_bring_back_nodes_out_of_play),
+          T(branch_futures_are_bounded_ordered_and_end_some_faults),
           T(branch_futures_aim_at_the_focus_node), T(random_bytes_decode_bounded),
           T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged),
           T(truncated_and_oversized_protobufs), T(extreme_values_are_clamped),

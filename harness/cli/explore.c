@@ -294,9 +294,13 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
   uint64_t events = sim_get_stats(w)->events;
   uint32_t room = SF_MAX_STEPS - x->s->nsteps - x->nadded; /* as sf_run_inject counts */
   sf_step fut[6];
-  uint32_t nf = events <= UINT32_MAX
-                    ? sf_branch_steps(x->s, now_us, id, sim_event_node(w), fut, room < 6 ? room : 6)
-                    : 0;
+  sf_fork at = {sim_event_node(w), 0, 0};
+  for (int i = 0; i < sim_nodes(w) && i < 64; i++) {
+    at.down |= (uint64_t)!sim_node_up(w, i) << i;
+    at.paused |= (uint64_t)(sim_node_up(w, i) && sim_node_paused(w, i)) << i;
+  }
+  uint32_t nf =
+      events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut, room < 6 ? room : 6) : 0;
   if (!nf)
     return;
   long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */

@@ -356,8 +356,9 @@ static void aim(rng *r, sf_step *st, uint32_t f) {
   st->by_state = 0;
 }
 
-uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, int focus,
-                         sf_step *out, uint32_t max) {
+uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
+                         const sf_fork *at_fork, sf_step *out, uint32_t max) {
+  int focus = at_fork ? at_fork->focus : -1;
   rng r = {seed ^ 0xb7a2c4f1ull};
   uint64_t end = run_end_us(s);
   if (end > SF_MAX_AT_US) /* a later time would not survive normalisation */
@@ -371,6 +372,26 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, i
   if (n > max)
     n = max;
   uint32_t k = 0;
+  /* a node out of play at the fork comes back in half the futures: many
+   * bugs need an old node back at the wrong moment */
+  uint64_t away = at_fork ? (at_fork->down | at_fork->paused) : 0;
+  if (away && below(&r, 2)) {
+    uint32_t pick = below(&r, (uint32_t)__builtin_popcountll(away)), node = 0;
+    for (uint64_t m = away;; m &= m - 1)
+      if (pick-- == 0) {
+        node = (uint32_t)__builtin_ctzll(m);
+        break;
+      }
+    sf_step *b = &out[k];
+    memset(b, 0, sizeof *b);
+    b->kind = at_fork->down >> node & 1 ? SF_STEP_RESTART : SF_STEP_RESUME;
+    b->node = node;
+    uint64_t d = branch_delay(&r);
+    b->at_us = now_us + (d < room ? d : room);
+    uint64_t want = b->at_us;
+    if (sf_step_normalize(b) && b->at_us == want)
+      k++;
+  }
   for (uint32_t i = 0; i < n && k < max; i++) {
     /* most futures act while the rare state lasts, some after it has had
      * time to play out */
@@ -380,9 +401,13 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, i
     random_step(&r, s, st);
     st->at_us = at;
     st->by_state = below(&r, 2); /* at a rare state, roles matter */
-    /* and so does the node the rare state arose on */
-    if (focus >= 0 && focus < SIM_MAX_NODES && below(&r, 2))
+    /* and so does the node the rare state arose on: the most telling
+     * future is often that node crashing (and coming back) right then */
+    if (focus >= 0 && focus < SIM_MAX_NODES && below(&r, 2)) {
+      if (below(&r, 4) == 0)
+        st->kind = SF_STEP_CRASH;
       aim(&r, st, (uint32_t)focus);
+    }
     if (sf_step_shape_of(st->kind) == SF_SHAPE_OP) {
       st->count = 1;
       st->interval_us = 0;

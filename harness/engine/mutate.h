@@ -43,18 +43,29 @@ size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size);
  * their after_event, so the branch stays an ordinary scenario whose replay
  * schedules exactly the events of the forked run. */
 
+/** The moment a branch forks at: the node whose event reached the rare
+ *  state (sim_event_node; -1 if none) and the nodes down or paused then
+ *  (bit i for node i). */
+typedef struct sf_fork {
+  int focus;
+  uint64_t down, paused;
+} sf_fork;
+
 /** Draw a branch's future for scenario s forked at now_us: 1 to max (at
  *  most 6) random steps, in order of time, between now_us and the run's
  *  end (the last step scheduled at the start, plus the tail), mostly soon:
- *  the delay is about log-uniform from 100 us to 3 s. With focus >= 0 (the
- *  node whose event reached the rare state, sim_event_node), half the
- *  steps are aimed at that node by number: it crashes, pauses, is cut off,
- *  its link or clock or disk fails. Half the faults that have an end
- *  (crash, pause, partition, hold) get it, as a second step after such a
- *  delay: the restart of the same node, the heal. Client operations run
- *  once. Returns how many were written to out (0: the run is about to
- *  end). */
-uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, int focus,
+ *  the delay is about log-uniform from 100 us to 3 s.
+ *   - With a focus node, half the steps are aimed at that node by number:
+ *     it crashes (a quarter of those are made crashes), pauses, is cut
+ *     off, its link or clock or disk fails.
+ *   - Half the faults that have an end (crash, pause, partition, hold) get
+ *     it, as a second step after such a delay: the restart of the same
+ *     node, the heal.
+ *   - In half the futures, one node that is down or paused at the fork
+ *     comes back (restart, resume) after such a delay.
+ *  Client operations run once. Returns how many were written to out (0:
+ *  the run is about to end). */
+uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, const sf_fork *at,
                          sf_step *out, uint32_t max);
 
 #ifdef __cplusplus
