@@ -29,7 +29,7 @@
  *   RAFT_BUG_COMMIT_OLD_TERM  a leader commits entries of earlier terms by
  *                           counting replicas (Raft paper, figure 8), and so
  *                           sees no need for a no-op entry at election.
- * Deep ones (several faults in order; docs/bug-zoo.md):
+ * Ones that need several faults in order (docs/bug-zoo.md):
  *   RAFT_BUG_TRUNCATE_UNSYNCED  a follower that replaces conflicting entries
  *                           acknowledges the rewrite before syncing it: a
  *                           crash brings the old suffix back and an

@@ -35,7 +35,7 @@
  *       that never voted aborts on a peer's question without a log record:
  *       after a crash and restart it votes yes to the prepare, while the
  *       peer aborted.
- *   TWOPC_BUG_PEER_ABORT_UNSYNCED (with TWOPC_COOPERATIVE, deep)  that abort
+ *   TWOPC_BUG_PEER_ABORT_UNSYNCED (with TWOPC_COOPERATIVE)  that abort
  *       is logged, but synced only with the participant's next tick (group
  *       commit): a failed sync at that tick, or a crash before it, on a disk
  *       that loses unsynced writes, forgets it.
