@@ -333,6 +333,21 @@ static uint64_t branch_delay(rng *r) {
   return below(r, 8) == 0 ? below(r, 100) : d;
 }
 
+/* Write into *u a step of this kind on node and peer by number, a short
+ * random delay (branch_delay, at most left) after `from`. 1 if it reads
+ * back unchanged, as a replay will read it. */
+static int later_step(rng *r, sf_step *u, unsigned kind, uint32_t node, uint32_t peer,
+                      uint64_t from, uint64_t left) {
+  memset(u, 0, sizeof *u);
+  u->kind = (uint8_t)kind;
+  u->node = node;
+  u->peer = peer;
+  uint64_t d = branch_delay(r);
+  u->at_us = from + (d < left ? d : left);
+  uint64_t want = u->at_us;
+  return sf_step_normalize(u) && u->at_us == want;
+}
+
 /* Aim step st at node f (by number): as its node, or the other end of a
  * link, or one side of a partition. */
 static void aim(rng *r, sf_step *st, uint32_t f) {
@@ -382,15 +397,8 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
         node = (uint32_t)__builtin_ctzll(m);
         break;
       }
-    sf_step *b = &out[k];
-    memset(b, 0, sizeof *b);
-    b->kind = at_fork->down >> node & 1 ? SF_STEP_RESTART : SF_STEP_RESUME;
-    b->node = node;
-    uint64_t d = branch_delay(&r);
-    b->at_us = now_us + (d < room ? d : room);
-    uint64_t want = b->at_us;
-    if (sf_step_normalize(b) && b->at_us == want)
-      k++;
+    unsigned back = at_fork->down >> node & 1 ? SF_STEP_RESTART : SF_STEP_RESUME;
+    k += (uint32_t)later_step(&r, &out[k], back, node, 0, now_us, room);
   }
   for (uint32_t i = 0; i < n && k < max; i++) {
     /* most futures act while the rare state lasts, some after it has had
@@ -422,20 +430,11 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
     unsigned undo = sf_step_ends(st->kind);
     if (!undo || k >= max || below(&r, 2))
       continue;
-    sf_step *u = &out[k];
-    memset(u, 0, sizeof *u);
-    u->kind = (uint8_t)undo;
-    if (undo != SF_STEP_HEAL) { /* the same node (or pair) by number */
+    int heal = undo == SF_STEP_HEAL; /* else the same node (or pair) by number */
+    if (!heal)
       st->by_state = 0;
-      u->node = st->node;
-      u->peer = st->peer;
-    }
-    d = branch_delay(&r);
-    uint64_t left = room - (at - now_us);
-    u->at_us = at + (d < left ? d : left);
-    uint64_t want = u->at_us;
-    if (sf_step_normalize(u) && u->at_us == want)
-      k++;
+    k += (uint32_t)later_step(&r, &out[k], undo, heal ? 0 : st->node, heal ? 0 : st->peer, at,
+                              room - (at - now_us));
   }
   for (uint32_t i = 1; i < k; i++) /* sorted by at_us, equal ones kept in order */
     for (uint32_t j = i; j > 0 && out[j - 1].at_us > out[j].at_us; j--) {
