@@ -118,6 +118,12 @@ typedef struct sf_target {
  *
  *     SF_SOMETIMES(w, uncommitted > 0 && is_leader, "leader with old-term entries");
  *     SF_MAXIMIZE(w, "replicas holding an uncommitted entry", n);
+ *
+ * The _ON forms also say which node the state is about (for example the
+ * leader holding those entries). The explorer aims the faults of the
+ * futures it tries from that state at that node; without it, it aims them
+ * at the node whose event reached the state, which is not always the node
+ * that matters (a newer leader's write ends an old leader's safe lease).
  */
 
 /** What a site states. */
@@ -136,8 +142,9 @@ typedef struct sf_site {
 } sf_site;
 
 /** Record a hit of `site` with `value` in the run of world w (1 for
- *  SOMETIMES and REACHABLE). Called by the macros; no effect outside a run. */
-void sf_site_hit(sim_world *w, sf_site *site, uint64_t value);
+ *  SOMETIMES and REACHABLE), about `node` (-1: no node in particular).
+ *  Called by the macros; no effect outside a run. */
+void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node);
 
 /** The catalog: every site linked into this binary (*n of them, in link
  *  order); NULL when there is none. */
@@ -152,26 +159,32 @@ sf_site *sf_sites(size_t *n);
 #endif
 
 /** Some run of the campaign must reach a moment where cond holds. */
-#define SF_SOMETIMES(w, cond, name)                                                                \
+#define SF_SOMETIMES(w, cond, name) SF_SOMETIMES_ON(w, cond, -1, name)
+
+/** SF_SOMETIMES about node `node` (a node number, evaluated when cond holds). */
+#define SF_SOMETIMES_ON(w, cond, node, name)                                                       \
   do {                                                                                             \
     SF_SITE_AT_(SF_SITE_SOMETIMES, name);                                                          \
     if (cond)                                                                                      \
-      sf_site_hit((w), &sf_site_, 1);                                                              \
+      sf_site_hit((w), &sf_site_, 1, (int)(node));                                                 \
   } while (0)
 
 /** Some run of the campaign must execute this statement. */
 #define SF_REACHABLE(w, name)                                                                      \
   do {                                                                                             \
     SF_SITE_AT_(SF_SITE_REACHABLE, name);                                                          \
-    sf_site_hit((w), &sf_site_, 1);                                                                \
+    sf_site_hit((w), &sf_site_, 1, -1);                                                            \
   } while (0)
 
 /** Progress: runs that push value (an unsigned integer) higher than any
  *  run before are kept and explored further. */
-#define SF_MAXIMIZE(w, name, value)                                                                \
+#define SF_MAXIMIZE(w, name, value) SF_MAXIMIZE_ON(w, name, value, -1)
+
+/** SF_MAXIMIZE about node `node` (the node whose state gives the value). */
+#define SF_MAXIMIZE_ON(w, name, value, node)                                                       \
   do {                                                                                             \
     SF_SITE_AT_(SF_SITE_MAXIMIZE, name);                                                           \
-    sf_site_hit((w), &sf_site_, (uint64_t)(value));                                                \
+    sf_site_hit((w), &sf_site_, (uint64_t)(value), (int)(node));                                   \
   } while (0)
 
 #ifdef __cplusplus

@@ -49,9 +49,12 @@ typedef struct sf_run_opts {
   /** The explorer's hook: called after an event (in the event loop) once
    *  for each feature bucket the run reached for the first time during it,
    *  in the order reached; site is 1 for an assertion site's bucket (its
-   *  first hit or a new best value). It may fork(): the child goes on with
-   *  the run. Setting it computes features even when the build emits none. */
-  void (*on_novel)(void *ctx, sim_world *w, uint32_t bucket, int site);
+   *  first hit or a new best value). node is the node the state is about:
+   *  the one its site named (SF_SOMETIMES_ON, SF_MAXIMIZE_ON), else the node
+   *  the event ran on (sim_event_node; -1 for a world-level event). It may
+   *  fork(): the child goes on with the run. Setting it computes features
+   *  even when the build emits none. */
+  void (*on_novel)(void *ctx, sim_world *w, uint32_t bucket, int site, int node);
   void *novel_ctx;
 } sf_run_opts;
 

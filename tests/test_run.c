@@ -408,9 +408,9 @@ typedef struct {
   uint32_t stamp, outside;
 } inject_ctx;
 
-static void inject_once(void *ctx, sim_world *w, uint32_t bucket, int site) {
+static void inject_once(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
   inject_ctx *c = ctx;
-  (void)bucket, (void)site;
+  (void)bucket, (void)site, (void)node;
   if (!c->stamp && sim_now(w) >= c->after_ns)
     c->stamp = sf_run_inject(w, &c->st);
 }
@@ -483,9 +483,60 @@ TEST(injected_steps_replay_as_scheduled_after_their_event) {
   free(t);
 }
 
+/* The novelty hook's node: the one an assertion site names, else the node
+ * the event ran on. Pings go from n0 to n1, so every delivery runs on n1. */
+static void p_sited_check(void *ctx, sim_world *w) {
+  ping_ctx *c = ctx;
+  SF_SOMETIMES(w, c->delivered >= 1, "test: pinged (the event's node)");
+  SF_SOMETIMES_ON(w, c->delivered >= 2, 3, "test: pinged twice, about n3");
+  SF_MAXIMIZE_ON(w, "test: pings, about n2", c->delivered, 2);
+}
+static const sf_check sited_checks[] = {{"sited", p_sited_check}, {NULL, NULL}};
+
+typedef struct {
+  uint32_t site_at[4], other_at[4], other_world; /* hook calls by node (world: -1) */
+} node_seen;
+
+static void note_node(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
+  node_seen *n = ctx;
+  (void)w, (void)bucket;
+  CHECK(node >= -1 && node < 4);
+  if (node < 0)
+    n->other_world += !site;
+  else if (site)
+    n->site_at[node]++;
+  else
+    n->other_at[node]++;
+}
+
+TEST(novelty_hook_names_the_node_a_state_is_about) {
+  sf_target sited = ping;
+  sited.default_nodes = 4;
+  sited.invariants = sited_checks;
+  sf_scenario *s = alloc_s();
+  pings(s, 3);
+  s->nodes = 4;
+  node_seen n;
+  memset(&n, 0, sizeof n);
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.on_novel = note_node;
+  o.novel_ctx = &n;
+  sf_result r;
+  sf_run(&sited, s, &o, &r);
+  CHECK(!r.failed);
+  CHECK_EQ(n.site_at[1], 1); /* pinged: the delivery's node */
+  CHECK_EQ(n.site_at[3], 1); /* pinged twice: the node its site names */
+  CHECK_EQ(n.site_at[2], 4); /* the maximum: 0 (first hit), 1, 2, 3 */
+  CHECK_EQ(n.site_at[0], 0);
+  CHECK(n.other_at[1] > 0); /* deliveries' own buckets: their node */
+  free(s);
+}
+
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
-          T(injected_steps_replay_as_scheduled_after_their_event))
+          T(injected_steps_replay_as_scheduled_after_their_event),
+          T(novelty_hook_names_the_node_a_state_is_about))

@@ -116,14 +116,15 @@ SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
   ll_node *srv = ll(w, 0);
-  int holders = 0, stale_writer = 0;
+  int holders = 0, stale_writer = -1, skewed = -1;
   uint64_t skew_ms = 0;
   for (int k = 1; k < c->n; k++) {
     /* a client whose write is still out although the server granted a
      * newer token: only the fence stands between that write and the
      * resource */
     ll_node *p = ll(w, k);
-    stale_writer |= srv && p && p->st == LL_WRITING && p->my_token < srv->token;
+    if (stale_writer < 0 && srv && p && p->st == LL_WRITING && p->my_token < srv->token)
+      stale_writer = k;
     if (!believes(w, k))
       continue;
     holders++;
@@ -132,18 +133,24 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
     d = d < 0 ? -d : d;
     j = j < 0 ? -j : j;
     uint64_t ms = (uint64_t)(d > j ? d : j) / SIM_NS_PER_MS;
-    skew_ms = ms > skew_ms ? ms : skew_ms;
+    if (ms > skew_ms || skewed < 0) {
+      skew_ms = ms > skew_ms ? ms : skew_ms;
+      skewed = k;
+    }
   }
-  SF_SOMETIMES(w, holders > 0 && skew_ms >= 100, "lease held by a skewed clock");
-  SF_MAXIMIZE(w, "clock skew of a lease holder (ms)", skew_ms);
-  SF_SOMETIMES(w, stale_writer, "an earlier holder still writing after a later grant");
-  SF_SOMETIMES(w, srv && srv->grace, "server restarted in its grace period");
-  SF_SOMETIMES(w, srv && srv->grace && holders > 0, "server in its grace while a client holds");
+  /* each state is about one node, where the explorer aims its futures */
+  SF_SOMETIMES_ON(w, holders > 0 && skew_ms >= 100, skewed, "lease held by a skewed clock");
+  SF_MAXIMIZE_ON(w, "clock skew of a lease holder (ms)", skew_ms, skewed);
+  SF_SOMETIMES_ON(w, stale_writer >= 0, stale_writer,
+                  "an earlier holder still writing after a later grant");
+  SF_SOMETIMES_ON(w, srv && srv->grace, 0, "server restarted in its grace period");
+  SF_SOMETIMES_ON(w, srv && srv->grace && holders > 0, 0,
+                  "server in its grace while a client holds");
   /* how far the server's wall clock runs ahead of true time then: a
    * grace period timed by that clock ends early by as much */
   int64_t ahead = srv && srv->grace && holders > 0 ? sim_clock(w, 0) - (int64_t)sim_now(w) : 0;
-  SF_MAXIMIZE(w, "server clock ahead in its grace while a client holds (ms)",
-              ahead > 0 ? (uint64_t)ahead / SIM_NS_PER_MS : 0);
+  SF_MAXIMIZE_ON(w, "server clock ahead in its grace while a client holds (ms)",
+                 ahead > 0 ? (uint64_t)ahead / SIM_NS_PER_MS : 0, 0);
 }
 
 static const sf_check invariants[] = {

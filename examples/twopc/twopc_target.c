@@ -112,23 +112,26 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   tp_node *co = tp(w, 0);
   uint32_t phases = co ? tp_phases(co) : 0;
   int deciding = (phases & (1u << TP_C_COLLECTING | 1u << TP_C_COMMITTING)) != 0;
-  int in_doubt = 0, forgotten = 0, peer_aborted = 0;
+  int in_doubt = 0, forgotten = 0, peer_aborted = -1;
   for (int k = 1; k < c->n; k++) {
     tp_node *p = tp(w, k);
     int prepared = p && (tp_phases(p) & 1u << TP_P_PREPARED) != 0;
     in_doubt += prepared;
-    peer_aborted |= p && p->peer_aborts > 0;
+    if (peer_aborted < 0 && p && p->peer_aborts > 0)
+      peer_aborted = k;
     /* prepared for a transaction that a restarted coordinator does not know */
     for (uint32_t t = 1;
          prepared && co && sim_node_incarnation(w, 0) > 1 && !forgotten && t <= TP_MAX_TXN; t++)
       forgotten = p->t[t].st == TP_P_PREPARED && co->t[t].st == TP_C_NONE;
   }
-  SF_SOMETIMES(w, !sim_node_up(w, 0) && in_doubt > 0,
-               "coordinator down between prepare and decision");
-  SF_SOMETIMES(w, deciding && sim_node_incarnation(w, 0) > 1, "restarted coordinator deciding");
+  /* the states about one node name it: the explorer aims its futures there */
+  SF_SOMETIMES_ON(w, !sim_node_up(w, 0) && in_doubt > 0, 0,
+                  "coordinator down between prepare and decision");
+  SF_SOMETIMES_ON(w, deciding && sim_node_incarnation(w, 0) > 1, 0,
+                  "restarted coordinator deciding");
   SF_SOMETIMES(w, forgotten, "participant prepared for a transaction the coordinator forgot");
-  SF_SOMETIMES(w, peer_aborted && deciding,
-               "participant aborted on a peer's question while the coordinator decides");
+  SF_SOMETIMES_ON(w, peer_aborted >= 0 && deciding, peer_aborted,
+                  "participant aborted on a peer's question while the coordinator decides");
   SF_MAXIMIZE(w, "participants in doubt", in_doubt);
 }
 

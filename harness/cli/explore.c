@@ -6,8 +6,9 @@
  * shared by every process of the campaign), the process fork()s. Each
  * child is a copy-on-write snapshot of the whole world, the system under
  * test's memory included; it injects a few random steps soon after the
- * current moment, half of them aimed at the node whose event reached the
- * state (sf_branch_steps, sf_run_inject), and runs on; the parent
+ * current moment, half of them aimed at the node the state is about (the
+ * node its assertion site names, else the node whose event reached it;
+ * sf_branch_steps, sf_run_inject), and runs on; the parent
  * waits for it, then forks the next branch or goes on with its own run.
  * Rarer buckets get more branches (energy), a branch may branch again up
  * to the depth limit, and every root's tree has a budget of branch runs.
@@ -289,12 +290,12 @@ static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t even
 
 /* Fork one branch at this moment. Returns in the child (which then runs
  * the new future) and, after the child ended, in the parent. */
-static void branch(explorer *x, sim_world *w, uint64_t id) {
+static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   uint64_t now_us = (sim_now(w) + 999) / 1000;
   uint64_t events = sim_get_stats(w)->events;
   uint32_t room = SF_MAX_STEPS - x->s->nsteps - x->nadded; /* as sf_run_inject counts */
   sf_step fut[6];
-  sf_fork at = {sim_event_node(w), 0, 0};
+  sf_fork at = {focus, 0, 0};
   for (int i = 0; i < sim_nodes(w) && i < 64; i++) {
     at.down |= (uint64_t)!sim_node_up(w, i) << i;
     at.paused |= (uint64_t)(sim_node_up(w, i) && sim_node_paused(w, i)) << i;
@@ -351,7 +352,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id) {
     branch_crashed(x, fut, nf, events, st);
 }
 
-static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
+static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
   explorer *x = ctx;
   ex_shared *sh = x->sh;
   uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
@@ -377,7 +378,7 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site) {
     uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
                             (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
     uint32_t level = x->level;
-    branch(x, w, id);
+    branch(x, w, id, node);
     if (x->level != level)
       return; /* the child (one level deeper): run on with the new future */
   }

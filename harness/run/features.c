@@ -10,15 +10,22 @@
 
 #define TAG(t) ((uint64_t)(t) << 60)
 
-static void add(sf_features *f, uint64_t v) {
+/* Reach the bucket of feature v, a state about node (-1: none named). */
+static void add_on(sf_features *f, uint64_t v, int node) {
   uint32_t b = (uint32_t)(sim_mix64(v) % SF_FB_BUCKETS);
   uint64_t bit = 1ull << (b % 64);
   if (!(f->bits[b / 64] & bit)) {
     f->bits[b / 64] |= bit;
     f->count++;
-    if (f->nfresh < SF_FRESH_MAX)
+    if (f->nfresh < SF_FRESH_MAX) {
+      f->fresh_node[f->nfresh] = (int8_t)(node >= 0 && node < f->n ? node : -1);
       f->fresh[f->nfresh++] = (uint16_t)(b | (v >> 60 == SF_FT_SITE ? SF_FRESH_SITE : 0));
+    }
   }
+}
+
+static void add(sf_features *f, uint64_t v) {
+  add_on(f, v, -1);
 }
 
 void sf_features_init(sf_features *f, int n) {
@@ -91,13 +98,15 @@ static uint64_t value_bucket(uint64_t v) {
   return v < 32 ? v : 32 + 63 - (uint64_t)__builtin_clzll(v);
 }
 
-void sf_features_site(sf_features *f, uint32_t site, uint64_t value) {
-  add(f, TAG(SF_FT_SITE) | (uint64_t)site << 8 | value_bucket(value));
+void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node) {
+  add_on(f, TAG(SF_FT_SITE) | (uint64_t)site << 8 | value_bucket(value), node);
 }
 
-uint32_t sf_features_drain(sf_features *f, uint16_t *out) {
+uint32_t sf_features_drain(sf_features *f, uint16_t *out, int *node) {
   uint32_t n = f->nfresh;
   memcpy(out, f->fresh, n * sizeof *out);
+  for (uint32_t i = 0; i < n; i++)
+    node[i] = f->fresh_node[i];
   f->nfresh = 0;
   return n;
 }

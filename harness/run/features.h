@@ -39,6 +39,7 @@ typedef struct sf_features {
    * explorer; the rest are dropped when more arrive between drains) */
   uint32_t nfresh;
   uint16_t fresh[SF_FRESH_MAX];
+  int8_t fresh_node[SF_FRESH_MAX]; /* the node a site named for it, or -1 */
 } sf_features;
 
 /** Start over for a run of n nodes. */
@@ -55,12 +56,14 @@ void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_worl
 void sf_features_step(sf_features *f, unsigned kind);
 
 /** An assertion site (its catalog index) was hit with a new best value
- *  (value 0 for the first hit of a SOMETIMES or REACHABLE site). */
-void sf_features_site(sf_features *f, uint32_t site, uint64_t value);
+ *  (value 0 for the first hit of a SOMETIMES or REACHABLE site), about
+ *  node (-1: none named). */
+void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node);
 
 /** Take the buckets first reached since the last call: copies at most
- *  SF_FRESH_MAX into out and returns how many. */
-uint32_t sf_features_drain(sf_features *f, uint16_t *out);
+ *  SF_FRESH_MAX into out, and into node the node each one's site named
+ *  (-1 for none), and returns how many. */
+uint32_t sf_features_drain(sf_features *f, uint16_t *out, int *node);
 
 /** Run the feedback code path of every bucket reached (no-op when the build
  *  has no feedback). */

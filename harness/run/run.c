@@ -154,11 +154,12 @@ static void after_event(void *p, sim_world *w) {
     sf_features_observe(&rs->feat, rs->t, rs->ctx, rs->w);
   if (rs->o->on_novel && rs->feat.nfresh) {
     uint16_t fresh[SF_FRESH_MAX];
-    uint32_t k = sf_features_drain(&rs->feat, fresh);
+    int node[SF_FRESH_MAX];
+    uint32_t k = sf_features_drain(&rs->feat, fresh, node);
     rs->in_novel = 1;
     for (uint32_t i = 0; i < k; i++)
       rs->o->on_novel(rs->o->novel_ctx, w, fresh[i] & (SF_FB_BUCKETS - 1),
-                      (fresh[i] & SF_FRESH_SITE) != 0);
+                      (fresh[i] & SF_FRESH_SITE) != 0, node[i] >= 0 ? node[i] : sim_event_node(w));
     rs->in_novel = 0;
   }
   /* the scenario's steps due after this event, in the order an explorer
@@ -201,7 +202,7 @@ sf_site *sf_sites(size_t *n) {
   return *n ? __start_sf_sites : NULL;
 }
 
-void sf_site_hit(sim_world *w, sf_site *site, uint64_t value) {
+void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node) {
   run_state *rs = active_run;
   if (!rs || rs->w != w || !rs->site_hit)
     return;
@@ -213,7 +214,7 @@ void sf_site_hit(sim_world *w, sf_site *site, uint64_t value) {
     rs->site_hit[i] = 1;
     rs->site_max[i] = value;
     if (rs->fb)
-      sf_features_site(&rs->feat, (uint32_t)i, site->kind == SF_SITE_MAXIMIZE ? value : 0);
+      sf_features_site(&rs->feat, (uint32_t)i, site->kind == SF_SITE_MAXIMIZE ? value : 0, node);
   }
 }
 
