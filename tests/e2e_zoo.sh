@@ -11,7 +11,7 @@ T_NAME=e2e_zoo
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-for t in raft_kv twopc leaselock; do
+for t in raft_kv raft_kv_reconf twopc leaselock; do
   mkdir "$work/$t"
   cp "$B/corpus/$t"/*.pb "$work/$t/"
   "$B/fuzz/${t}_fuzzer" "$work/$t" -seed=3 -runs=4000 -timeout=10 -dict="$B/fuzz/$t.dict" \

@@ -269,6 +269,38 @@ static void step_down(rk_node *p, uint32_t term) {
     reset_election(p);
 }
 
+static void touch(rk_node *p, uint32_t i) {
+  if (i < p->dirty)
+    p->dirty = i;
+}
+
+/* ---- membership ------------------------------------------------------------ */
+
+static uint32_t all_nodes(const rk_node *p) {
+  return p->io->nodes >= 32 ? UINT32_MAX : (1u << p->io->nodes) - 1;
+}
+
+/* The configuration in force: the last change in the log, else the initial
+ * members. Called after the log changed from index `from` on. */
+static void update_config(rk_node *p, uint32_t from) {
+  if (p->config_at >= from) { /* that entry is gone: look below */
+    p->config_at = 0;
+    for (uint32_t i = from - 1 < p->len ? from - 1 : p->len; i > 0 && !p->config_at; i--)
+      if (p->log[i].kind == RK_CONFIG)
+        p->config_at = i;
+  }
+  for (uint32_t i = from; i <= p->len; i++)
+    if (p->log[i].kind == RK_CONFIG)
+      p->config_at = i;
+  uint32_t all = all_nodes(p), set = p->config_at ? p->log[p->config_at].arg : p->initial;
+  p->members = set & all ? set & all : all;
+}
+
+/* 1 if the nodes in `set` are a majority of the members. */
+static int majority(const rk_node *p, uint32_t set) {
+  return 2 * __builtin_popcount(set & p->members) > __builtin_popcount(p->members);
+}
+
 static uint32_t execute(rk_node *p, const rk_entry *e) {
   uint32_t *v = &p->sm[e->key % RK_NKEYS];
   switch (e->kind) {
@@ -279,6 +311,7 @@ static uint32_t execute(rk_node *p, const rk_entry *e) {
       return 0;
     *v = e->arg2;
     return 1;
+  case RK_CONFIG: return 1; /* in force since it was appended */
   default: return 0;
   }
 }
@@ -314,10 +347,10 @@ static void advance_commit(rk_node *p) {
     if (p->log[i].term != p->term)
       break; /* only entries of the current term are committed by counting */
 #endif
-    int cnt = 0;
+    uint32_t have = 0;
     for (int k = 0; k < n; k++)
-      cnt += k == self ? 1 : p->match[k] >= i;
-    if (2 * cnt > n) {
+      have |= (uint32_t)(k == self || p->match[k] >= i) << k;
+    if (majority(p, have)) {
       p->commit = i;
       apply_committed(p);
       return;
@@ -325,15 +358,11 @@ static void advance_commit(rk_node *p) {
   }
 }
 
-static void touch(rk_node *p, uint32_t i) {
-  if (i < p->dirty)
-    p->dirty = i;
-}
-
 /* -1 if the node crashed (p is gone). */
 static int append_local(rk_node *p, const rk_entry *e) {
   p->log[++p->len] = *e;
   touch(p, p->len);
+  update_config(p, p->len);
   if (save_log(p, p->len) < 0)
     return -1;
   p->match[p->io->self] = p->len;
@@ -373,6 +402,10 @@ static void become_leader(rk_node *p) {
 
 static void start_election(rk_node *p) {
   int self = p->io->self;
+  if (!(p->members >> self & 1)) { /* not a member: it follows, never leads */
+    reset_election(p);
+    return;
+  }
   p->term++;
   p->role = RK_CANDIDATE;
   p->voted = self;
@@ -447,7 +480,7 @@ static void on_rvr(rk_node *p, int from, sf_dec *d) {
     return;
 #endif
   p->votes |= 1u << from;
-  if (2 * __builtin_popcount(p->votes) > p->io->nodes)
+  if (majority(p, p->votes))
     become_leader(p);
 }
 
@@ -498,6 +531,8 @@ static void on_ae(rk_node *p, int from, sf_dec *d) {
     if (!from_idx)
       from_idx = i;
   }
+  if (from_idx)
+    update_config(p, from_idx);
   if (from_idx && save_log(p, from_idx) < 0)
     return;
   uint32_t last = prev + cnt;
@@ -550,7 +585,8 @@ static int on_req(rk_node *p, int from, sf_dec *d) {
   e.arg2 = sf_dec_u32(d);
   e.req = sf_dec_u32(d);
   sf_dec_u8(d);
-  if (!sf_dec_ok(d) || sf_dec_left(d) || e.kind < RK_PUT || e.kind > RK_CAS || e.req >= RK_MAX_OPS)
+  if (!sf_dec_ok(d) || sf_dec_left(d) || e.kind < RK_PUT || e.kind > RK_CONFIG ||
+      e.req >= RK_MAX_OPS)
     return 0;
   int self = p->io->self;
   if (p->role != RK_LEADER) {
@@ -563,6 +599,34 @@ static int on_req(rk_node *p, int from, sf_dec *d) {
     return 0;
   }
 #endif
+  if (e.kind == RK_CONFIG) { /* arg: the node; arg2: 1 to add it, 0 to remove it */
+    uint32_t x = e.arg, add = e.arg2 != 0;
+    if (x >= (uint32_t)p->io->nodes || x == (uint32_t)self) {
+      send_resp(p, from, e.req, R_OK, 0, self); /* refused: a leader never removes itself */
+      return 0;
+    }
+    /* one change at a time, each from a configuration this leader knows
+     * is committed: its predecessor's, and (by committing an entry of its
+     * own term) no change of an earlier leader can still commit */
+#ifdef RAFT_BUG_EARLY_CHANGE
+    /* BUG: "the previous change is committed: that is all single-server
+     * changes need" (the rule Ongaro added in 2015 is missing) */
+    int busy = p->config_at > p->commit;
+#else
+    int busy = p->config_at > p->commit || p->log[p->commit].term != p->term;
+#endif
+    if (busy) { /* the gateway asks again on a later tick */
+      send_resp(p, from, e.req, R_REDIRECT, 0, self);
+      return 0;
+    }
+    uint32_t next = add ? p->members | 1u << x : p->members & ~(1u << x);
+    if (next == p->members || __builtin_popcount(next) < 3) {
+      send_resp(p, from, e.req, R_OK, next == p->members, self); /* so already, or refused */
+      return 0;
+    }
+    e.arg = next;
+    e.arg2 = 0;
+  }
 #ifdef RAFT_BUG_LEASE_READ
   if (e.kind == RK_GET && rk_lease_left(p) > 0) { /* a read under the lease */
     send_resp(p, from, e.req, R_OK, p->sm[e.key % RK_NKEYS], self);
@@ -678,8 +742,10 @@ int rk_boot(rk_node *p, node_io *io, rk_result_fn on_result, void *arg) {
   p->leader = -1;
   p->rr = io->self;
   p->dirty = 1;
+  p->config_at = 0;
   if (load(p) < 0)
     return -1;
+  update_config(p, 1);
   reset_election(p);
   io->timer(io, TICK_NS, T_TICK);
   return 0;
@@ -730,7 +796,7 @@ int64_t rk_lease_left(const rk_node *p) {
 
 int rk_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
   (void)ctx;
-  static const char *const kinds[] = {"noop", "put", "get", "cas"};
+  static const char *const kinds[] = {"noop", "put", "get", "cas", "config"};
   sf_dec d;
   sf_dec_init(&d, msg, have);
   uint8_t type = sf_dec_u8(&d);
@@ -772,7 +838,7 @@ int rk_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, 
       uint8_t kind = sf_dec_u8(&d), key = sf_dec_u8(&d);
       uint32_t arg = sf_dec_u32(&d), arg2 = sf_dec_u32(&d), req = sf_dec_u32(&d);
       return snprintf(buf, cap, "Request #%" PRIu32 " %s k%u %" PRIu32 " %" PRIu32, req,
-                      kind <= RK_CAS ? kinds[kind] : "?", key, arg, arg2);
+                      kind <= RK_CONFIG ? kinds[kind] : "?", key, arg, arg2);
     }
     break;
   case M_RESP:

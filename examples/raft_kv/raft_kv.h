@@ -10,6 +10,15 @@
  * them) and a per-request result table in the state machine makes retried
  * and duplicated requests execute once.
  *
+ * Membership changes (RK_CONFIG requests; none unless a client sends one):
+ * one server at a time, as in Ongaro's dissertation (section 4.1). A
+ * configuration is a log entry holding the new member set, in force on a
+ * node as soon as the entry is in its log, committed or not; elections and
+ * commits count majorities of members only. A leader starts a change only
+ * once the previous one is committed and it has committed an entry of its
+ * own term; it never removes itself, and a configuration keeps at least 3
+ * members. Nodes outside it follow the leader's log but do not campaign.
+ *
  * Persistence: records 0 and RK_MAX_LOG + 1 hold (sequence, term, vote,
  * log length), written in turn (the later valid one counts); entry i is
  * record i. A node syncs its vote and term before answering, and its log before
@@ -43,6 +52,12 @@
  *                           earlier elections: a vote held back by a
  *                           one-way partition and delivered when it heals
  *                           makes a second leader of the term.
+ *   RAFT_BUG_EARLY_CHANGE   a new leader starts a membership change before
+ *                           it has committed an entry of its own term
+ *                           (Ongaro, raft-dev, 2015): with an earlier
+ *                           leader's uncommitted change, two configurations
+ *                           whose majorities need not overlap -> two
+ *                           leaders commit different entries at one index.
  */
 #ifndef RAFT_KV_H
 #define RAFT_KV_H
@@ -60,8 +75,10 @@ enum {
   RK_RECORD = 24    /* bytes of the largest record (an entry) */
 };
 enum { RK_FOLLOWER = 1, RK_CANDIDATE = 2, RK_LEADER = 3 };
-/** Entry kinds: a no-op, or the key-value model's operations (linearize.h). */
-enum { RK_NOOP = 0, RK_PUT = 1, RK_GET = 2, RK_CAS = 3 };
+/** Entry kinds: a no-op, the key-value model's operations (linearize.h),
+ *  or a membership change (request: arg = the node to add or remove;
+ *  entry: arg = the new member set, a bit per node). */
+enum { RK_NOOP = 0, RK_PUT = 1, RK_GET = 2, RK_CAS = 3, RK_CONFIG = 4 };
 
 typedef struct {
   uint32_t term;
@@ -102,6 +119,9 @@ typedef struct rk_node {
   uint32_t dirty;          /* lowest log index changed since rk_changes_seen */
   uint32_t rewrites;       /* entries replaced by a leader's (conflicts), for the checker */
   int64_t ack_at[RK_MAXN]; /* leader, lease reads: when each follower's ack arrived */
+  uint32_t initial;        /* members before any change (set before rk_boot; 0: every node) */
+  uint32_t members;        /* the configuration in force: a bit per member */
+  uint32_t config_at;      /* index of the entry that set it (0: initial) */
 } rk_node;
 
 /** Start (or restart) a node from its records; results of its gateway's
@@ -115,8 +135,10 @@ void rk_recv(rk_node *p, int from, const void *msg, size_t len);
 void rk_timer(rk_node *p, uint64_t tag);
 
 /** Submit a client request at this node's gateway: kind RK_PUT/GET/CAS,
- *  request id req (< RK_MAX_OPS, unique), tag for on_result. Returns 0, or
- *  -1 if refused (too many pending). */
+ *  or RK_CONFIG to add or remove node arg (result 1: done; 0: refused, it
+ *  would remove the leader or leave fewer than 3 members); request id req
+ *  (< RK_MAX_OPS, unique), tag for on_result. Returns 0, or -1 if refused
+ *  (too many pending). */
 int rk_submit(rk_node *p, uint8_t kind, uint8_t key, uint32_t arg, uint32_t arg2, uint32_t req,
               uint64_t tag);
 

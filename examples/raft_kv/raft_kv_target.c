@@ -9,6 +9,11 @@
  * committed entry never changes). At the end: the client history is
  * linearizable (linearize.h, key-value model). After heal: liveness (a
  * leader is up and every gateway's requests complete).
+ *
+ * Built with RAFT_RECONF (the raft_kv_reconf targets), a quarter of the
+ * client operations are membership changes instead (an administrator
+ * adding or removing a node), and the last node starts as a spare outside
+ * the configuration (from 4 nodes on; 5 by default).
  */
 #include "../common/node_io_sim.h"
 #include "linearize.h"
@@ -18,6 +23,15 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef RAFT_RECONF
+#define KINDS 4 /* put, get, cas, config */
+#define DEFAULT_NODES 5
+#else
+#define KINDS 3
+#define DEFAULT_NODES 3
+#endif
+#define NO_HISTORY UINT64_MAX /* the tag of a request the history does not record */
 
 enum {
   MAX_TERMS = 8192, /* terms the oracle tracks */
@@ -64,6 +78,8 @@ static rk_node *rk(const sim_world *w, int i) {
 /* A gateway's request completed: the history records it now. */
 static void completed(void *arg, uint64_t tag, uint32_t result) {
   cluster *c = arg;
+  if (tag == NO_HISTORY)
+    return;
   sf_history_complete(&c->hist, (size_t)tag, result, sim_now(c->w));
 }
 
@@ -72,6 +88,10 @@ static void boot(void *ctx, sim_world *w, int i, int restart) {
   (void)restart;
   c->w = w;
   node *x = node_io_sim_attach(w, i, sizeof *x, RK_RECORD);
+#ifdef RAFT_RECONF
+  if (c->n >= 4)
+    x->rk.initial = (1u << (c->n - 1)) - 1; /* the last node: a spare */
+#endif
   rk_boot(&x->rk, &x->sim.io, completed, c);
 }
 
@@ -90,13 +110,19 @@ static void timer(void *ctx, sim_world *w, int i, uint64_t tag) {
 static const sim_node_ops ops = {boot, recv, timer, NULL, node_io_sim_teardown};
 
 /* Client operations: op % 3 = put / get / cas on one of RK_NKEYS keys, with
- * small values so that cas often matches and reads see conflicts. */
+ * small values so that cas often matches and reads see conflicts (op % 4,
+ * 3 = a membership change, with RAFT_RECONF). */
 static void workload(void *ctx, sim_world *w, const sf_op *op) {
   cluster *c = ctx;
   rk_node *p = rk(w, op->node);
   if (!p || sim_node_paused(w, op->node) || p->npend >= RK_MAX_PEND || op->seq >= RK_MAX_OPS)
     return; /* the client could not even submit it: no history entry */
-  uint8_t kind = (uint8_t)(RK_PUT + op->op % 3), key = (uint8_t)(op->key % RK_NKEYS);
+  if (op->op % KINDS == 3) { /* add or remove a node: not a key-value operation */
+    rk_submit(p, RK_CONFIG, 0, (uint32_t)(op->value % (uint32_t)c->n), (op->value >> 8) & 1,
+              op->seq, NO_HISTORY);
+    return;
+  }
+  uint8_t kind = (uint8_t)(RK_PUT + op->op % KINDS), key = (uint8_t)(op->key % RK_NKEYS);
   uint32_t arg = kind == RK_CAS ? (uint32_t)(op->value % 6) : (uint32_t)(op->value % 5 + 1);
   uint32_t arg2 = kind == RK_CAS ? (uint32_t)((op->value >> 8) % 5 + 1) : 0;
   if (kind == RK_GET)
@@ -245,26 +271,65 @@ SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
   }
 }
 
+#ifdef RAFT_RECONF
+/* 1 if p's log holds q's entry at index i. */
+SF_ORACLE static int holds(const rk_node *p, const rk_node *q, uint32_t i) {
+  return i <= p->len && rk_same_entry(&p->log[i], &q->log[i]);
+}
+
+/* Two membership changes on diverging logs, neither in the other's log:
+ * each node counts majorities of its own. A correct Raft lets at most one
+ * of them commit (a leader changes membership only after committing an
+ * entry of its own term); the node with the older change is where it
+ * would come back from. */
+SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
+  int older = -1, changing = -1;
+  for (int k = 0; k < c->n && older < 0; k++) {
+    rk_node *p = rk(w, k);
+    if (!p || !p->config_at)
+      continue;
+    if (p->role == RK_LEADER && p->config_at > p->commit)
+      changing = k;
+    for (int j = 0; j < c->n && older < 0; j++) {
+      rk_node *q = rk(w, j);
+      if (j == k || !q || !q->config_at || holds(q, p, p->config_at) ||
+          holds(p, q, q->config_at))
+        continue; /* (neither holding the other's change: the logs diverge) */
+      older = p->log[p->config_at].term <= q->log[q->config_at].term ? k : j;
+    }
+  }
+  SF_SOMETIMES_ON(w, changing >= 0, changing, "leader with an uncommitted membership change");
+  SF_SOMETIMES_ON(w, older >= 0, older, "membership changes on diverging logs");
+}
+#endif
+
 /* States that matter, for the explorer and `simfuzz reach`: they never
  * fail a run. The figure-8 hazard starts with a leader holding entries of
  * an earlier term that are not committed yet; the more replicas hold such
  * an entry, the closer a wrong commit or a lost entry is. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  int leaders = 0, rewrote = 0;
-  uint32_t holders = 0;
+  int leaders = 0, rewrote = -1, deposed = -1, old_leader = -1, lease_at = -1;
+  uint32_t holders = 0, lowest = UINT32_MAX;
   int64_t lease = 0;
   for (int k = 0; k < c->n; k++) {
     rk_node *p = rk(w, k);
     if (!p)
       continue;
-    rewrote |= p->role == RK_FOLLOWER && p->rewrites > 0;
+    if (rewrote < 0 && p->role == RK_FOLLOWER && p->rewrites > 0)
+      rewrote = k;
     if (p->role == RK_LEADER) {
       leaders++;
+      if (p->term < lowest) { /* of two leaders, the stale one matters */
+        lowest = p->term;
+        deposed = k;
+      }
       int old = 0;
       for (uint32_t i = p->commit + 1; i <= p->len && !old; i++)
         old = p->log[i].term < p->term;
-      SF_SOMETIMES(w, old, "leader with uncommitted entries of an earlier term");
+      SF_SOMETIMES_ON(w, old, k, "leader with uncommitted entries of an earlier term");
+      if (old && old_leader < 0)
+        old_leader = k;
       if (old)
         for (int j = 0; j < c->n; j++) {
           rk_node *q = rk(w, j);
@@ -294,13 +359,21 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
       }
   }
   for (int k = 0; any && k < c->n; k++)
-    if (left[k] > lease && rk(w, k)->term < newest)
+    if (left[k] > lease && rk(w, k)->term < newest) {
       lease = left[k];
-  SF_SOMETIMES(w, leaders >= 2, "two nodes act as leader at once");
-  SF_SOMETIMES(w, rewrote, "follower replaced entries for a new leader");
-  SF_SOMETIMES(w, lease > 0, "read lease outlives a newer leader's write");
-  SF_MAXIMIZE(w, "read lease left after a newer leader's write (ms)", (uint64_t)(lease / 1000000));
-  SF_MAXIMIZE(w, "replicas past the commit with an earlier-term entry", holders);
+      lease_at = k;
+    }
+  /* each state is about one node: the explorer aims its futures there (a
+   * get at the old leader, a crash of the follower that rewrote its log) */
+  SF_SOMETIMES_ON(w, leaders >= 2, deposed, "two nodes act as leader at once");
+  SF_SOMETIMES_ON(w, rewrote >= 0, rewrote, "follower replaced entries for a new leader");
+  SF_SOMETIMES_ON(w, lease > 0, lease_at, "read lease outlives a newer leader's write");
+  SF_MAXIMIZE_ON(w, "read lease left after a newer leader's write (ms)",
+                 (uint64_t)(lease / 1000000), lease_at);
+  SF_MAXIMIZE_ON(w, "replicas past the commit with an earlier-term entry", holders, old_leader);
+#ifdef RAFT_RECONF
+  note_changes(c, w);
+#endif
 }
 
 static const sf_check invariants[] = {
@@ -376,8 +449,13 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
 
 /* a few election rounds (<= 300 ms each, split votes retried) plus a retry round for every
  * gateway's requests */
-SF_TARGET(.summary = "key-value store replicated with Raft; linearizability checked",
-          .min_nodes = 3, .max_nodes = RK_MAXN, .default_nodes = 3, .create = create,
+#ifdef RAFT_RECONF
+#define SUMMARY "key-value store on Raft with membership changes; linearizability checked"
+#else
+#define SUMMARY "key-value store replicated with Raft; linearizability checked"
+#endif
+SF_TARGET(.summary = SUMMARY,
+          .min_nodes = 3, .max_nodes = RK_MAXN, .default_nodes = DEFAULT_NODES, .create = create,
           .destroy = destroy, .ops = &ops, .workload = workload, .invariants = invariants,
           .end_checks = end_checks, .live = live, .liveness_ms = 5000, .describe = rk_describe,
           .classify = rk_classify, .observe = observe);
