@@ -11,6 +11,23 @@ static uint64_t hash_word(uint64_t h, uint64_t x) {
   return (h << 29) | (h >> 35);
 }
 
+/* The k (1..8) bytes at p as a big-endian number. */
+static uint64_t load_be(const uint8_t *p, size_t k) {
+  uint64_t v = 0;
+  if (k == 8) {
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#elif !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+#error "unknown byte order"
+#endif
+    return v;
+  }
+  for (size_t i = 0; i < k; i++)
+    v = v << 8 | p[i];
+  return v;
+}
+
 void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
                 uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
   SIM_ASSERT(kind < SIM_EV__COUNT && node >= -1 && node < w->n && peer >= -1 && peer < w->n);
@@ -39,16 +56,10 @@ void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer
                  b ^ ((uint64_t)msg_kind << 32 | (uint64_t)(uint32_t)len) * 0x9e3779b97f4a7c15ull);
   if (payload && pl &&
       (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
-    /* payload bytes enter the fingerprint where they are produced */
-    const uint8_t *pb = r->prefix;
-    uint64_t pw = 0;
-    for (size_t i = 0; i < pl; i++) { /* fixed byte order on every host */
-      pw = pw << 8 | pb[i];
-      if ((i & 7) == 7 || i + 1 == pl) {
-        h1 = hash_word(h1, pw);
-        pw = 0;
-      }
-    }
+    /* payload bytes enter the fingerprint where they are produced, 8 at a
+     * time, each word big-endian (the same on every host) */
+    for (size_t i = 0; i < pl; i += 8)
+      h1 = hash_word(h1, load_be(r->prefix + i, pl - i < 8 ? pl - i : 8));
   }
   w->trace_hash = h1;
   w->trace_hash2 = h2;
