@@ -15,7 +15,8 @@
 # Every trial runs on one core; J trials run at once (default 2: one per
 # core of our machines). Prints per target and method: hits/K, median time
 # to the first crash (a miss counts as the budget, so a median over misses is
-# a lower bound, marked >=), median execs/s; then the ratio (d)/(a).
+# a lower bound, marked >=), median execs/s, every trial's time and runs
+# (in the order the trials ended); then the ratio (d)/(a).
 #
 # Usage: bench/time_to_bug.sh WITH_DIR NOFB_DIR [--quick|--full|--trials K --budget S]
 #                             [-j J] [--methods abcdefg] [TARGET...]
@@ -134,6 +135,9 @@ for t in $targets; do
       g) name="(g) AFL++ + simfuzz custom mutator" ;;
     esac
     printf "%-32s %-44s %2s/%-2s %11ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "${eps:--}"
+    # every trial, in trial order: seconds (a miss: the budget, marked -) and runs
+    printf "%-32s %-44s %s\n" "" "  trials (s, runs)" \
+      "$(awk '{printf "%s%.2f%s %s", (NR > 1 ? "; " : ""), $3, ($4 ? "" : "-"), $5}' "$work/r")"
   done
   if [ -n "$ma" ] && [ -n "$md" ]; then
     printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(a)" "$dm" "$(awk -v d="$md" -v a="$ma" 'BEGIN {printf "%.1f", (a > 0 ? d / a : 0)}')"
