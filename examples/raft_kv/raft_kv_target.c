@@ -117,7 +117,8 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
   rk_node *p = rk(w, op->node);
   if (!p || sim_node_paused(w, op->node) || p->npend >= RK_MAX_PEND || op->seq >= RK_MAX_OPS)
     return; /* the client could not even submit it: no history entry */
-  if (op->op % KINDS == 3) { /* add or remove a node: not a key-value operation */
+  /* a membership change (add or remove a node) is not a key-value operation */
+  if (op->op % KINDS == 3) {
     rk_submit(p, RK_CONFIG, 0, (uint32_t)(op->value % (uint32_t)c->n), (op->value >> 8) & 1,
               op->seq, NO_HISTORY);
     return;
@@ -292,8 +293,7 @@ SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
       changing = k;
     for (int j = 0; j < c->n && older < 0; j++) {
       rk_node *q = rk(w, j);
-      if (j == k || !q || !q->config_at || holds(q, p, p->config_at) ||
-          holds(p, q, q->config_at))
+      if (j == k || !q || !q->config_at || holds(q, p, p->config_at) || holds(p, q, q->config_at))
         continue; /* (neither holding the other's change: the logs diverge) */
       older = p->log[p->config_at].term <= q->log[q->config_at].term ? k : j;
     }
@@ -454,8 +454,7 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
 #else
 #define SUMMARY "key-value store replicated with Raft; linearizability checked"
 #endif
-SF_TARGET(.summary = SUMMARY,
-          .min_nodes = 3, .max_nodes = RK_MAXN, .default_nodes = DEFAULT_NODES, .create = create,
-          .destroy = destroy, .ops = &ops, .workload = workload, .invariants = invariants,
-          .end_checks = end_checks, .live = live, .liveness_ms = 5000, .describe = rk_describe,
-          .classify = rk_classify, .observe = observe);
+SF_TARGET(.summary = SUMMARY, .min_nodes = 3, .max_nodes = RK_MAXN, .default_nodes = DEFAULT_NODES,
+          .create = create, .destroy = destroy, .ops = &ops, .workload = workload,
+          .invariants = invariants, .end_checks = end_checks, .live = live, .liveness_ms = 5000,
+          .describe = rk_describe, .classify = rk_classify, .observe = observe);

@@ -431,7 +431,7 @@ int cmd_reach(int argc, char **argv);
   "  the campaign, the process forks: each child is a snapshot of the whole world and the\n"       \
   "  system under test, and runs on with another future (1 to 6 random fault steps or client\n"    \
   "  operations injected soon after that moment, most within a few milliseconds to a second,\n"    \
-  "  half of them aimed at the node the state is about: the one its SF_SOMETIMES_ON or\n"         \
+  "  half of them aimed at the node the state is about: the one its SF_SOMETIMES_ON or\n"          \
   "  SF_MAXIMIZE_ON site names, else the node whose event reached it).\n"                          \
   "  Rarer states get more branches (up to K at a state never seen before); branches branch\n"     \
   "  again up to depth D; each root's tree runs at most B branches. Nothing branches before\n"     \
