@@ -27,9 +27,11 @@
 #ifdef RAFT_RECONF
 #define KINDS 4 /* put, get, cas, config */
 #define DEFAULT_NODES 5
+#define SUMMARY "key-value store on Raft with membership changes; linearizability checked"
 #else
 #define KINDS 3
 #define DEFAULT_NODES 3
+#define SUMMARY "key-value store replicated with Raft; linearizability checked"
 #endif
 #define NO_HISTORY UINT64_MAX /* the tag of a request the history does not record */
 
@@ -449,11 +451,6 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
 
 /* a few election rounds (<= 300 ms each, split votes retried) plus a retry round for every
  * gateway's requests */
-#ifdef RAFT_RECONF
-#define SUMMARY "key-value store on Raft with membership changes; linearizability checked"
-#else
-#define SUMMARY "key-value store replicated with Raft; linearizability checked"
-#endif
 SF_TARGET(.summary = SUMMARY, .min_nodes = 3, .max_nodes = RK_MAXN, .default_nodes = DEFAULT_NODES,
           .create = create, .destroy = destroy, .ops = &ops, .workload = workload,
           .invariants = invariants, .end_checks = end_checks, .live = live, .liveness_ms = 5000,
