@@ -287,13 +287,13 @@ SF_ORACLE static int holds(const rk_node *p, const rk_node *q, uint32_t i) {
  * would come back from. */
 SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
   int older = -1, changing = -1;
-  for (int k = 0; k < c->n && older < 0; k++) {
+  for (int k = 0; k < c->n; k++) {
     rk_node *p = rk(w, k);
     if (!p || !p->config_at)
       continue;
     if (p->role == RK_LEADER && p->config_at > p->commit)
       changing = k;
-    for (int j = 0; j < c->n && older < 0; j++) {
+    for (int j = 0; j < c->n && older < 0; j++) { /* the first diverging pair */
       rk_node *q = rk(w, j);
       if (j == k || !q || !q->config_at || holds(q, p, p->config_at) || holds(p, q, q->config_at))
         continue; /* (neither holding the other's change: the logs diverge) */
