@@ -6,50 +6,121 @@
  * torn; a size change survives with unsynced_keep_ppm + unsynced_corrupt_ppm. */
 #include "internal.h"
 
+/* Both images are sparse: a table of pages of whole sectors per image, a
+ * page allocated (zeroed) when a write or a dirty mark first touches it.
+ * A missing page reads as zeros, so a record written far out (a second
+ * metadata slot after the log, say) costs one page, not the gap before it. */
+
 void sim__disk_free(disk_t *d) {
-  free(d->cache);
-  free(d->durable);
+  for (uint32_t i = 0; i < d->npages; i++) {
+    free(d->cpage[i]);
+    free(d->dpage[i]);
+  }
+  free(d->cpage);
+  free(d->dpage);
   free(d->dirty);
   free(d->isdirty);
   memset(d, 0, sizeof *d);
 }
 
-/* Grow both images to hold `need` bytes; returns 0 or -ENOSPC. */
+/* Bytes per page: whole sectors, about 4 KiB. */
+static uint32_t page_bytes(const disk_t *d) {
+  uint32_t ss = d->p.sector_size;
+  return ss >= 4096 ? ss : 4096 / ss * ss;
+}
+
+/* Grow the page tables and the dirty flags to cover `need` bytes; returns
+ * 0 or -ENOSPC (past the disk budget, or out of memory). */
 static int disk_reserve(sim_world *w, disk_t *d, uint64_t need) {
   if (need > w->cfg.budgets.max_disk_bytes)
     return -ENOSPC;
-  if (need <= d->cap)
+  uint64_t pb = page_bytes(d);
+  uint64_t want = (need + pb - 1) / pb;
+  if (want <= d->npages)
     return 0;
-  uint64_t ss = d->p.sector_size;
-  uint64_t cap = d->cap ? d->cap : 4096;
-  while (cap < need)
-    cap *= 2;
-  if (cap > w->cfg.budgets.max_disk_bytes)
-    cap = w->cfg.budgets.max_disk_bytes;
-  cap = (cap + ss - 1) / ss * ss;
-  uint8_t *c = realloc(d->cache, cap);
+  uint64_t n = d->npages ? d->npages : 4;
+  while (n < want)
+    n *= 2;
+  uint64_t most = ((uint64_t)w->cfg.budgets.max_disk_bytes + pb - 1) / pb;
+  if (n > most)
+    n = most;
+  uint64_t per = pb / d->p.sector_size;
+  uint8_t **c = realloc(d->cpage, (size_t)n * sizeof *c);
   if (!c)
     return -ENOSPC;
-  d->cache = c;
-  uint8_t *u = realloc(d->durable, cap);
+  d->cpage = c;
+  uint8_t **u = realloc(d->dpage, (size_t)n * sizeof *u);
   if (!u)
     return -ENOSPC;
-  d->durable = u;
-  uint8_t *f = realloc(d->isdirty, cap / ss);
+  d->dpage = u;
+  uint8_t *f = realloc(d->isdirty, (size_t)(n * per));
   if (!f)
     return -ENOSPC;
   d->isdirty = f;
-  memset(c + d->cap, 0, cap - d->cap);
-  memset(u + d->cap, 0, cap - d->cap);
-  memset(f + d->cap / ss, 0, (cap - d->cap) / ss);
-  d->cap = cap;
+  memset(c + d->npages, 0, (size_t)(n - d->npages) * sizeof *c);
+  memset(u + d->npages, 0, (size_t)(n - d->npages) * sizeof *u);
+  memset(f + d->npages * per, 0, (size_t)((n - d->npages) * per));
+  d->npages = (uint32_t)n;
   return 0;
 }
 
+/* Page pi of both images, allocated if missing: 0 or -ENOSPC. */
+static int page_pair(disk_t *d, uint64_t pi) {
+  SIM_ASSERT(pi < d->npages);
+  size_t pb = page_bytes(d);
+  if (!d->cpage[pi] && !(d->cpage[pi] = calloc(1, pb)))
+    return -ENOSPC;
+  if (!d->dpage[pi] && !(d->dpage[pi] = calloc(1, pb)))
+    return -ENOSPC;
+  return 0;
+}
+
+/* Write len bytes at off into the cached image (its pages exist: the
+ * sectors were marked dirty first). */
+static void cache_write(disk_t *d, uint64_t off, const uint8_t *buf, size_t len) {
+  uint64_t pb = page_bytes(d);
+  while (len) {
+    uint64_t pi = off / pb, in = off % pb;
+    size_t k = (size_t)(pb - in < len ? pb - in : len);
+    SIM_ASSERT(pi < d->npages && d->cpage[pi]);
+    memcpy(d->cpage[pi] + in, buf, k);
+    buf += k;
+    off += k;
+    len -= k;
+  }
+}
+
+/* Read len bytes at off from the cached image; a missing page is zeros. */
+static void cache_read(const disk_t *d, uint64_t off, uint8_t *buf, size_t len) {
+  uint64_t pb = page_bytes(d);
+  while (len) {
+    uint64_t pi = off / pb, in = off % pb;
+    size_t k = (size_t)(pb - in < len ? pb - in : len);
+    SIM_ASSERT(pi < d->npages);
+    if (d->cpage[pi])
+      memcpy(buf, d->cpage[pi] + in, k);
+    else
+      memset(buf, 0, k);
+    buf += k;
+    off += k;
+    len -= k;
+  }
+}
+
+/* Sector s of an image (its page exists: the sector is or was dirty). */
+static uint8_t *sector(const disk_t *d, uint8_t **tab, uint32_t s) {
+  uint64_t at = (uint64_t)s * d->p.sector_size, pb = page_bytes(d);
+  SIM_ASSERT(at / pb < d->npages && tab[at / pb]);
+  return tab[at / pb] + at % pb;
+}
+
 static int mark_dirty(disk_t *d, uint32_t s) {
-  SIM_ASSERT((uint64_t)s * d->p.sector_size < d->cap);
+  uint64_t per = page_bytes(d) / d->p.sector_size;
+  SIM_ASSERT(s / per < d->npages);
   if (d->isdirty[s])
     return 0;
+  if (page_pair(d, s / per) < 0)
+    return -ENOSPC;
   if (d->ndirty == d->dirtycap) {
     uint32_t cap = d->dirtycap ? d->dirtycap * 2 : 16;
     uint32_t *p = realloc(d->dirty, (size_t)cap * sizeof *p);
@@ -107,7 +178,7 @@ int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, si
   for (uint64_t s = off / ss; s <= (off + len - 1) / ss; s++)
     if (mark_dirty(d, (uint32_t)s) < 0)
       return -ENOSPC;
-  memcpy(d->cache + off, buf, len);
+  cache_write(d, off, buf, len);
   if (off + len > d->size)
     d->size = off + len;
   w->stats.disk_writes++;
@@ -126,7 +197,7 @@ int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t le
     return 0;
   if (len > d->size - off)
     len = (size_t)(d->size - off);
-  memcpy(buf, d->cache + off, len);
+  cache_read(d, off, buf, len);
   return (int64_t)len;
 }
 
@@ -141,14 +212,14 @@ static void decide_dirty(sim_world *w, int node, int reload) {
   uint64_t lost = 0, bad = 0;
   for (uint32_t i = 0; i < d->ndirty; i++) {
     uint32_t s = d->dirty[i];
-    SIM_ASSERT(d->isdirty[s] && (uint64_t)(s + 1) * ss <= d->cap); /* each dirty sector once */
+    SIM_ASSERT(d->isdirty[s]); /* each dirty sector once */
     uint64_t v = sim_draw(w, sid, base + i);
     uint64_t u = ((v >> 32) * SIM_PPM) >> 32;
-    uint8_t *dst = d->durable + (uint64_t)s * ss;
+    uint8_t *dst = sector(d, d->dpage, s);
     if (u < d->p.unsynced_keep_ppm) {
-      memcpy(dst, d->cache + (uint64_t)s * ss, ss);
+      memcpy(dst, sector(d, d->cpage, s), ss);
     } else if (u < (uint64_t)d->p.unsynced_keep_ppm + d->p.unsynced_corrupt_ppm) {
-      memcpy(dst, d->cache + (uint64_t)s * ss, ss);
+      memcpy(dst, sector(d, d->cpage, s), ss);
       dst[(v & 0xffffffffu) % ss] ^= (uint8_t)(1u << (v >> 29 & 7)) | 1u;
       bad++;
     } else {
@@ -166,10 +237,16 @@ static void decide_dirty(sim_world *w, int node, int reload) {
     /* bytes beyond max(size, dsize) are zero in both images: copy the rest */
     uint64_t used = d->size > d->dsize ? d->size : d->dsize;
     used = (used + ss - 1) / ss * ss;
-    if (used > d->cap)
-      used = d->cap;
-    if (used)
-      memcpy(d->cache, d->durable, used);
+    uint64_t pb = page_bytes(d);
+    for (uint64_t pi = 0; pi < d->npages && pi * pb < used; pi++) {
+      size_t k = (size_t)(used - pi * pb < pb ? used - pi * pb : pb);
+      if (d->dpage[pi] && d->cpage[pi])
+        memcpy(d->cpage[pi], d->dpage[pi], k);
+      else if (d->cpage[pi])
+        memset(d->cpage[pi], 0, k);
+      else
+        SIM_ASSERT(!d->dpage[pi]); /* pages come in pairs */
+    }
     d->size = d->dsize;
   }
   w->stats.sectors_lost += lost;
@@ -189,7 +266,7 @@ int sim_disk_sync(sim_world *w, int node) {
   uint64_t n = d->ndirty;
   for (uint32_t i = 0; i < d->ndirty; i++) {
     uint32_t s = d->dirty[i];
-    memcpy(d->durable + (uint64_t)s * ss, d->cache + (uint64_t)s * ss, ss);
+    memcpy(sector(d, d->dpage, s), sector(d, d->cpage, s), ss);
     d->isdirty[s] = 0;
   }
   d->ndirty = 0;
@@ -214,7 +291,14 @@ int sim_disk_truncate(sim_world *w, int node, uint64_t size) {
     for (uint64_t s = size / ss; s * ss < d->size; s++)
       if (mark_dirty(d, (uint32_t)s) < 0)
         return -ENOSPC;
-    memset(d->cache + size, 0, d->size - size);
+    uint64_t pb = page_bytes(d);
+    for (uint64_t at = size; at < d->size;) {
+      uint64_t pi = at / pb, in = at % pb;
+      uint64_t k = pb - in < d->size - at ? pb - in : d->size - at;
+      if (d->cpage[pi])
+        memset(d->cpage[pi] + in, 0, (size_t)k);
+      at += k;
+    }
   }
   d->size = size;
   sim__trace(w, SIM_EV_DISK_TRUNCATE, 0, node, -1, size, 0, 0, NULL, 0);

@@ -98,8 +98,9 @@ typedef struct {
 } link_t;
 
 typedef struct {
-  uint8_t *cache, *durable;
-  uint64_t size, dsize, cap;
+  uint8_t **cpage, **dpage; /* page tables of the cached and durable images */
+  uint32_t npages;          /* entries in each table */
+  uint64_t size, dsize;
   uint32_t *dirty;  /* dirty sector indices */
   uint8_t *isdirty; /* per sector flag */
   uint32_t ndirty, dirtycap;
