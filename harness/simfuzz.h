@@ -72,6 +72,14 @@ typedef struct sf_check {
   void (*fn)(void *ctx, sim_world *w);
 } sf_check;
 
+/** The nodes whose state the latest event can have changed, for checks run
+ *  after every event that need to look only at what changed: [*from, *to)
+ *  is the event's node, or every node after a world-level event (a
+ *  scenario step such as a crash or a client operation, a sim_at() call).
+ *  A node's code changes only its own state, so a per-node check over this
+ *  range finds what a check over every node finds. */
+void sf_changed_nodes(const sim_world *w, int *from, int *to);
+
 /** A system under test. Arrays of checks end with a {NULL, NULL} entry. */
 typedef struct sf_target {
   const char *name;    /**< [A-Za-z0-9_]; planted bugs: <system>_bug_<what> */

@@ -114,6 +114,7 @@ TEST(fuzz_mode_reports_rechecks_and_aborts) {
 typedef struct {
   int live_after; /* deliveries needed for liveness; -1 never */
   int delivered;
+  int changed_at[4], changed_all, changed_other; /* sf_changed_nodes' answers */
 } ping_ctx;
 
 static int nondet_runs; /* deliberately global: a nondeterministic target */
@@ -533,10 +534,57 @@ TEST(novelty_hook_names_the_node_a_state_is_about) {
   free(s);
 }
 
+/* Checks after every event look at the node the event ran on, or at every
+ * node after a world-level event: the client operations are steps (all
+ * four nodes); each node boots once; the deliveries run on n1. */
+static void p_changed_check(void *ctx, sim_world *w) {
+  ping_ctx *c = ctx;
+  int from, to;
+  sf_changed_nodes(w, &from, &to);
+  if (from == 0 && to == 4)
+    c->changed_all++;
+  else if (from >= 0 && from < 4 && to == from + 1)
+    c->changed_at[from]++;
+  else
+    c->changed_other++;
+}
+static const sf_check changed_checks[] = {{"changed", p_changed_check}, {NULL, NULL}};
+
+static void keep_ctx(void *ctx, sim_world *w, const sf_result *r) {
+  (void)r;
+  *(ping_ctx *)ctx = *(ping_ctx *)sim_ctx(w);
+}
+
+TEST(checks_see_the_nodes_an_event_changed) {
+  sf_target t = ping;
+  t.default_nodes = 4;
+  t.invariants = changed_checks;
+  sf_scenario *s = alloc_s();
+  pings(s, 3);
+  s->nodes = 4;
+  ping_ctx seen;
+  memset(&seen, 0, sizeof seen);
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.on_finish = keep_ctx;
+  o.finish_ctx = &seen;
+  sf_result r;
+  sf_run(&t, s, &o, &r);
+  CHECK(!r.failed);
+  CHECK_EQ(seen.delivered, 3);
+  CHECK_EQ(seen.changed_at[0], 1); /* its boot */
+  CHECK_EQ(seen.changed_at[1], 4); /* its boot and each delivery: the receiver only */
+  CHECK_EQ(seen.changed_at[2], 1);
+  CHECK_EQ(seen.changed_at[3], 1);
+  CHECK(seen.changed_all >= 3); /* the three client operations, at least */
+  CHECK_EQ(seen.changed_other, 0);
+  free(s);
+}
+
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
-          T(novelty_hook_names_the_node_a_state_is_about))
+          T(novelty_hook_names_the_node_a_state_is_about), T(checks_see_the_nodes_an_event_changed))

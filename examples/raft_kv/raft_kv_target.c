@@ -155,7 +155,9 @@ SF_ORACLE static rk_node *checked_node(cluster *c, sim_world *w, int k) {
 /* At most one leader per term, ever. */
 SF_ORACLE static void check_election_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int k = 0; k < c->n; k++) {
+  int from, to;
+  sf_changed_nodes(w, &from, &to);
+  for (int k = from; k < to; k++) {
     rk_node *p = rk(w, k);
     if (!p || p->role != RK_LEADER || p->term >= MAX_TERMS)
       continue;
@@ -177,7 +179,9 @@ SF_ORACLE static uint64_t entry_hash(uint64_t h, const rk_entry *e) {
  * identical up to that index: (index, term) determines the prefix hash. */
 SF_ORACLE static void check_log_matching(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int k = 0; k < c->n; k++) {
+  int from, to;
+  sf_changed_nodes(w, &from, &to);
+  for (int k = from; k < to; k++) {
     rk_node *p = checked_node(c, w, k);
     if (!p)
       continue;
@@ -218,7 +222,9 @@ SF_ORACLE static void check_log_matching(void *ctx, sim_world *w) {
  * change. */
 SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int k = 0; k < c->n; k++) {
+  int from, to;
+  sf_changed_nodes(w, &from, &to);
+  for (int k = from; k < to; k++) {
     rk_node *p = checked_node(c, w, k);
     if (!p || p->role != RK_LEADER)
       continue;
@@ -248,7 +254,9 @@ SF_ORACLE static int same_as_first(rk_entry *t, uint32_t *len, uint32_t i, const
  * committed is never replaced. */
 SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int k = 0; k < c->n; k++) {
+  int from, to;
+  sf_changed_nodes(w, &from, &to);
+  for (int k = from; k < to; k++) {
     rk_node *p = checked_node(c, w, k);
     if (!p)
       continue;
