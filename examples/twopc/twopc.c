@@ -73,6 +73,8 @@ static int load(tp_node *p) {
     p->nrec++;
     if (t == 0 || t > TP_MAX_TXN)
       continue;
+    if (t > p->top)
+      p->top = t;
     tp_txn *x = &p->t[t];
     switch (type) {
     case R_COMMIT: /* coordinator: tell everyone again */
@@ -182,7 +184,7 @@ static void coord_tick(tp_node *p) {
   if (sync_pending(p) < 0)
     return;
 #endif
-  for (uint32_t t = 1; t <= TP_MAX_TXN; t++) {
+  for (uint32_t t = 1; t <= p->top; t++) {
     tp_txn *x = &p->t[t];
     if (x->st == TP_C_NONE || x->st >= TP_C_DONE_ABORT)
       continue;
@@ -286,7 +288,7 @@ static void part_tick(tp_node *p) {
   if (sync_pending(p) < 0)
     return;
 #endif
-  for (uint32_t t = 1; t <= TP_MAX_TXN; t++) {
+  for (uint32_t t = 1; t <= p->top; t++) {
     tp_txn *x = &p->t[t];
     if (x->st != TP_P_PREPARED)
       continue;
@@ -319,6 +321,8 @@ void tp_recv(tp_node *p, int from, const void *data, size_t len) {
     return; /* damaged in flight */
   if (t == 0 || t > TP_MAX_TXN)
     return;
+  if (t > p->top)
+    p->top = t;
   if (p->io->self == 0)
     coord_recv(p, from, type, t, v);
   else if (from == 0)
@@ -347,6 +351,8 @@ int tp_boot(tp_node *p, node_io *io) {
 int tp_begin(tp_node *p, uint32_t t, uint32_t value) {
   if (p->io->self != 0 || t == 0 || t > TP_MAX_TXN || p->t[t].st != TP_C_NONE)
     return -1;
+  if (t > p->top)
+    p->top = t;
   tp_txn *x = &p->t[t];
   x->st = TP_C_COLLECTING;
   x->value = value;
@@ -357,7 +363,7 @@ int tp_begin(tp_node *p, uint32_t t, uint32_t value) {
 }
 
 int tp_busy(const tp_node *p) {
-  for (uint32_t t = 1; t <= TP_MAX_TXN; t++) {
+  for (uint32_t t = 1; t <= p->top; t++) {
     uint8_t st = p->t[t].st;
     if (p->io->self == 0 ? st != TP_C_NONE && st < TP_C_DONE_ABORT : st == TP_P_PREPARED)
       return 1;
@@ -367,7 +373,7 @@ int tp_busy(const tp_node *p) {
 
 uint32_t tp_phases(const tp_node *p) {
   uint32_t s = 0;
-  for (uint32_t t = 1; t <= TP_MAX_TXN; t++) {
+  for (uint32_t t = 1; t <= p->top; t++) {
     uint8_t st = p->t[t].st;
     if (p->io->self == 0 ? st != TP_C_NONE && st < TP_C_DONE_ABORT : st == TP_P_PREPARED)
       s |= 1u << st;

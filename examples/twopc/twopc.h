@@ -83,6 +83,8 @@ typedef struct tp_node {
   node_io *io;
   uint32_t nrec, durable; /* records written / synced */
   tp_txn t[TP_MAX_TXN + 1];
+  uint32_t top;               /* the highest transaction this node has heard of: the
+                                 scans of t[] stop there */
   tp_outcome out[TP_MAX_OUT]; /* journal: outcomes since boot */
   uint32_t nout;
   uint32_t peer_aborts; /* transactions aborted on a peer's question, never voted */

@@ -121,7 +121,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
       peer_aborted = k;
     /* prepared for a transaction that a restarted coordinator does not know */
     for (uint32_t t = 1;
-         prepared && co && sim_node_incarnation(w, 0) > 1 && !forgotten && t <= TP_MAX_TXN; t++)
+         prepared && co && sim_node_incarnation(w, 0) > 1 && !forgotten && t <= p->top; t++)
       forgotten = p->t[t].st == TP_P_PREPARED && co->t[t].st == TP_C_NONE;
   }
   /* the states about one node name it: the explorer aims its futures there */
