@@ -166,6 +166,8 @@ struct sim_world {
 
   heap_ent *heap;
   uint32_t heap_n, heap_cap;
+  uint8_t hole; /* the root is the event being dispatched: the first event
+                   scheduled meanwhile replaces it (one sift, not two) */
   ev_t *ev;
   uint32_t ev_cap, ev_free;
 

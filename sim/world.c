@@ -194,8 +194,10 @@ void sim__budget_stop(sim_world *w, const char *why) {
 
 /* ---- Event pool and heap -------------------------------------------- */
 
+/* (time, key) order, without branches: the sifts' outcomes are random,
+ * so predicted branches here would miss half the time. */
 static int heap_less(const heap_ent *a, const heap_ent *b) {
-  return a->time < b->time || (a->time == b->time && a->key < b->key);
+  return (a->time < b->time) | ((a->time == b->time) & (a->key < b->key));
 }
 
 static void sift_up(sim_world *w, uint32_t i) {
@@ -217,8 +219,8 @@ static void sift_down(sim_world *w, uint32_t i) {
     uint32_t c = 2 * i + 1;
     if (c >= n)
       break;
-    if (c + 1 < n && heap_less(&w->heap[c + 1], &w->heap[c]))
-      c++;
+    if (c + 1 < n)
+      c += (uint32_t)heap_less(&w->heap[c + 1], &w->heap[c]);
     if (!heap_less(&w->heap[c], &h))
       break;
     w->heap[i] = w->heap[c];
@@ -280,7 +282,14 @@ static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
     prio = sim_draw(w, sid, k) >> 40;
   }
   heap_ent h = {t, (prio << 40) | (w->seq++ & 0xffffffffffull), e};
-  SIM_ASSERT(t >= w->now && w->heap_n < w->heap_cap); /* never in the past, never past the array */
+  SIM_ASSERT(t >= w->now); /* never in the past */
+  if (w->hole) {           /* take the dispatched root's place */
+    w->hole = 0;
+    w->heap[0] = h;
+    sift_down(w, 0);
+    return;
+  }
+  SIM_ASSERT(w->heap_n < w->heap_cap); /* never past the array */
   uint32_t i = w->heap_n++;
   w->heap[i] = h;
   sift_up(w, i);
@@ -289,6 +298,8 @@ static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
 /* Room in the heap for one more event: 0, or -1 when the pending-event
  * budget is exhausted or memory ran out (the run then stops). */
 static int heap_reserve(sim_world *w) {
+  if (w->hole) /* the dispatched root's place is free */
+    return 0;
   if (w->heap_n >= w->cfg.budgets.max_pending) {
     sim__budget_stop(w, "pending events budget");
     return -1;
@@ -333,7 +344,8 @@ void sim__ev_cancel(sim_world *w, uint32_t e) {
   w->ev[e].kind = EVK_DEAD;
 }
 
-static uint32_t heap_pop(sim_world *w) {
+/* Remove the root (the dispatched event, when nothing took its place). */
+static void heap_remove_root(sim_world *w) {
   SIM_ASSERT(w->heap_n > 0);
   heap_ent top = w->heap[0];
   if (--w->heap_n > 0) {
@@ -341,7 +353,6 @@ static uint32_t heap_pop(sim_world *w) {
     sift_down(w, 0);
     SIM_ASSERT(!heap_less(&w->heap[0], &top)); /* heap order: (time, key) never decreases */
   }
-  return top.ev;
 }
 
 int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
@@ -532,6 +543,7 @@ int sim_set_current_node(sim_world *w, int node) {
 
 void sim__abandon(sim_world *w, sim_world *prev, int prev_node) {
   w->stopped = 1;
+  w->hole = 0; /* the event left by longjmp: it never comes up again either */
   sim__cur.w = prev;
   sim__cur.node = prev ? prev_node : -1;
 }
@@ -555,11 +567,17 @@ int sim_step(sim_world *w) {
 
 /* One event and the checks after it (sim_step has checked the budgets). */
 static void step(sim_world *w) {
+  SIM_ASSERT(!w->hole); /* not re-entered from an event */
   uint64_t t = w->heap[0].time;
-  uint32_t e = heap_pop(w);
+  uint32_t e = w->heap[0].ev;
   w->now = t;
   w->stats.events++;
+  w->hole = 1; /* the root stays until an event replaces it or dispatch ends */
   dispatch(w, e);
+  if (w->hole) {
+    w->hole = 0;
+    heap_remove_root(w);
+  }
   if (!w->stopped) {
     if (w->live_armed && w->cfg.live(w->cfg.hook_ctx, w)) {
       w->live_armed = 0;
