@@ -63,14 +63,30 @@ static inline uint64_t sf_get64(const uint8_t *b) {
 
 /** Checksum of len bytes that belong at position `where` (a slot, an index,
  *  a length): a record copied to the wrong place does not verify either.
- *  FNV-1a over the bytes, then a 64-bit finaliser. */
+ *  Two multiply-rotate lanes over alternate little-endian 64-bit words
+ *  (each step is a bijection of the lane and of the word, so any one
+ *  changed word changes the result), then a 64-bit finaliser. */
 static inline uint64_t sf_checksum(uint64_t where, const void *p, size_t len) {
   const uint8_t *b = (const uint8_t *)p;
   uint64_t x = 0x5bd1e9955bd1e995ull ^ (where * 0x9e3779b97f4a7c15ull);
-  for (size_t i = 0; i < len; i++) {
-    x ^= b[i];
-    x *= 0x100000001b3ull;
+  uint64_t y = (uint64_t)len * 0xc2b2ae3d27d4eb4full + 0x165667b19e3779f9ull;
+  size_t i = 0;
+  for (; i + 16 <= len; i += 16) {
+    x = (x ^ sf_get64(b + i)) * 0x87c37b91114253d5ull;
+    y = (y ^ sf_get64(b + i + 8)) * 0x4cf5ad432745937full;
+    x = x << 31 | x >> 33;
+    y = y << 27 | y >> 37;
   }
+  if (i + 8 <= len) {
+    x = (x ^ sf_get64(b + i)) * 0x87c37b91114253d5ull;
+    x = x << 31 | x >> 33;
+    i += 8;
+  }
+  uint64_t t = 0;
+  for (size_t k = len; k > i; k--)
+    t = t << 8 | b[k - 1];
+  y = (y ^ t) * 0x4cf5ad432745937full;
+  x ^= y << 27 | y >> 37;
   x ^= x >> 33;
   x *= 0xff51afd7ed558ccdull;
   return x ^ (x >> 29);

@@ -185,7 +185,7 @@ struct sim_world {
   fp_ent *fp_force, *fp_count; /* lazily allocated */
 
   /* trace */
-  uint64_t trace_n, trace_hash, trace_hash2; /* two fingerprint lanes */
+  uint64_t trace_n, trace_hash; /* records so far, their fingerprint */
   sim_trace_rec *ring;
   uint32_t ring_cap; /* power of two */
 
@@ -235,9 +235,70 @@ void sim__ev_cancel(sim_world *w, uint32_t e);
 void sim__budget_stop(sim_world *w, const char *why);
 uint64_t sim__local_to_true(const node_t *nd, uint64_t d);
 
-/* trace.c */
-void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
-                uint64_t b, uint32_t msg_kind, const void *payload, size_t len);
+/* ---- Trace records (inline: two per delivered message) ---- */
+
+/* The k (1..8) bytes at p as a big-endian number. */
+static inline uint64_t sim__load_be(const uint8_t *p, size_t k) {
+  uint64_t v = 0;
+  if (k == 8) {
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#elif !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+#error "unknown byte order"
+#endif
+    return v;
+  }
+  for (size_t i = 0; i < k; i++)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* Append a record to the ring and the fingerprint, and pass it to the
+ * trace hook. The fingerprint takes one multiply-rotate step per record,
+ * of the sum of the record's words each multiplied by its own odd
+ * constant: the words' products are independent of each other and of the
+ * chain, so a record costs about one multiply's latency. Payload bytes
+ * enter where they are produced (send, disk write, corruption), as
+ * big-endian words (the same on every host). sim_trace_hash() finalises. */
+static inline void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
+                              uint64_t a, uint64_t b, uint32_t msg_kind, const void *payload,
+                              size_t len) {
+  SIM_ASSERT(kind < SIM_EV__COUNT && node >= -1 && node < w->n && peer >= -1 && peer < w->n);
+  sim_trace_rec *r = &w->ring[w->trace_n & (w->ring_cap - 1)];
+  r->index = w->trace_n++;
+  r->time = w->now;
+  r->kind = (uint16_t)kind;
+  r->reason = (uint16_t)reason;
+  r->node = (int16_t)node;
+  r->peer = (int16_t)peer;
+  r->msg_kind = msg_kind;
+  r->len = (uint32_t)len;
+  r->a = a;
+  r->b = b;
+  size_t pl = len < SIM_TRACE_PREFIX ? len : SIM_TRACE_PREFIX;
+  r->prefix_len = (uint8_t)(payload ? pl : 0);
+  if (payload && pl)
+    memcpy(r->prefix, payload, pl);
+  uint64_t u = w->now * 0x9e3779b97f4a7c15ull ^
+               ((uint64_t)kind | (uint64_t)reason << 16 | (uint64_t)(uint16_t)node << 32 |
+                (uint64_t)(uint16_t)peer << 48) *
+                   0xc2b2ae3d27d4eb4full ^
+               a * 0x165667b19e3779f9ull ^
+               (b ^ ((uint64_t)msg_kind << 32 | (uint64_t)(uint32_t)len)) * 0xd6e8feb86659fd93ull;
+  if (payload && pl &&
+      (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
+    static const uint64_t mul[] = {0x27d4eb2f165667c5ull, 0x94d049bb133111ebull,
+                                   0xbf58476d1ce4e5b9ull};
+    _Static_assert(sizeof mul / sizeof mul[0] * 8 >= SIM_TRACE_PREFIX, "a constant per word");
+    for (size_t i = 0; i < pl; i += 8)
+      u ^= sim__load_be((const uint8_t *)payload + i, pl - i < 8 ? pl - i : 8) * mul[i / 8];
+  }
+  uint64_t h = (w->trace_hash ^ u) * 0x9fb21c651e98df25ull;
+  w->trace_hash = ((h << 29) | (h >> 35)) ^ 0x632be59bd9b4e019ull;
+  if (w->cfg.trace)
+    w->cfg.trace(w->cfg.trace_ctx, w, r, payload, len);
+}
 
 /* Pools (events, messages, connections): arrays of elements with a uint32_t
  * free-list link at next_off. Grow one from *cap to the smaller of twice

@@ -4,71 +4,8 @@
 
 #include <inttypes.h>
 
-/* Fingerprint step: multiply-rotate per word (bijective in h, so any single
- * differing word changes the result); sim_trace_hash() finalises. */
-static uint64_t hash_word(uint64_t h, uint64_t x) {
-  h = (h ^ x) * 0x9fb21c651e98df25ull;
-  return (h << 29) | (h >> 35);
-}
-
-/* The k (1..8) bytes at p as a big-endian number. */
-static uint64_t load_be(const uint8_t *p, size_t k) {
-  uint64_t v = 0;
-  if (k == 8) {
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap64(v);
-#elif !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
-#error "unknown byte order"
-#endif
-    return v;
-  }
-  for (size_t i = 0; i < k; i++)
-    v = v << 8 | p[i];
-  return v;
-}
-
-void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
-                uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
-  SIM_ASSERT(kind < SIM_EV__COUNT && node >= -1 && node < w->n && peer >= -1 && peer < w->n);
-  sim_trace_rec *r = &w->ring[w->trace_n & (w->ring_cap - 1)];
-  r->index = w->trace_n++;
-  r->time = w->now;
-  r->kind = (uint16_t)kind;
-  r->reason = (uint16_t)reason;
-  r->node = (int16_t)node;
-  r->peer = (int16_t)peer;
-  r->msg_kind = msg_kind;
-  r->len = (uint32_t)len;
-  r->a = a;
-  r->b = b;
-  size_t pl = len < SIM_TRACE_PREFIX ? len : SIM_TRACE_PREFIX;
-  r->prefix_len = (uint8_t)(payload ? pl : 0);
-  if (payload && pl)
-    memcpy(r->prefix, payload, pl);
-  /* two independent lanes halve the multiply chain per record */
-  uint64_t h1 = w->trace_hash, h2 = w->trace_hash2;
-  h1 = hash_word(h1, r->time);
-  h2 = hash_word(h2, (uint64_t)kind | (uint64_t)reason << 16 | (uint64_t)(uint16_t)node << 32 |
-                         (uint64_t)(uint16_t)peer << 48);
-  h1 = hash_word(h1, a);
-  h2 = hash_word(h2,
-                 b ^ ((uint64_t)msg_kind << 32 | (uint64_t)(uint32_t)len) * 0x9e3779b97f4a7c15ull);
-  if (payload && pl &&
-      (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
-    /* payload bytes enter the fingerprint where they are produced, 8 at a
-     * time, each word big-endian (the same on every host) */
-    for (size_t i = 0; i < pl; i += 8)
-      h1 = hash_word(h1, load_be(r->prefix + i, pl - i < 8 ? pl - i : 8));
-  }
-  w->trace_hash = h1;
-  w->trace_hash2 = h2;
-  if (w->cfg.trace)
-    w->cfg.trace(w->cfg.trace_ctx, w, r, payload, len);
-}
-
 uint64_t sim_trace_hash(const sim_world *w) {
-  return sim__mix(w->trace_hash ^ sim__mix(w->trace_hash2 ^ w->trace_n));
+  return sim__mix(w->trace_hash ^ sim__mix(w->trace_n));
 }
 uint64_t sim_trace_count(const sim_world *w) {
   return w->trace_n;
