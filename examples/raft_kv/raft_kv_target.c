@@ -322,8 +322,11 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   int leaders = 0, rewrote = -1, deposed = -1, old_leader = -1, lease_at = -1;
   uint32_t holders = 0, lowest = UINT32_MAX;
   int64_t lease = 0;
+  rk_node *ps[RK_MAXN];
+  for (int k = 0; k < c->n; k++)
+    ps[k] = rk(w, k);
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = rk(w, k);
+    rk_node *p = ps[k];
     if (!p)
       continue;
     if (rewrote < 0 && p->role == RK_FOLLOWER && p->rewrites > 0)
@@ -334,15 +337,14 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
         lowest = p->term;
         deposed = k;
       }
-      int old = 0;
-      for (uint32_t i = p->commit + 1; i <= p->len && !old; i++)
-        old = p->log[i].term < p->term;
+      /* terms never decrease along a log: the first uncommitted entry tells */
+      int old = p->commit < p->len && p->log[p->commit + 1].term < p->term;
       SF_SOMETIMES_ON(w, old, k, "leader with uncommitted entries of an earlier term");
       if (old && old_leader < 0)
         old_leader = k;
       if (old)
         for (int j = 0; j < c->n; j++) {
-          rk_node *q = rk(w, j);
+          rk_node *q = ps[j];
           holders += q && q->len > p->commit && q->log[q->len].term < p->term;
         }
     }
@@ -353,13 +355,12 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   int64_t left[RK_MAXN] = {0};
   int any = 0;
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = rk(w, k);
-    left[k] = p ? rk_lease_left(p) : 0;
+    left[k] = ps[k] ? rk_lease_left(ps[k]) : 0;
     any |= left[k] > 0;
   }
   uint32_t newest = 0; /* the newest term whose leader has committed a write in it */
   for (int k = 0; any && k < c->n; k++) {
-    rk_node *p = rk(w, k);
+    rk_node *p = ps[k];
     if (!p || p->role != RK_LEADER || p->term <= newest)
       continue;
     for (uint32_t i = p->commit; i > 0 && p->log[i].term == p->term; i--)
@@ -369,7 +370,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
       }
   }
   for (int k = 0; any && k < c->n; k++)
-    if (left[k] > lease && rk(w, k)->term < newest) {
+    if (left[k] > lease && ps[k]->term < newest) {
       lease = left[k];
       lease_at = k;
     }
