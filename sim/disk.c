@@ -146,7 +146,7 @@ static int inject(sim_world *w, int node, sim_disk_op op) {
   uint32_t ppm = op == SIM_DISK_READ    ? d->p.read_eio_ppm
                  : op == SIM_DISK_WRITE ? d->p.write_eio_ppm
                                         : d->p.sync_eio_ppm;
-  if (!fail && sim_chance(w, sim__sid(P_DISKEIO, (uint32_t)node, op), n, ppm))
+  if (!fail && sim__chance(w, sim__sid(P_DISKEIO, (uint32_t)node, op), n, ppm))
     fail = 1;
   if (fail) {
     w->stats.disk_eio++;
@@ -213,7 +213,7 @@ static void decide_dirty(sim_world *w, int node, int reload) {
   for (uint32_t i = 0; i < d->ndirty; i++) {
     uint32_t s = d->dirty[i];
     SIM_ASSERT(d->isdirty[s]); /* each dirty sector once */
-    uint64_t v = sim_draw(w, sid, base + i);
+    uint64_t v = sim__draw(w, sid, base + i);
     uint64_t u = ((v >> 32) * SIM_PPM) >> 32;
     uint8_t *dst = sector(d, d->dpage, s);
     if (u < d->p.unsynced_keep_ppm) {
@@ -229,8 +229,8 @@ static void decide_dirty(sim_world *w, int node, int reload) {
   }
   /* the size change was written if the data was (kept or corrupted) */
   uint64_t written = (uint64_t)d->p.unsynced_keep_ppm + d->p.unsynced_corrupt_ppm;
-  if (d->size != d->dsize && sim_chance(w, sim__sid(P_DISK, (uint32_t)node, 1), d->decided,
-                                        (uint32_t)(written > SIM_PPM ? SIM_PPM : written)))
+  if (d->size != d->dsize && sim__chance(w, sim__sid(P_DISK, (uint32_t)node, 1), d->decided,
+                                         (uint32_t)(written > SIM_PPM ? SIM_PPM : written)))
     d->dsize = d->size;
   d->ndirty = 0;
   if (reload) {

@@ -209,6 +209,45 @@ static inline uint64_t sim__sid(unsigned purpose, uint32_t a, uint32_t b) {
   return ((uint64_t)(purpose & 0xff) << 56) ^ ((uint64_t)(a & 0xffffff) << 32) ^ b;
 }
 
+/* ---- Decisions (inline: several per event; sim_draw & co. wrap these) ---- */
+
+static inline uint64_t sim__draw(const sim_world *w, uint64_t stream, uint64_t n) {
+  /* x identifies the decision (and its tape slot); v is its value */
+  uint64_t x = sim__mix((stream * 0x9e3779b97f4a7c15ull + w->cfg.seed) ^
+                        (n * 0xd6e8feb86659fd93ull + 0x632be59bd9b4e019ull));
+  uint64_t v = sim__mix(x + 0x8cb92ba72f3d8dd7ull);
+  if (w->tape_len) {
+    uint32_t slot = (uint32_t)(x >> 52); /* 12 bits: SIM_TAPE_MAX slots */
+    if (slot < w->tape_len)
+      v = (v & 0x00ffffffffffffffull) | ((uint64_t)w->tape[slot] << 56);
+  }
+  return v;
+}
+
+static inline int sim__chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm) {
+  if (ppm == 0)
+    return 0;
+  if (ppm >= SIM_PPM)
+    return 1;
+  uint64_t u = ((sim__draw(w, stream, n) >> 32) * SIM_PPM) >> 32;
+  return u < ppm;
+}
+
+static inline uint64_t sim__range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo,
+                                  uint64_t hi) {
+  if (hi <= lo)
+    return lo;
+  uint64_t span = hi - lo;
+  uint64_t v = sim__draw(w, stream, n);
+  if (span == UINT64_MAX)
+    return v;
+  /* Multiply-high keeps the top (tape-controlled) bits significant. */
+  uint64_t s1 = span + 1, hi32 = v >> 32, lo32 = v & 0xffffffffu;
+  uint64_t r =
+      hi32 * (s1 >> 32) + ((hi32 * (s1 & 0xffffffffu)) >> 32) + ((lo32 * (s1 >> 32)) >> 32);
+  return lo + (r > span ? span : r);
+}
+
 /* world.c */
 uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node);
 /* The world and node whose code is running in this thread (sim_current).

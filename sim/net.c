@@ -137,7 +137,7 @@ static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose
   if (p->dist == SIM_LAT_EXPONENTIAL) {
     /* Integer exponential: -ln(u) ~= ln2 * (leading zeros + linear mantissa);
      * mean (hi-lo)/4, capped at hi. u's top byte follows the tape. */
-    uint64_t u = sim_draw(w, sid, n) | 1;
+    uint64_t u = sim__draw(w, sid, n) | 1;
     unsigned lz = 0;
     while (!(u & (1ull << 63))) {
       u <<= 1;
@@ -151,7 +151,7 @@ static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose
                  ((mean % 65536) * log2x65536 / 65536) * 45426 / 65536; /* * ln2 */
     return d > hi - lo ? hi : lo + d;
   }
-  return sim_range(w, sid, n, lo, hi);
+  return sim__range(w, sid, n, lo, hi);
 }
 
 static int schedule_delivery(sim_world *w, uint32_t i, uint64_t t) {
@@ -177,10 +177,10 @@ static void launch(sim_world *w, link_t *l, uint32_t i, uint64_t n, unsigned lat
     l->busy_until = start + ser;
     d += l->busy_until - w->now;
   }
-  if (sim_chance(w, sim__sid(P_REORDER, (uint32_t)m->from, (uint32_t)m->to),
-                 n * 2 + (lat_purpose == P_DUPLAT), p->reorder_ppm)) {
-    uint64_t extra = sim_range(w, sim__sid(P_REORDERLAT, (uint32_t)m->from, (uint32_t)m->to),
-                               n * 2 + (lat_purpose == P_DUPLAT), 1, p->reorder_delay_ns);
+  if (sim__chance(w, sim__sid(P_REORDER, (uint32_t)m->from, (uint32_t)m->to),
+                  n * 2 + (lat_purpose == P_DUPLAT), p->reorder_ppm)) {
+    uint64_t extra = sim__range(w, sim__sid(P_REORDERLAT, (uint32_t)m->from, (uint32_t)m->to),
+                                n * 2 + (lat_purpose == P_DUPLAT), 1, p->reorder_delay_ns);
     d += extra;
     w->stats.reordered++;
     trace_msg(w, SIM_EV_REORDER, 0, m->from, m->to, m, extra);
@@ -223,7 +223,7 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
     launch(w, l, i, n, P_LAT);
     return 0;
   }
-  if (sim_chance(w, sim__sid(P_LOSS, (uint32_t)from, (uint32_t)to), n, p->loss_ppm)) {
+  if (sim__chance(w, sim__sid(P_LOSS, (uint32_t)from, (uint32_t)to), n, p->loss_ppm)) {
     drop(w, i, SIM_DROP_LOSS);
     return 0;
   }
@@ -232,14 +232,14 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
     return 0;
   }
   uint64_t csid = sim__sid(P_CORRUPT, (uint32_t)from, (uint32_t)to);
-  if (len && sim_chance(w, csid, n, p->corrupt_ppm)) {
-    uint64_t bit = sim_range(w, sim__sid(P_CORRUPTBIT, (uint32_t)from, (uint32_t)to), n, 0,
-                             (uint64_t)len * 8 - 1);
+  if (len && sim__chance(w, csid, n, p->corrupt_ppm)) {
+    uint64_t bit = sim__range(w, sim__sid(P_CORRUPTBIT, (uint32_t)from, (uint32_t)to), n, 0,
+                              (uint64_t)len * 8 - 1);
     m->data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
     w->stats.corrupted++;
     trace_msg(w, SIM_EV_CORRUPT, 0, from, to, m, bit);
   }
-  int dup = sim_chance(w, sim__sid(P_DUP, (uint32_t)from, (uint32_t)to), n, p->dup_ppm);
+  int dup = sim__chance(w, sim__sid(P_DUP, (uint32_t)from, (uint32_t)to), n, p->dup_ppm);
   launch(w, l, i, n, P_LAT);
   if (dup && !w->stopped) {
     uint32_t j = sim__msg_alloc(w, w->msg[i].data, len);

@@ -119,9 +119,9 @@ static void call_conn(sim_world *w, int node, sim_conn h, sim_conn_event ev, con
 static uint64_t seg_delay(sim_world *w, int from, int to, uint64_t n) {
   const sim_link_params *p = &w->link[from][to].p;
   uint64_t sid = sim__sid(P_SEGLAT, (uint32_t)from, (uint32_t)to);
-  uint64_t d = sim_range(w, sid, n, p->latency_min_ns, p->latency_max_ns);
+  uint64_t d = sim__range(w, sid, n, p->latency_min_ns, p->latency_max_ns);
   uint64_t lsid = sim__sid(P_SEGLOSS, (uint32_t)from, (uint32_t)to);
-  for (int t = 0; t < 8 && sim_chance(w, lsid, n * 8 + (uint64_t)t, p->loss_ppm); t++) {
+  for (int t = 0; t < 8 && sim__chance(w, lsid, n * 8 + (uint64_t)t, p->loss_ppm); t++) {
     d += w->cfg.stream.retransmit_ns;
     w->stats.seg_retransmits++;
   }

@@ -11,48 +11,24 @@ uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b) {
 }
 
 uint64_t sim_draw(const sim_world *w, uint64_t stream, uint64_t n) {
-  /* x identifies the decision (and its tape slot); v is its value */
-  uint64_t x = sim__mix((stream * 0x9e3779b97f4a7c15ull + w->cfg.seed) ^
-                        (n * 0xd6e8feb86659fd93ull + 0x632be59bd9b4e019ull));
-  uint64_t v = sim__mix(x + 0x8cb92ba72f3d8dd7ull);
-  if (w->tape_len) {
-    uint32_t slot = (uint32_t)(x >> 52); /* 12 bits: SIM_TAPE_MAX slots */
-    if (slot < w->tape_len)
-      v = (v & 0x00ffffffffffffffull) | ((uint64_t)w->tape[slot] << 56);
-  }
-  return v;
+  return sim__draw(w, stream, n);
 }
 
 int sim_chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm) {
-  if (ppm == 0)
-    return 0;
-  if (ppm >= SIM_PPM)
-    return 1;
-  uint64_t u = ((sim_draw(w, stream, n) >> 32) * SIM_PPM) >> 32;
-  return u < ppm;
+  return sim__chance(w, stream, n, ppm);
 }
 
 uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo, uint64_t hi) {
-  if (hi <= lo)
-    return lo;
-  uint64_t span = hi - lo;
-  uint64_t v = sim_draw(w, stream, n);
-  if (span == UINT64_MAX)
-    return v;
-  /* Multiply-high keeps the top (tape-controlled) bits significant. */
-  uint64_t s1 = span + 1, hi32 = v >> 32, lo32 = v & 0xffffffffu;
-  uint64_t r =
-      hi32 * (s1 >> 32) + ((hi32 * (s1 & 0xffffffffu)) >> 32) + ((lo32 * (s1 >> 32)) >> 32);
-  return lo + (r > span ? span : r);
+  return sim__range(w, stream, n, lo, hi);
 }
 
 uint64_t sim_node_random(sim_world *w, int node) {
   if (node == -1) /* world-level code: a stream of its own */
-    return sim_draw(w, sim__sid(0x80, 0xffff, 0), w->rnd_world++);
+    return sim__draw(w, sim__sid(0x80, 0xffff, 0), w->rnd_world++);
   if (node < 0 || node >= w->n)
     return 0;
   node_t *nd = &w->node[node];
-  return sim_draw(w, sim__sid(0x80, (uint32_t)node, nd->inc), nd->rnd++);
+  return sim__draw(w, sim__sid(0x80, (uint32_t)node, nd->inc), nd->rnd++);
 }
 
 /* ---- Configuration and lifetime ------------------------------------- */
@@ -279,7 +255,7 @@ static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
     uint64_t sid =
         x->node >= 0 ? sim__sid(P_SCHED, (uint32_t)x->node, 0) : sim__sid(P_SCHED, 0xffffff, 0);
     uint64_t k = x->node >= 0 ? w->node[x->node].evseq++ : w->wseq++;
-    prio = sim_draw(w, sid, k) >> 40;
+    prio = sim__draw(w, sid, k) >> 40;
   }
   heap_ent h = {t, (prio << 40) | (w->seq++ & 0xffffffffffull), e};
   SIM_ASSERT(t >= w->now); /* never in the past */
@@ -903,13 +879,13 @@ int sim_faultpoint(sim_world *w, int node, uint32_t site) {
     const sim_faultpoint_params *p = &w->cfg.faultpoints;
     if (!p->enable_ppm || !p->fire_ppm)
       return 0;
-    rate = sim_chance(w, sim__sid(P_FP_EN, 0, site), 0, p->enable_ppm) ? p->fire_ppm : 0;
+    rate = sim__chance(w, sim__sid(P_FP_EN, 0, site), 0, p->enable_ppm) ? p->fire_ppm : 0;
   }
   if (!rate)
     return 0;
   fp_ent *c = fp_slot(&w->fp_count, ((uint32_t)node << 24) ^ site, 1);
   uint64_t n = c ? (uint64_t)c->val++ : w->stats.faultpoints_fired;
-  if (!sim_chance(w, sim__sid(P_FP, (uint32_t)node, site), n, rate))
+  if (!sim__chance(w, sim__sid(P_FP, (uint32_t)node, site), n, rate))
     return 0;
   w->stats.faultpoints_fired++;
   sim__trace(w, SIM_EV_FAULTPOINT, 0, node, -1, site, n, 0, NULL, 0);
