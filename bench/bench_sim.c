@@ -1,13 +1,15 @@
 /* Simulator benchmark: events/s on a message-heavy workload at 3, 16 and 64
- * nodes beside a bare min-heap event loop doing the same pattern, measured
- * interleaved in one run; world create+destroy time. Prints medians of
- * several repetitions.
+ * nodes, without and with network faults, beside a bare min-heap event
+ * loop doing the same pattern, measured interleaved in one run; world
+ * create+destroy time. Prints medians of several repetitions.
  *
  * Usage: bench_sim [reps] [events]
  *
  * Workload: every node keeps `inflight` 32-byte datagrams in circulation;
  * on each receive it sends one to a peer drawn from its random stream. Links
- * have 1-10 ms uniform latency; no faults; choice tie-break; trace on.
+ * have 1-10 ms uniform latency; choice tie-break; trace on. With faults: 2 % loss,
+ * 1 % duplication and reordering, 0.1 % corruption, and a datagram per node
+ * every 10 ms to replace the lost ones.
  * Bare loop: a binary min-heap of (time, sequence, node) entries; each pop
  * pushes one entry at time + 1..10 ms for a pseudo-random node — the cost
  * floor of any discrete-event loop. */
@@ -67,12 +69,37 @@ static void b_recv(void *ctx, sim_world *w, int node, int from, const void *m, s
 
 static const sim_node_ops bench_ops = {b_boot, b_recv, NULL, NULL, NULL};
 
-static double sim_rate(int nodes, uint64_t events, uint64_t *hash) {
+/* With faults: lost datagrams are replaced by one a node sends every
+ * 10 ms, so the number in flight settles where loss meets injection. */
+enum { TOPUP_NS = 10 * 1000000 };
+
+static void f_boot(void *ctx, sim_world *w, int node, int restart) {
+  b_boot(ctx, w, node, restart);
+  sim_timer_start(w, node, TOPUP_NS, 0);
+}
+
+static void f_timer(void *ctx, sim_world *w, int node, uint64_t tag) {
+  (void)ctx;
+  uint8_t msg[MSG] = {0};
+  pick_and_send(w, node, msg);
+  sim_timer_start(w, node, TOPUP_NS, tag);
+}
+
+static const sim_node_ops fault_ops = {f_boot, b_recv, f_timer, NULL, NULL};
+
+static double sim_rate(int nodes, int faults, uint64_t events, uint64_t *hash) {
   sim_config c;
   sim_config_default(&c);
   c.nodes = nodes;
   c.seed = 42;
   c.ops = &bench_ops;
+  if (faults) { /* 2 % loss, 1 % duplication, 1 % reordering, 0.1 % corruption */
+    c.ops = &fault_ops;
+    c.net.loss_ppm = 20000;
+    c.net.dup_ppm = 10000;
+    c.net.reorder_ppm = 10000;
+    c.net.corrupt_ppm = 1000;
+  }
   c.budgets.max_events = events;
   sim_world *w = sim_world_create(&c);
   double t0 = now_s();
@@ -167,23 +194,24 @@ int main(int argc, char **argv) {
   int sizes[] = {3, 16, 64};
   uint64_t sink = 0;
   printf("simfuzz bench_sim: %d repetitions, %" PRIu64 " events each, medians\n", reps, events);
-  printf("%-6s %16s %16s %8s %16s\n", "nodes", "sim events/s", "bare events/s", "ratio",
-         "trace hash");
-  for (int s = 0; s < 3; s++) {
+  printf("%-6s %-7s %16s %16s %8s %16s\n", "nodes", "faults", "sim events/s", "bare events/s",
+         "ratio", "trace hash");
+  for (int s = 0; s < 6; s++) {
+    int faults = s >= 3, nodes = sizes[s % 3];
     double sr[99], br[99], ratio[99];
     uint64_t hash = 0, h;
     for (int r = 0; r < reps; r++) {
-      sr[r] = sim_rate(sizes[s], events, &h);
+      sr[r] = sim_rate(nodes, faults, events, &h);
       if (r && h != hash) {
         fprintf(stderr, "nondeterministic: hash changed between repetitions\n");
         return 1;
       }
       hash = h;
-      br[r] = bare_rate(sizes[s], events, &sink);
+      br[r] = bare_rate(nodes, events, &sink);
       ratio[r] = sr[r] / br[r];
     }
-    printf("%-6d %16.0f %16.0f %7.1f%% %016" PRIx64 "\n", sizes[s], median(sr, reps),
-           median(br, reps), 100 * median(ratio, reps), hash);
+    printf("%-6d %-7s %16.0f %16.0f %7.1f%% %016" PRIx64 "\n", nodes, faults ? "yes" : "no",
+           median(sr, reps), median(br, reps), 100 * median(ratio, reps), hash);
   }
   double cd[99], cdb[99];
   for (int r = 0; r < reps; r++) {
