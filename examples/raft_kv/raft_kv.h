@@ -149,6 +149,13 @@ int rk_same_entry(const rk_entry *a, const rk_entry *b);
  *  if it holds none (always 0 unless built with RAFT_BUG_LEASE_READ). */
 int64_t rk_lease_left(const rk_node *p);
 
+/** 1 in a build whose leaders hold read leases (RAFT_BUG_LEASE_READ). */
+#ifdef RAFT_BUG_LEASE_READ
+#define RK_LEASES 1
+#else
+#define RK_LEASES 0
+#endif
+
 /** Describe a message; -1 if not one. */
 int rk_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);
 

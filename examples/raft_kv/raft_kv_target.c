@@ -355,7 +355,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   int64_t left[RK_MAXN] = {0};
   int any = 0;
   for (int k = 0; k < c->n; k++) {
-    left[k] = ps[k] ? rk_lease_left(ps[k]) : 0;
+    left[k] = RK_LEASES && ps[k] ? rk_lease_left(ps[k]) : 0;
     any |= left[k] > 0;
   }
   uint32_t newest = 0; /* the newest term whose leader has committed a write in it */
