@@ -510,13 +510,20 @@ static void note_node(void *ctx, sim_world *w, uint32_t bucket, int site, int no
     n->other_at[node]++;
 }
 
-TEST(novelty_hook_names_the_node_a_state_is_about) {
-  sf_target sited = ping;
-  sited.default_nodes = 4;
-  sited.invariants = sited_checks;
+/* The ping target on 4 nodes with `checks` after every event: three pings
+ * from n0 to n1. */
+static void run_four_pings(const sf_check *checks, const sf_run_opts *o, sf_result *r) {
+  sf_target t = ping;
+  t.default_nodes = 4;
+  t.invariants = checks;
   sf_scenario *s = alloc_s();
   pings(s, 3);
   s->nodes = 4;
+  sf_run(&t, s, o, r);
+  free(s);
+}
+
+TEST(novelty_hook_names_the_node_a_state_is_about) {
   node_seen n;
   memset(&n, 0, sizeof n);
   sf_run_opts o;
@@ -524,14 +531,13 @@ TEST(novelty_hook_names_the_node_a_state_is_about) {
   o.on_novel = note_node;
   o.novel_ctx = &n;
   sf_result r;
-  sf_run(&sited, s, &o, &r);
+  run_four_pings(sited_checks, &o, &r);
   CHECK(!r.failed);
   CHECK_EQ(n.site_at[1], 1); /* pinged: the delivery's node */
   CHECK_EQ(n.site_at[3], 1); /* pinged twice: the node its site names */
   CHECK_EQ(n.site_at[2], 4); /* the maximum: 0 (first hit), 1, 2, 3 */
   CHECK_EQ(n.site_at[0], 0);
   CHECK(n.other_at[1] > 0); /* deliveries' own buckets: their node */
-  free(s);
 }
 
 /* Checks after every event look at the node the event ran on, or at every
@@ -556,12 +562,6 @@ static void keep_ctx(void *ctx, sim_world *w, const sf_result *r) {
 }
 
 TEST(checks_see_the_nodes_an_event_changed) {
-  sf_target t = ping;
-  t.default_nodes = 4;
-  t.invariants = changed_checks;
-  sf_scenario *s = alloc_s();
-  pings(s, 3);
-  s->nodes = 4;
   ping_ctx seen;
   memset(&seen, 0, sizeof seen);
   sf_run_opts o;
@@ -569,7 +569,7 @@ TEST(checks_see_the_nodes_an_event_changed) {
   o.on_finish = keep_ctx;
   o.finish_ctx = &seen;
   sf_result r;
-  sf_run(&t, s, &o, &r);
+  run_four_pings(changed_checks, &o, &r);
   CHECK(!r.failed);
   CHECK_EQ(seen.delivered, 3);
   CHECK_EQ(seen.changed_at[0], 1); /* its boot */
@@ -578,7 +578,6 @@ TEST(checks_see_the_nodes_an_event_changed) {
   CHECK_EQ(seen.changed_at[3], 1);
   CHECK(seen.changed_all >= 3); /* the three client operations, at least */
   CHECK_EQ(seen.changed_other, 0);
-  free(s);
 }
 
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
