@@ -26,7 +26,7 @@ printf '%-12s %14s %14s %8s   (%s seeds, median of %s sweeps each)\n' target "be
   "after runs/s" ratio "$seeds" "$reps"
 for t in $targets; do
   : > "$work/b"; : > "$work/a"
-  for r in $(seq "$reps"); do
+  for _ in $(seq "$reps"); do
     rate "$before" "$t" >> "$work/b"
     rate "$after" "$t" >> "$work/a"
   done
