@@ -44,10 +44,18 @@ enum {
   EVK_DEAD
 };
 
+/* A pending event in the scheduler's heap, ordered by (time, key). The
+ * key is (priority << 40) | sequence; the priority (the tie-break draw)
+ * matters only between events of the same time, so it is drawn when two
+ * such events first meet: until then k holds the draw's index and the
+ * key's top bits the node + 1 (k == HEAP_DRAWN once drawn). */
 typedef struct {
-  uint64_t time, key; /* key = (priority << 40) | sequence */
+  uint64_t time, key;
   uint32_t ev;
+  uint32_t k;
 } heap_ent;
+
+#define HEAP_DRAWN UINT32_MAX
 
 typedef struct {
   uint32_t gen;  /* bumped on free: stale handles are detected */

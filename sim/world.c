@@ -170,17 +170,38 @@ void sim__budget_stop(sim_world *w, const char *why) {
 
 /* ---- Event pool and heap -------------------------------------------- */
 
-/* (time, key) order, without branches: the sifts' outcomes are random,
- * so predicted branches here would miss half the time. */
-static int heap_less(const heap_ent *a, const heap_ent *b) {
-  return (a->time < b->time) | ((a->time == b->time) & (a->key < b->key));
+/* The tie-break priority of e, drawn now (see heap_ent). */
+static void heap_draw(const sim_world *w, heap_ent *e) {
+  int node = (int)(e->key >> 40) - 1;
+  uint64_t sid = node >= 0 ? sim__sid(P_SCHED, (uint32_t)node, 0) : sim__sid(P_SCHED, 0xffffff, 0);
+  uint64_t prio = sim__draw(w, sid, e->k) >> 40;
+  e->key = prio << 40 | (e->key & 0xffffffffffull);
+  e->k = HEAP_DRAWN;
+}
+
+/* (time, key) order of two events of the same time. */
+static __attribute__((noinline)) int heap_tie_less(const sim_world *w, heap_ent *a, heap_ent *b) {
+  if (a->k != HEAP_DRAWN)
+    heap_draw(w, a);
+  if (b->k != HEAP_DRAWN)
+    heap_draw(w, b);
+  return a->key < b->key;
+}
+
+/* (time, key) order. Times rarely tie: the time comparison is branchless
+ * (the sifts' outcomes are random, predicted branches would miss half the
+ * time), and only a tie looks at the keys. */
+static inline int heap_less(const sim_world *w, heap_ent *a, heap_ent *b) {
+  if (__builtin_expect(a->time == b->time, 0))
+    return heap_tie_less(w, a, b);
+  return a->time < b->time;
 }
 
 static void sift_up(sim_world *w, uint32_t i) {
   heap_ent h = w->heap[i];
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
-    if (!heap_less(&h, &w->heap[p]))
+    if (!heap_less(w, &h, &w->heap[p]))
       break;
     w->heap[i] = w->heap[p];
     i = p;
@@ -196,8 +217,8 @@ static void sift_down(sim_world *w, uint32_t i) {
     if (c >= n)
       break;
     if (c + 1 < n)
-      c += (uint32_t)heap_less(&w->heap[c + 1], &w->heap[c]);
-    if (!heap_less(&w->heap[c], &h))
+      c += (uint32_t)heap_less(w, &w->heap[c + 1], &w->heap[c]);
+    if (!heap_less(w, &w->heap[c], &h))
       break;
     w->heap[i] = w->heap[c];
     i = c;
@@ -250,14 +271,14 @@ void sim__ev_free(sim_world *w, uint32_t e) {
 
 static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
   ev_t *x = &w->ev[e];
-  uint64_t prio = 0;
+  heap_ent h = {t, w->seq++ & 0xffffffffffull, e, HEAP_DRAWN}; /* FIFO: priority 0 */
   if (w->cfg.tiebreak == SIM_TIEBREAK_CHOICE) {
-    uint64_t sid =
-        x->node >= 0 ? sim__sid(P_SCHED, (uint32_t)x->node, 0) : sim__sid(P_SCHED, 0xffffff, 0);
     uint64_t k = x->node >= 0 ? w->node[x->node].evseq++ : w->wseq++;
-    prio = sim__draw(w, sid, k) >> 40;
+    h.key |= (uint64_t)(x->node + 1) << 40;
+    h.k = (uint32_t)k;
+    if (k >= HEAP_DRAWN) /* an index past 32 bits: draw it now */
+      heap_draw(w, &h);
   }
-  heap_ent h = {t, (prio << 40) | (w->seq++ & 0xffffffffffull), e};
   SIM_ASSERT(t >= w->now); /* never in the past */
   if (w->hole) {           /* take the dispatched root's place */
     w->hole = 0;
@@ -327,7 +348,7 @@ static void heap_remove_root(sim_world *w) {
   if (--w->heap_n > 0) {
     w->heap[0] = w->heap[w->heap_n];
     sift_down(w, 0);
-    SIM_ASSERT(!heap_less(&w->heap[0], &top)); /* heap order: (time, key) never decreases */
+    SIM_ASSERT(!heap_less(w, &w->heap[0], &top)); /* heap order: (time, key) never decreases */
   }
 }
 
