@@ -302,15 +302,15 @@ static inline uint64_t sim__load_be(const uint8_t *p, size_t k) {
 }
 
 /* Append a record to the ring and the fingerprint, and pass it to the
- * trace hook. The fingerprint takes one multiply-rotate step per record,
- * of the sum of the record's words each multiplied by its own odd
+ * trace hook (inline, for the hot paths; sim__trace below otherwise). The fingerprint takes one
+ * multiply-rotate step per record, of the sum of the record's words each multiplied by its own odd
  * constant: the words' products are independent of each other and of the
  * chain, so a record costs about one multiply's latency. Payload bytes
  * enter where they are produced (send, disk write, corruption), as
  * big-endian words (the same on every host). sim_trace_hash() finalises. */
-static inline void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
-                              uint64_t a, uint64_t b, uint32_t msg_kind, const void *payload,
-                              size_t len) {
+static inline __attribute__((always_inline)) void
+sim__trace_inline(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
+                  uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
   SIM_ASSERT(kind < SIM_EV__COUNT && node >= -1 && node < w->n && peer >= -1 && peer < w->n);
   sim_trace_rec *r = &w->ring[w->trace_n & (w->ring_cap - 1)];
   r->index = w->trace_n++;
@@ -325,7 +325,9 @@ static inline void sim__trace(sim_world *w, unsigned kind, unsigned reason, int 
   r->b = b;
   size_t pl = len < SIM_TRACE_PREFIX ? len : SIM_TRACE_PREFIX;
   r->prefix_len = (uint8_t)(payload ? pl : 0);
-  if (payload && pl)
+  if (payload && pl == SIM_TRACE_PREFIX) /* the common case, a fixed-size copy */
+    memcpy(r->prefix, payload, SIM_TRACE_PREFIX);
+  else if (payload && pl)
     memcpy(r->prefix, payload, pl);
   uint64_t u = w->now * 0x9e3779b97f4a7c15ull ^
                ((uint64_t)kind | (uint64_t)reason << 16 | (uint64_t)(uint16_t)node << 32 |
@@ -346,6 +348,11 @@ static inline void sim__trace(sim_world *w, unsigned kind, unsigned reason, int 
   if (w->cfg.trace)
     w->cfg.trace(w->cfg.trace_ctx, w, r, payload, len);
 }
+
+/* The same, out of line (trace.c), for the many call sites off the hot
+ * paths: sim__trace_inline is for the records of every message and timer. */
+void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
+                uint64_t b, uint32_t msg_kind, const void *payload, size_t len);
 
 /* Pools (events, messages, connections): arrays of elements with a uint32_t
  * free-list link at next_off. Grow one from *cap to the smaller of twice

@@ -108,7 +108,7 @@ static void link_params(link_t *l, const sim_link_params *p) {
 
 static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
                       const msg_t *m, uint64_t b) {
-  sim__trace(w, kind, reason, node, peer, m->id, b, m->kind, m->data, m->len);
+  sim__trace_inline(w, kind, reason, node, peer, m->id, b, m->kind, m->data, m->len);
 }
 
 static void drop(sim_world *w, uint32_t i, unsigned reason) {

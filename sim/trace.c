@@ -4,6 +4,11 @@
 
 #include <inttypes.h>
 
+void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
+                uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
+  sim__trace_inline(w, kind, reason, node, peer, a, b, msg_kind, payload, len);
+}
+
 uint64_t sim_trace_hash(const sim_world *w) {
   return sim__mix(w->trace_hash ^ sim__mix(w->trace_n));
 }

@@ -209,7 +209,7 @@ static void sift_up(sim_world *w, uint32_t i) {
   w->heap[i] = h;
 }
 
-static void sift_down(sim_world *w, uint32_t i) {
+static inline __attribute__((always_inline)) void sift_down(sim_world *w, uint32_t i) {
   heap_ent h = w->heap[i];
   uint32_t n = w->heap_n;
   for (;;) {
@@ -500,7 +500,7 @@ static void dispatch(sim_world *w, uint32_t e) {
     if (live) {
       nd->timers--;
       w->stats.timers_fired++;
-      sim__trace(w, SIM_EV_TIMER, 0, i, -1, tag, 0, 0, NULL, 0);
+      sim__trace_inline(w, SIM_EV_TIMER, 0, i, -1, tag, 0, 0, NULL, 0);
       if (w->cfg.ops->timer)
         SIM__AS(w, i, w->cfg.ops->timer(w->cfg.ctx, w, i, tag));
     }
