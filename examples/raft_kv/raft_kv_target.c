@@ -68,11 +68,14 @@ typedef struct {
     uint64_t key, ph;
   } lm[LM_SLOTS]; /* log matching: (index, term) -> prefix hash */
   uint32_t lm_used;
+  rk_node *node[RK_MAXN]; /* running nodes' instances (rk()) */
 } cluster;
 
-static rk_node *rk(const sim_world *w, int i) {
-  node *x = sim_node_data(w, i); /* NULL while the node is down */
-  return x ? &x->rk : NULL;
+/* Node i's instance, NULL while it is down. The checks after every event
+ * look nodes up many times: the cluster keeps the pointers, set at boot
+ * and cleared when the node's memory goes (a crash, the world's end). */
+static rk_node *rk(const cluster *c, int i) {
+  return c->node[i];
 }
 
 /* ---- nodes ---- */
@@ -90,6 +93,7 @@ static void boot(void *ctx, sim_world *w, int i, int restart) {
   (void)restart;
   c->w = w;
   node *x = node_io_sim_attach(w, i, sizeof *x, RK_RECORD);
+  c->node[i] = &x->rk; /* before rk_boot: a boot that fails crashes the node */
 #ifdef RAFT_RECONF
   if (c->n >= 4)
     x->rk.initial = (1u << (c->n - 1)) - 1; /* the last node: a spare */
@@ -98,25 +102,31 @@ static void boot(void *ctx, sim_world *w, int i, int restart) {
 }
 
 static void recv(void *ctx, sim_world *w, int i, int from, const void *msg, size_t len) {
-  (void)ctx;
-  rk_node *p = rk(w, i);
+  (void)w;
+  rk_node *p = rk(ctx, i);
   if (p)
     rk_recv(p, from, msg, len);
 }
 
 static void timer(void *ctx, sim_world *w, int i, uint64_t tag) {
-  (void)ctx;
-  rk_timer(rk(w, i), tag);
+  (void)w;
+  rk_timer(rk(ctx, i), tag);
 }
 
-static const sim_node_ops ops = {boot, recv, timer, NULL, node_io_sim_teardown};
+static void teardown(void *ctx, sim_world *w, int i, sim_teardown_why why) {
+  cluster *c = ctx;
+  c->node[i] = NULL;
+  node_io_sim_teardown(ctx, w, i, why);
+}
+
+static const sim_node_ops ops = {boot, recv, timer, NULL, teardown};
 
 /* Client operations: op % 3 = put / get / cas on one of RK_NKEYS keys, with
  * small values so that cas often matches and reads see conflicts (op % 4,
  * 3 = a membership change, with RAFT_RECONF). */
 static void workload(void *ctx, sim_world *w, const sf_op *op) {
   cluster *c = ctx;
-  rk_node *p = rk(w, op->node);
+  rk_node *p = rk(c, op->node);
   if (!p || sim_node_paused(w, op->node) || p->npend >= RK_MAX_PEND || op->seq >= RK_MAX_OPS)
     return; /* the client could not even submit it: no history entry */
   /* a membership change (add or remove a node) is not a key-value operation */
@@ -141,7 +151,7 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 /* A running node for the checks; after a reboot the checks' memory of it
  * starts over (its log was reloaded from disk). */
 SF_ORACLE static rk_node *checked_node(cluster *c, sim_world *w, int k) {
-  rk_node *p = rk(w, k);
+  rk_node *p = rk(c, k);
   if (p && c->inc[k] != sim_node_incarnation(w, k)) {
     c->inc[k] = sim_node_incarnation(w, k);
     c->ph_len[k] = 0;
@@ -158,7 +168,7 @@ SF_ORACLE static void check_election_safety(void *ctx, sim_world *w) {
   int from, to;
   sf_changed_nodes(w, &from, &to);
   for (int k = from; k < to; k++) {
-    rk_node *p = rk(w, k);
+    rk_node *p = rk(c, k);
     if (!p || p->role != RK_LEADER || p->term >= MAX_TERMS)
       continue;
     if (c->leader_of[p->term] < 0)
@@ -296,13 +306,13 @@ SF_ORACLE static int holds(const rk_node *p, const rk_node *q, uint32_t i) {
 SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
   int older = -1, changing = -1;
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = rk(w, k);
+    rk_node *p = rk(c, k);
     if (!p || !p->config_at)
       continue;
     if (p->role == RK_LEADER && p->config_at > p->commit)
       changing = k;
     for (int j = 0; j < c->n && older < 0; j++) { /* the first diverging pair */
-      rk_node *q = rk(w, j);
+      rk_node *q = rk(c, j);
       if (j == k || !q || !q->config_at || holds(q, p, p->config_at) || holds(p, q, q->config_at))
         continue; /* (neither holding the other's change: the logs diverge) */
       older = p->log[p->config_at].term <= q->log[q->config_at].term ? k : j;
@@ -324,7 +334,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   int64_t lease = 0;
   rk_node *ps[RK_MAXN];
   for (int k = 0; k < c->n; k++)
-    ps[k] = rk(w, k);
+    ps[k] = rk(c, k);
   for (int k = 0; k < c->n; k++) {
     rk_node *p = ps[k];
     if (!p)
@@ -413,10 +423,11 @@ static const sf_check end_checks[] = {
 /* A leader that every running node follows, and no request waiting. */
 SF_ORACLE static int live(void *ctx, sim_world *w) {
   cluster *c = ctx;
+  (void)w;
   int leader = -1;
   uint32_t top = 0;
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = rk(w, k);
+    rk_node *p = rk(c, k);
     if (!p)
       return 0;
     if (p->npend)
@@ -425,7 +436,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
       top = p->term;
   }
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = rk(w, k);
+    rk_node *p = rk(c, k);
     if (p->role == RK_LEADER && p->term == top)
       leader = k;
   }
@@ -449,8 +460,8 @@ static void destroy(void *ctx) {
  * are from an earlier term than the node's (the precondition of the Raft
  * paper's figure 8); whether its gateway waits for responses. */
 SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
-  (void)ctx;
-  rk_node *p = rk(w, node);
+  (void)w;
+  rk_node *p = rk(ctx, node);
   if (!p)
     return 0;
   uint32_t ahead = p->len > p->commit;
