@@ -197,8 +197,10 @@ static inline int heap_less(const sim_world *w, heap_ent *a, heap_ent *b) {
   return a->time < b->time;
 }
 
-static void sift_up(sim_world *w, uint32_t i) {
-  heap_ent h = w->heap[i];
+/* Put h at slot i (a free slot: the end, or the root) and restore the
+ * heap order. h comes by value, not through the array: an entry just
+ * stored field by field and read back whole stalls the store forwarding. */
+static void sift_up(sim_world *w, uint32_t i, heap_ent h) {
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
     if (!heap_less(w, &h, &w->heap[p]))
@@ -209,8 +211,7 @@ static void sift_up(sim_world *w, uint32_t i) {
   w->heap[i] = h;
 }
 
-static inline __attribute__((always_inline)) void sift_down(sim_world *w, uint32_t i) {
-  heap_ent h = w->heap[i];
+static inline __attribute__((always_inline)) void sift_down(sim_world *w, uint32_t i, heap_ent h) {
   uint32_t n = w->heap_n;
   for (;;) {
     uint32_t c = 2 * i + 1;
@@ -282,14 +283,11 @@ static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
   SIM_ASSERT(t >= w->now); /* never in the past */
   if (w->hole) {           /* take the dispatched root's place */
     w->hole = 0;
-    w->heap[0] = h;
-    sift_down(w, 0);
+    sift_down(w, 0, h);
     return;
   }
   SIM_ASSERT(w->heap_n < w->heap_cap); /* never past the array */
-  uint32_t i = w->heap_n++;
-  w->heap[i] = h;
-  sift_up(w, i);
+  sift_up(w, w->heap_n++, h);
 }
 
 /* Room in the heap for one more event: 0, or -1 when the pending-event
@@ -346,8 +344,7 @@ static void heap_remove_root(sim_world *w) {
   SIM_ASSERT(w->heap_n > 0);
   heap_ent top = w->heap[0];
   if (--w->heap_n > 0) {
-    w->heap[0] = w->heap[w->heap_n];
-    sift_down(w, 0);
+    sift_down(w, 0, w->heap[w->heap_n]);
     SIM_ASSERT(!heap_less(w, &w->heap[0], &top)); /* heap order: (time, key) never decreases */
   }
 }
