@@ -78,7 +78,11 @@ typedef struct sf_check {
  *  scenario step such as a crash or a client operation, a sim_at() call).
  *  A node's code changes only its own state, so a per-node check over this
  *  range finds what a check over every node finds. */
-void sf_changed_nodes(const sim_world *w, int *from, int *to);
+static inline void sf_changed_nodes(const sim_world *w, int *from, int *to) {
+  int k = sim_event_node(w);
+  *from = k < 0 ? 0 : k;
+  *to = k < 0 ? sim_nodes(w) : k + 1;
+}
 
 /** A system under test. Arrays of checks end with a {NULL, NULL} entry. */
 typedef struct sf_target {

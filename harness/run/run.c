@@ -171,12 +171,6 @@ static void after_event(void *p, sim_world *w) {
   }
 }
 
-void sf_changed_nodes(const sim_world *w, int *from, int *to) {
-  int k = sim_event_node(w);
-  *from = k < 0 ? 0 : k;
-  *to = k < 0 ? sim_nodes(w) : k + 1;
-}
-
 uint32_t sf_run_inject(sim_world *w, const sf_step *st) {
   run_state *rs = active_run;
   if (!rs || rs->w != w || !rs->in_novel || rs->s->nsteps + rs->ninj >= SF_MAX_STEPS)
