@@ -61,7 +61,6 @@ typedef struct {
   uint32_t checked_term[RK_MAXN];   /* leader completeness: term last checked */
   uint32_t checked_apply[RK_MAXN];  /* state machine safety: applied index checked */
   uint32_t checked_commit[RK_MAXN]; /* a leader's commit index checked */
-  uint32_t inc[RK_MAXN];            /* incarnation seen by the checks */
   uint64_t ph[RK_MAXN][RK_MAX_LOG + 1];
   uint32_t ph_len[RK_MAXN];
   struct {
@@ -94,6 +93,11 @@ static void boot(void *ctx, sim_world *w, int i, int restart) {
   c->w = w;
   node *x = node_io_sim_attach(w, i, sizeof *x, RK_RECORD);
   c->node[i] = &x->rk; /* before rk_boot: a boot that fails crashes the node */
+  /* the checks' memory of the node starts over: its log is reloaded */
+  c->ph_len[i] = 0;
+  c->checked_term[i] = 0;
+  c->checked_apply[i] = 0;
+  c->checked_commit[i] = 0;
 #ifdef RAFT_RECONF
   if (c->n >= 4)
     x->rk.initial = (1u << (c->n - 1)) - 1; /* the last node: a spare */
@@ -148,20 +152,6 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 
 /* ---- oracles ------------------------------------------------------------- */
 
-/* A running node for the checks; after a reboot the checks' memory of it
- * starts over (its log was reloaded from disk). */
-SF_ORACLE static rk_node *checked_node(cluster *c, sim_world *w, int k) {
-  rk_node *p = rk(c, k);
-  if (p && c->inc[k] != sim_node_incarnation(w, k)) {
-    c->inc[k] = sim_node_incarnation(w, k);
-    c->ph_len[k] = 0;
-    c->checked_term[k] = 0;
-    c->checked_apply[k] = 0;
-    c->checked_commit[k] = 0;
-  }
-  return p;
-}
-
 /* At most one leader per term, ever. */
 SF_ORACLE static void check_election_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
@@ -192,7 +182,7 @@ SF_ORACLE static void check_log_matching(void *ctx, sim_world *w) {
   int from, to;
   sf_changed_nodes(w, &from, &to);
   for (int k = from; k < to; k++) {
-    rk_node *p = checked_node(c, w, k);
+    rk_node *p = rk(c, k);
     if (!p)
       continue;
     uint32_t i = p->dirty; /* entries before it are unchanged since last time */
@@ -235,7 +225,7 @@ SF_ORACLE static void check_leader_completeness(void *ctx, sim_world *w) {
   int from, to;
   sf_changed_nodes(w, &from, &to);
   for (int k = from; k < to; k++) {
-    rk_node *p = checked_node(c, w, k);
+    rk_node *p = rk(c, k);
     if (!p || p->role != RK_LEADER)
       continue;
     if (c->checked_term[k] != p->term) {
@@ -267,7 +257,7 @@ SF_ORACLE static void check_state_machine_safety(void *ctx, sim_world *w) {
   int from, to;
   sf_changed_nodes(w, &from, &to);
   for (int k = from; k < to; k++) {
-    rk_node *p = checked_node(c, w, k);
+    rk_node *p = rk(c, k);
     if (!p)
       continue;
     uint32_t upto = p->commit < p->len ? p->commit : p->len;
