@@ -158,6 +158,11 @@ typedef struct sf_site {
  *  Called by the macros; no effect outside a run. */
 void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node);
 
+/** 1 if the run of world w records its sites' hits: fuzzing, exploring,
+ *  `simfuzz reach`; 0 in a sweep or a replay, where a check that only
+ *  annotates states (no SIM_INVARIANT) can return at once. */
+int sf_sites_wanted(const sim_world *w);
+
 /** The catalog: every site linked into this binary (*n of them, in link
  *  order); NULL when there is none. */
 sf_site *sf_sites(size_t *n);

@@ -115,6 +115,7 @@ typedef struct {
   int live_after; /* deliveries needed for liveness; -1 never */
   int delivered;
   int changed_at[4], changed_all, changed_other; /* sf_changed_nodes' answers */
+  int wanted;                                    /* sf_sites_wanted's answers: 1 no, 2 yes */
 } ping_ctx;
 
 static int nondet_runs; /* deliberately global: a nondeterministic target */
@@ -580,10 +581,43 @@ TEST(checks_see_the_nodes_an_event_changed) {
   CHECK_EQ(seen.changed_other, 0);
 }
 
+/* Annotation checks can skip their work where nobody records sites: a
+ * plain run (a sweep, a replay) does not; the explorer (a novelty hook)
+ * and the fuzzers (feedback) do. */
+static void p_wanted_check(void *ctx, sim_world *w) {
+  ping_ctx *c = ctx;
+  c->wanted |= sf_sites_wanted(w) ? 2 : 1;
+}
+static const sf_check wanted_checks[] = {{"wanted", p_wanted_check}, {NULL, NULL}};
+
+static void ignore_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
+  (void)ctx, (void)w, (void)bucket, (void)site, (void)node;
+}
+
+TEST(sites_are_wanted_only_where_hits_are_recorded) {
+  for (int mode = 0; mode < 3; mode++) {
+    ping_ctx seen;
+    memset(&seen, 0, sizeof seen);
+    sf_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.on_finish = keep_ctx;
+    o.finish_ctx = &seen;
+    if (mode == 1)
+      o.on_novel = ignore_novel;
+    if (mode == 2)
+      o.feedback = 1;
+    sf_result r;
+    run_four_pings(wanted_checks, &o, &r);
+    CHECK(!r.failed);
+    CHECK_EQ(seen.wanted, mode == 0 ? 1 : 2);
+  }
+}
+
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
-          T(novelty_hook_names_the_node_a_state_is_about), T(checks_see_the_nodes_an_event_changed))
+          T(novelty_hook_names_the_node_a_state_is_about), T(checks_see_the_nodes_an_event_changed),
+          T(sites_are_wanted_only_where_hits_are_recorded))

@@ -115,6 +115,8 @@ SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
  * client holds, with how far its clock runs ahead. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
+  if (!sf_sites_wanted(w))
+    return; /* a sweep or a replay: nobody records the states */
   ll_node *srv = ll(w, 0);
   int holders = 0, stale_writer = -1, skewed = -1;
   uint64_t skew_ms = 0;

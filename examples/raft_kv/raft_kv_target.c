@@ -319,6 +319,8 @@ SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
  * an entry, the closer a wrong commit or a lost entry is. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
+  if (!sf_sites_wanted(w))
+    return; /* a sweep or a replay: nobody records the states */
   int leaders = 0, rewrote = -1, deposed = -1, old_leader = -1, lease_at = -1;
   uint32_t holders = 0, lowest = UINT32_MAX;
   int64_t lease = 0;

@@ -109,6 +109,8 @@ SF_ORACLE static void check_atomicity(void *ctx, sim_world *w) {
  * aborted a transaction it never voted on because a peer asked about it. */
 SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
+  if (!sf_sites_wanted(w))
+    return; /* a sweep or a replay: nobody records the states */
   tp_node *co = tp(w, 0);
   uint32_t phases = co ? tp_phases(co) : 0;
   int deciding = (phases & (1u << TP_C_COLLECTING | 1u << TP_C_COMMITTING)) != 0;

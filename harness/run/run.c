@@ -202,6 +202,11 @@ sf_site *sf_sites(size_t *n) {
   return *n ? __start_sf_sites : NULL;
 }
 
+int sf_sites_wanted(const sim_world *w) {
+  run_state *rs = active_run;
+  return rs && rs->w == w && rs->site_hit;
+}
+
 void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node) {
   run_state *rs = active_run;
   if (!rs || rs->w != w || !rs->site_hit)
