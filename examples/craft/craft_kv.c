@@ -51,11 +51,12 @@
 
 enum {
   KEYS = 8,
-  MAX_INDEX = 8192,  /* committed entries tracked (the disk holds about as many) */
-  MAX_TERMS = 4096,  /* terms tracked for election safety */
-  LM_CAP = 1u << 15, /* (index, term) pairs tracked for log matching */
-  ELECTION_MS = 300, /* raft's election timeout (randomized up to 2x) */
-  HEARTBEAT_MS = 50, /* raft's heartbeat timeout */
+  MAX_INDEX = 8192,    /* committed entries tracked (the disk holds about as many) */
+  MAX_TERMS = 4096,    /* terms tracked for election safety */
+  LM_CAP = 1u << 15,   /* (index, term) pairs tracked for log matching */
+  LM_FIRST = 1u << 10, /* the table's first size: it doubles at half full */
+  ELECTION_MS = 300,   /* raft's election timeout (randomized up to 2x) */
+  HEARTBEAT_MS = 50,   /* raft's heartbeat timeout */
   OP_PUT = 0,
   OP_GET = 1,
   OP_CAS = 2,
@@ -100,8 +101,8 @@ struct cluster {
   uint64_t commit_in[MAX_INDEX + 1]; /* the term an index was committed in */
   raft_index committed;              /* highest index known committed */
   uint64_t applied_hash[MAX_INDEX + 1];
-  lm_ent *lm;
-  size_t lm_n;
+  lm_ent *lm; /* open addressing, lm_cap slots (a power of two) */
+  size_t lm_n, lm_cap;
   unsigned short last_state[SIM_MAX_NODES];
   raft_term last_term[SIM_MAX_NODES];
   struct ahdr *arena[SIM_MAX_NODES]; /* raft's live allocations per node */
@@ -337,7 +338,8 @@ static void *create(int n) {
   if (!c)
     return NULL;
   c->n = n;
-  c->lm = calloc(LM_CAP, sizeof *c->lm);
+  c->lm_cap = LM_FIRST; /* small: a run zeroes 24 KiB, not 768 */
+  c->lm = calloc(c->lm_cap, sizeof *c->lm);
   if (!c->lm) {
     free(c);
     return NULL;
@@ -572,7 +574,9 @@ static cnode *running(sim_world *w, int i) {
 
 static SF_ORACLE void election_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int i = 0; i < c->n; i++) {
+  int from, to; /* the nodes the event can have changed */
+  sf_changed_nodes(w, &from, &to);
+  for (int i = from; i < to; i++) {
     cnode *cn = running(w, i);
     if (!cn || raft_state(&cn->raft) != RAFT_LEADER)
       continue;
@@ -589,20 +593,42 @@ static SF_ORACLE void election_safety(void *ctx, sim_world *w) {
   }
 }
 
-/* (index, term) -> chain hash of the log up to it; 0 = full table */
+/* (index, term) -> chain hash of the log up to it: the pair's slot, or an
+ * empty one to put it in; NULL when the table is full (LM_CAP pairs). */
 static lm_ent *lm_slot(cluster *c, uint64_t index, uint64_t term) {
-  size_t h = (size_t)(sim_mix64(index * 0x9e3779b97f4a7c15ull ^ term) & (LM_CAP - 1));
-  for (size_t k = 0; k < LM_CAP; k++) {
-    lm_ent *e = &c->lm[(h + k) & (LM_CAP - 1)];
+  size_t mask = c->lm_cap - 1;
+  size_t h = (size_t)(sim_mix64(index * 0x9e3779b97f4a7c15ull ^ term) & mask);
+  for (size_t k = 0; k < c->lm_cap; k++) {
+    lm_ent *e = &c->lm[(h + k) & mask];
     if (e->index == 0 || (e->index == index && e->term == term))
       return e;
   }
   return NULL;
 }
 
+/* Double the table (up to LM_CAP) before it is half full; the pairs it
+ * holds, and so every check's outcome, are the same at any size. */
+static void lm_make_room(cluster *c) {
+  if (c->lm_cap >= LM_CAP || c->lm_n + 1 <= c->lm_cap / 2)
+    return;
+  lm_ent *old = c->lm;
+  size_t ocap = c->lm_cap;
+  lm_ent *t = calloc(ocap * 2, sizeof *t);
+  if (!t)
+    return; /* keep the smaller table: it still answers */
+  c->lm = t;
+  c->lm_cap = ocap * 2;
+  for (size_t i = 0; i < ocap; i++)
+    if (old[i].index)
+      *lm_slot(c, old[i].index, old[i].term) = old[i];
+  free(old);
+}
+
 static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int i = 0; i < c->n; i++) {
+  int from, to; /* the nodes the event can have changed */
+  sf_changed_nodes(w, &from, &to);
+  for (int i = from; i < to; i++) {
     cnode *cn = running(w, i);
     if (!cn)
       continue;
@@ -621,6 +647,10 @@ static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
       const struct raft_entry *e = log_at(l, index);
       chain = sim_mix64(chain ^ entry_hash(e));
       lm_ent *s = lm_slot(c, index, e->term);
+      if (s && s->index == 0) { /* a new pair: room first */
+        lm_make_room(c);
+        s = lm_slot(c, index, e->term);
+      }
       if (!s)
         break;
       if (s->index == 0) {
@@ -642,7 +672,9 @@ static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
 
 static SF_ORACLE void committed_stable(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int i = 0; i < c->n; i++) {
+  int from, to; /* the nodes the event can have changed */
+  sf_changed_nodes(w, &from, &to);
+  for (int i = from; i < to; i++) {
     cnode *cn = running(w, i);
     if (!cn)
       continue;
@@ -672,7 +704,9 @@ static SF_ORACLE void committed_stable(void *ctx, sim_world *w) {
 
 static SF_ORACLE void leader_completeness(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  for (int i = 0; i < c->n; i++) {
+  int from, to; /* the nodes the event can have changed */
+  sf_changed_nodes(w, &from, &to);
+  for (int i = from; i < to; i++) {
     cnode *cn = running(w, i);
     unsigned short st = cn ? (unsigned short)raft_state(&cn->raft) : 0;
     raft_term t = cn ? cn->raft.current_term : 0;
