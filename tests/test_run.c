@@ -562,16 +562,22 @@ static void keep_ctx(void *ctx, sim_world *w, const sf_result *r) {
   *(ping_ctx *)ctx = *(ping_ctx *)sim_ctx(w);
 }
 
+/* run_four_pings with options o, which must not fail; *seen: the target's
+ * context as the run left it. */
+static void run_four_pings_seen(const sf_check *checks, sf_run_opts *o, ping_ctx *seen) {
+  memset(seen, 0, sizeof *seen);
+  o->on_finish = keep_ctx;
+  o->finish_ctx = seen;
+  sf_result r;
+  run_four_pings(checks, o, &r);
+  CHECK(!r.failed);
+}
+
 TEST(checks_see_the_nodes_an_event_changed) {
   ping_ctx seen;
-  memset(&seen, 0, sizeof seen);
   sf_run_opts o;
   memset(&o, 0, sizeof o);
-  o.on_finish = keep_ctx;
-  o.finish_ctx = &seen;
-  sf_result r;
-  run_four_pings(changed_checks, &o, &r);
-  CHECK(!r.failed);
+  run_four_pings_seen(changed_checks, &o, &seen);
   CHECK_EQ(seen.delivered, 3);
   CHECK_EQ(seen.changed_at[0], 1); /* its boot */
   CHECK_EQ(seen.changed_at[1], 4); /* its boot and each delivery: the receiver only */
@@ -597,18 +603,13 @@ static void ignore_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int
 TEST(sites_are_wanted_only_where_hits_are_recorded) {
   for (int mode = 0; mode < 3; mode++) {
     ping_ctx seen;
-    memset(&seen, 0, sizeof seen);
     sf_run_opts o;
     memset(&o, 0, sizeof o);
-    o.on_finish = keep_ctx;
-    o.finish_ctx = &seen;
     if (mode == 1)
       o.on_novel = ignore_novel;
     if (mode == 2)
       o.feedback = 1;
-    sf_result r;
-    run_four_pings(wanted_checks, &o, &r);
-    CHECK(!r.failed);
+    run_four_pings_seen(wanted_checks, &o, &seen);
     CHECK_EQ(seen.wanted, mode == 0 ? 1 : 2);
   }
 }
