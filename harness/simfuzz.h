@@ -122,7 +122,7 @@ typedef struct sf_target {
  * Statements about a whole campaign rather than one run: a state that some
  * run must reach (SF_SOMETIMES, SF_REACHABLE) or a quantity to push as high
  * as possible (SF_MAXIMIZE, as IJON's IJON_MAX). They never fail a run.
- * Each one is a site in a catalog the linker builds (the section sf_sites),
+ * Each one is a site in a catalog the linker builds (the section sf_site_catalog),
  * so `simfuzz reach` lists the sites no input ever reached. Every site is
  * also feedback: the first hit in a run, and every new best value of a
  * maximized quantity, are features both fuzzers keep inputs for and the
@@ -169,8 +169,8 @@ sf_site *sf_sites(size_t *n);
 
 #if defined(__GNUC__)
 #define SF_SITE_AT_(kind_, name_)                                                                  \
-  static sf_site sf_site_                                                                          \
-      __attribute__((used, section("sf_sites"), aligned(8))) = {name_, __FILE__, __LINE__, kind_}
+  static sf_site sf_site_ __attribute__((used, section("sf_site_catalog"), aligned(8))) = {        \
+      name_, __FILE__, __LINE__, kind_}
 #else
 #error "the assertion catalog needs GCC or Clang (section attributes)"
 #endif

@@ -614,6 +614,20 @@ TEST(sites_are_wanted_only_where_hits_are_recorded) {
   }
 }
 
+/* A file that declares sites can read the catalog: its call to sf_sites()
+ * must reach the function, not the section the sites are placed in (the
+ * two once shared a name, and the assembler bound the call to the
+ * section: this test crashed). */
+TEST(catalog_lists_the_sites_of_the_file_that_reads_it) {
+  size_t n = 0;
+  sf_site *sites = sf_sites(&n);
+  CHECK(sites != NULL && n >= 3);
+  int mine = 0;
+  for (size_t i = 0; i < n; i++)
+    mine += strstr(sites[i].file, "test_run.c") != NULL;
+  CHECK_EQ(mine, 3); /* p_sited_check's three */
+}
+
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
@@ -621,4 +635,5 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
           T(novelty_hook_names_the_node_a_state_is_about), T(checks_see_the_nodes_an_event_changed),
-          T(sites_are_wanted_only_where_hits_are_recorded))
+          T(sites_are_wanted_only_where_hits_are_recorded),
+          T(catalog_lists_the_sites_of_the_file_that_reads_it))

@@ -191,15 +191,15 @@ uint32_t sf_run_inject(sim_world *w, const sf_step *st) {
 
 /* ---- assertion sites ------------------------------------------------------ */
 
-/* The catalog's bounds, defined by the linker for the section sf_sites
+/* The catalog's bounds, defined by the linker for the section sf_site_catalog
  * when some object has a site (weak: NULL when none has). */
-extern sf_site __start_sf_sites[] __attribute__((weak));
-extern sf_site __stop_sf_sites[] __attribute__((weak));
+extern sf_site __start_sf_site_catalog[] __attribute__((weak));
+extern sf_site __stop_sf_site_catalog[] __attribute__((weak));
 
 sf_site *sf_sites(size_t *n) {
-  uintptr_t a = (uintptr_t)__start_sf_sites, b = (uintptr_t)__stop_sf_sites;
+  uintptr_t a = (uintptr_t)__start_sf_site_catalog, b = (uintptr_t)__stop_sf_site_catalog;
   *n = a && b > a ? (size_t)(b - a) / sizeof(sf_site) : 0;
-  return *n ? __start_sf_sites : NULL;
+  return *n ? __start_sf_site_catalog : NULL;
 }
 
 int sf_sites_wanted(const sim_world *w) {
@@ -211,7 +211,7 @@ void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node) {
   run_state *rs = active_run;
   if (!rs || rs->w != w || !rs->site_hit)
     return;
-  uintptr_t a = (uintptr_t)__start_sf_sites, p = (uintptr_t)site;
+  uintptr_t a = (uintptr_t)__start_sf_site_catalog, p = (uintptr_t)site;
   SIM_ASSERT(p >= a && (p - a) % sizeof(sf_site) == 0 && (p - a) / sizeof(sf_site) < rs->nsites);
   size_t i = (p - a) / sizeof(sf_site);
   int first = !rs->site_hit[i];
