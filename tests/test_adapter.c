@@ -108,6 +108,12 @@ TEST(records_roundtrip_in_sector_slots) {
   CHECK_EQ(sf_record_read(&r, w, 0, 5, out, 4), 0); /* does not fit: not data */
   CHECK_EQ(sf_record_read(&r, w, 0, 4, out, sizeof out), 0);
   CHECK_EQ(sf_record_write(&r, w, 0, 6, out, 1001, 0), -EINVAL);
+  uint8_t big[1000], back[1000]; /* a record past the writer's stack buffer */
+  for (size_t i = 0; i < sizeof big; i++)
+    big[i] = (uint8_t)(i * 7 + 1);
+  CHECK_EQ(sf_record_write(&r, w, 0, 7, big, sizeof big, 0), 0);
+  CHECK_EQ(sf_record_read(&r, w, 0, 7, back, sizeof back), 1000);
+  CHECK(!memcmp(big, back, sizeof big));
   CHECK_EQ(sf_record_erase(&r, w, 0, 5, 1), 0);
   CHECK_EQ(sf_record_read(&r, w, 0, 5, out, sizeof out), 0);
   CHECK_EQ(sf_records_init(&r, w, 0, 0, 0), -EINVAL);

@@ -37,7 +37,10 @@ int sf_record_write(const sf_records *r, sim_world *w, int node, uint64_t n, con
                     uint32_t len, int sync) {
   if (!r || len > r->max_len || (len && !data) || n > (UINT64_MAX - r->base) / r->slot - 1)
     return -EINVAL;
-  uint8_t *buf = malloc(SF_RECORD_HEADER + (size_t)len);
+  uint8_t small[SF_RECORD_HEADER + 256]; /* most records: no allocation */
+  uint8_t *buf = SF_RECORD_HEADER + (size_t)len <= sizeof small
+                     ? small
+                     : malloc(SF_RECORD_HEADER + (size_t)len);
   if (!buf)
     return -ENOMEM;
   sf_put32(buf, len);
@@ -45,7 +48,8 @@ int sf_record_write(const sf_records *r, sim_world *w, int node, uint64_t n, con
   if (len)
     memcpy(buf + SF_RECORD_HEADER, data, len);
   int64_t wr = sim_disk_write(w, node, r->base + n * r->slot, buf, SF_RECORD_HEADER + len);
-  free(buf);
+  if (buf != small)
+    free(buf);
   if (wr < 0)
     return (int)wr;
   return sync ? sim_disk_sync(w, node) : 0;
@@ -56,7 +60,8 @@ int64_t sf_record_read(const sf_records *r, sim_world *w, int node, uint64_t n, 
   if (!r || n > (UINT64_MAX - r->base) / r->slot - 1)
     return -EINVAL;
   uint32_t want = SF_RECORD_HEADER + r->max_len;
-  uint8_t *buf = malloc(want);
+  uint8_t small[SF_RECORD_HEADER + 256];
+  uint8_t *buf = want <= sizeof small ? small : malloc(want);
   if (!buf)
     return -ENOMEM;
   int64_t got = -EIO;
@@ -73,7 +78,8 @@ int64_t sf_record_read(const sf_records *r, sim_world *w, int node, uint64_t n, 
       res = len;
     }
   }
-  free(buf);
+  if (buf != small)
+    free(buf);
   return res;
 }
 
