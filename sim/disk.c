@@ -77,33 +77,29 @@ static int page_pair(disk_t *d, uint64_t pi) {
   return 0;
 }
 
-/* Write len bytes at off into the cached image (its pages exist: the
- * sectors were marked dirty first). */
-static void cache_write(disk_t *d, uint64_t off, const uint8_t *buf, size_t len) {
+/* The cached image's bytes [off, off + len), page by page: src is copied
+ * into them (their pages exist: the sectors were marked dirty first), or
+ * they are copied to dst (a missing page reads as zeros), or, with
+ * neither, zeroed (a missing page is zeros already). */
+static void cache_span(disk_t *d, uint64_t off, size_t len, const uint8_t *src, uint8_t *dst) {
   uint64_t pb = page_bytes(d);
   while (len) {
     uint64_t pi = off / pb, in = off % pb;
     size_t k = (size_t)(pb - in < len ? pb - in : len);
-    SIM_ASSERT(pi < d->npages && d->cpage[pi]);
-    memcpy(d->cpage[pi] + in, buf, k);
-    buf += k;
-    off += k;
-    len -= k;
-  }
-}
-
-/* Read len bytes at off from the cached image; a missing page is zeros. */
-static void cache_read(const disk_t *d, uint64_t off, uint8_t *buf, size_t len) {
-  uint64_t pb = page_bytes(d);
-  while (len) {
-    uint64_t pi = off / pb, in = off % pb;
-    size_t k = (size_t)(pb - in < len ? pb - in : len);
-    SIM_ASSERT(pi < d->npages);
-    if (d->cpage[pi])
-      memcpy(buf, d->cpage[pi] + in, k);
-    else
-      memset(buf, 0, k);
-    buf += k;
+    SIM_ASSERT(pi < d->npages && (d->cpage[pi] || !src));
+    uint8_t *page = d->cpage[pi];
+    if (src) {
+      memcpy(page + in, src, k);
+      src += k;
+    } else if (dst) {
+      if (page)
+        memcpy(dst, page + in, k);
+      else
+        memset(dst, 0, k);
+      dst += k;
+    } else if (page) {
+      memset(page + in, 0, k);
+    }
     off += k;
     len -= k;
   }
@@ -180,7 +176,7 @@ int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, si
   for (uint64_t s = off / ss; s <= (off + len - 1) / ss; s++)
     if (mark_dirty(d, (uint32_t)s) < 0)
       return -ENOSPC;
-  cache_write(d, off, buf, len);
+  cache_span(d, off, len, buf, NULL);
   if (off + len > d->size)
     d->size = off + len;
   w->stats.disk_writes++;
@@ -199,7 +195,7 @@ int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t le
     return 0;
   if (len > d->size - off)
     len = (size_t)(d->size - off);
-  cache_read(d, off, buf, len);
+  cache_span(d, off, len, NULL, buf);
   return (int64_t)len;
 }
 
@@ -293,14 +289,7 @@ int sim_disk_truncate(sim_world *w, int node, uint64_t size) {
     for (uint64_t s = size / ss; s * ss < d->size; s++)
       if (mark_dirty(d, (uint32_t)s) < 0)
         return -ENOSPC;
-    uint64_t pb = page_bytes(d);
-    for (uint64_t at = size; at < d->size;) {
-      uint64_t pi = at / pb, in = at % pb;
-      uint64_t k = pb - in < d->size - at ? pb - in : d->size - at;
-      if (d->cpage[pi])
-        memset(d->cpage[pi] + in, 0, (size_t)k);
-      at += k;
-    }
+    cache_span(d, size, (size_t)(d->size - size), NULL, NULL);
   }
   d->size = size;
   sim__trace(w, SIM_EV_DISK_TRUNCATE, 0, node, -1, size, 0, 0, NULL, 0);
