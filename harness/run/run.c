@@ -202,14 +202,19 @@ sf_site *sf_sites(size_t *n) {
   return *n ? __start_sf_site_catalog : NULL;
 }
 
-int sf_sites_wanted(const sim_world *w) {
+/* The run of w if it records its sites' hits, else NULL. */
+static run_state *site_recorder(const sim_world *w) {
   run_state *rs = active_run;
-  return rs && rs->w == w && rs->site_hit;
+  return rs && rs->w == w && rs->site_hit ? rs : NULL;
+}
+
+int sf_sites_wanted(const sim_world *w) {
+  return site_recorder(w) != NULL;
 }
 
 void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node) {
-  run_state *rs = active_run;
-  if (!rs || rs->w != w || !rs->site_hit)
+  run_state *rs = site_recorder(w);
+  if (!rs)
     return;
   uintptr_t a = (uintptr_t)__start_sf_site_catalog, p = (uintptr_t)site;
   SIM_ASSERT(p >= a && (p - a) % sizeof(sf_site) == 0 && (p - a) / sizeof(sf_site) < rs->nsites);
