@@ -324,11 +324,8 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   int leaders = 0, rewrote = -1, deposed = -1, old_leader = -1, lease_at = -1;
   uint32_t holders = 0, lowest = UINT32_MAX;
   int64_t lease = 0;
-  rk_node *ps[RK_MAXN];
-  for (int k = 0; k < c->n; k++)
-    ps[k] = rk(c, k);
   for (int k = 0; k < c->n; k++) {
-    rk_node *p = ps[k];
+    rk_node *p = rk(c, k);
     if (!p)
       continue;
     if (rewrote < 0 && p->role == RK_FOLLOWER && p->rewrites > 0)
@@ -346,7 +343,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
         old_leader = k;
       if (old)
         for (int j = 0; j < c->n; j++) {
-          rk_node *q = ps[j];
+          rk_node *q = rk(c, j);
           holders += q && q->len > p->commit && q->log[q->len].term < p->term;
         }
     }
@@ -357,12 +354,12 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   int64_t left[RK_MAXN] = {0};
   int any = 0;
   for (int k = 0; k < c->n; k++) {
-    left[k] = RK_LEASES && ps[k] ? rk_lease_left(ps[k]) : 0;
+    left[k] = RK_LEASES && rk(c, k) ? rk_lease_left(rk(c, k)) : 0;
     any |= left[k] > 0;
   }
   uint32_t newest = 0; /* the newest term whose leader has committed a write in it */
   for (int k = 0; any && k < c->n; k++) {
-    rk_node *p = ps[k];
+    rk_node *p = rk(c, k);
     if (!p || p->role != RK_LEADER || p->term <= newest)
       continue;
     for (uint32_t i = p->commit; i > 0 && p->log[i].term == p->term; i--)
@@ -372,7 +369,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
       }
   }
   for (int k = 0; any && k < c->n; k++)
-    if (left[k] > lease && ps[k]->term < newest) {
+    if (left[k] > lease && rk(c, k)->term < newest) {
       lease = left[k];
       lease_at = k;
     }
