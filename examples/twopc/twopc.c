@@ -51,6 +51,14 @@ static int sync_pending(tp_node *p) {
 }
 #endif
 
+/* Transaction t (1..TP_MAX_TXN), which the node has now heard of: the
+ * scans of the table stop at the highest such one. */
+static tp_txn *txn(tp_node *p, uint32_t t) {
+  if (t > p->top)
+    p->top = t;
+  return &p->t[t];
+}
+
 static void note(tp_node *p, uint32_t t, uint8_t what) {
   if (p->nout < TP_MAX_OUT)
     p->out[p->nout++] = (tp_outcome){t, what};
@@ -73,9 +81,7 @@ static int load(tp_node *p) {
     p->nrec++;
     if (t == 0 || t > TP_MAX_TXN)
       continue;
-    if (t > p->top)
-      p->top = t;
-    tp_txn *x = &p->t[t];
+    tp_txn *x = txn(p, t);
     switch (type) {
     case R_COMMIT: /* coordinator: tell everyone again */
       x->st = TP_C_COMMITTING;
@@ -321,8 +327,7 @@ void tp_recv(tp_node *p, int from, const void *data, size_t len) {
     return; /* damaged in flight */
   if (t == 0 || t > TP_MAX_TXN)
     return;
-  if (t > p->top)
-    p->top = t;
+  txn(p, t); /* heard of now, whoever handles it */
   if (p->io->self == 0)
     coord_recv(p, from, type, t, v);
   else if (from == 0)
@@ -351,9 +356,7 @@ int tp_boot(tp_node *p, node_io *io) {
 int tp_begin(tp_node *p, uint32_t t, uint32_t value) {
   if (p->io->self != 0 || t == 0 || t > TP_MAX_TXN || p->t[t].st != TP_C_NONE)
     return -1;
-  if (t > p->top)
-    p->top = t;
-  tp_txn *x = &p->t[t];
+  tp_txn *x = txn(p, t);
   x->st = TP_C_COLLECTING;
   x->value = value;
   x->begun = p->io->clock_mono(p->io);
@@ -363,12 +366,7 @@ int tp_begin(tp_node *p, uint32_t t, uint32_t value) {
 }
 
 int tp_busy(const tp_node *p) {
-  for (uint32_t t = 1; t <= p->top; t++) {
-    uint8_t st = p->t[t].st;
-    if (p->io->self == 0 ? st != TP_C_NONE && st < TP_C_DONE_ABORT : st == TP_P_PREPARED)
-      return 1;
-  }
-  return 0;
+  return tp_phases(p) != 0;
 }
 
 uint32_t tp_phases(const tp_node *p) {
