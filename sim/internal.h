@@ -302,12 +302,13 @@ static inline uint64_t sim__load_be(const uint8_t *p, size_t k) {
 }
 
 /* Append a record to the ring and the fingerprint, and pass it to the
- * trace hook (inline, for the hot paths; sim__trace below otherwise). The fingerprint takes one
- * multiply-rotate step per record, of the sum of the record's words each multiplied by its own odd
- * constant: the words' products are independent of each other and of the
- * chain, so a record costs about one multiply's latency. Payload bytes
- * enter where they are produced (send, disk write, corruption), as
- * big-endian words (the same on every host). sim_trace_hash() finalises. */
+ * trace hook (inline, for the hot paths; sim__trace below otherwise). The
+ * fingerprint takes one multiply-rotate step per record, of the xor of the
+ * record's words each multiplied by its own odd constant: the products are
+ * independent of each other and of the chain, so a record costs about one
+ * multiply's latency. Payload bytes enter where they are produced (send,
+ * disk write, corruption), as big-endian words (the same on every host).
+ * sim_trace_hash() finalises. */
 static inline __attribute__((always_inline)) void
 sim__trace_inline(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
                   uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
