@@ -59,6 +59,16 @@ static tp_txn *txn(tp_node *p, uint32_t t) {
   return &p->t[t];
 }
 
+/* Set a transaction's state. The node counts its transactions per state,
+ * so that tp_phases need not scan the table. */
+static void set_st(tp_node *p, tp_txn *x, uint8_t st) {
+  if (x->st != TP_C_NONE)
+    p->nst[x->st]--;
+  if (st != TP_C_NONE)
+    p->nst[st]++;
+  x->st = st;
+}
+
 static void note(tp_node *p, uint32_t t, uint8_t what) {
   if (p->nout < TP_MAX_OUT)
     p->out[p->nout++] = (tp_outcome){t, what};
@@ -84,20 +94,20 @@ static int load(tp_node *p) {
     tp_txn *x = txn(p, t);
     switch (type) {
     case R_COMMIT: /* coordinator: tell everyone again */
-      x->st = TP_C_COMMITTING;
+      set_st(p, x, TP_C_COMMITTING);
       x->acked = 0;
       note(p, t, TP_O_COMMIT); /* it may have been written by a sync that failed */
       break;
     case R_PREPARED:
-      x->st = TP_P_PREPARED;
+      set_st(p, x, TP_P_PREPARED);
       x->value = v;
       break;
     case R_COMMITTED:
-      x->st = TP_P_COMMITTED;
+      set_st(p, x, TP_P_COMMITTED);
       note(p, t, TP_O_COMMIT);
       break;
     case R_ABORTED:
-      x->st = TP_P_ABORTED;
+      set_st(p, x, TP_P_ABORTED);
       note(p, t, TP_O_ABORT);
       break;
     default: break;
@@ -138,7 +148,7 @@ static void decide(tp_node *p, uint32_t t, int commit) {
       return;
 #endif
   }
-  x->st = commit ? TP_C_COMMITTING : TP_C_ABORTING;
+  set_st(p, x, commit ? TP_C_COMMITTING : TP_C_ABORTING);
   x->acked = 0;
   x->ticks = 0;
   note(p, t, commit ? TP_O_COMMIT : TP_O_ABORT);
@@ -178,7 +188,7 @@ static void coord_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t 
     if (x->st == TP_C_COMMITTING || x->st == TP_C_ABORTING) {
       x->acked |= 1u << from;
       if (x->acked == all_participants(p))
-        x->st = x->st == TP_C_COMMITTING ? TP_C_DONE_COMMIT : TP_C_DONE_ABORT;
+        set_st(p, x, x->st == TP_C_COMMITTING ? TP_C_DONE_COMMIT : TP_C_DONE_ABORT);
     }
     return;
   default: return;
@@ -221,7 +231,7 @@ static int votes_yes(int node, uint32_t v) {
 static int finish(tp_node *p, uint32_t t, int commit) {
   if (log_rec(p, commit ? R_COMMITTED : R_ABORTED, t, 0, 1) < 0)
     return -1;
-  p->t[t].st = commit ? TP_P_COMMITTED : TP_P_ABORTED;
+  set_st(p, &p->t[t], commit ? TP_P_COMMITTED : TP_P_ABORTED);
   note(p, t, commit ? TP_O_COMMIT : TP_O_ABORT);
   return 0;
 }
@@ -232,12 +242,12 @@ static void part_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v
   case TP_PREPARE:
     if (x->st == TP_P_NONE) {
       if (!votes_yes(p->io->self, v)) {
-        x->st = TP_P_VOTED_NO;
+        set_st(p, x, TP_P_VOTED_NO);
         note(p, t, TP_O_ABORT);
       } else {
         if (log_rec(p, R_PREPARED, t, v, 1) < 0)
           return;
-        x->st = TP_P_PREPARED;
+        set_st(p, x, TP_P_PREPARED);
         x->value = v;
         x->ticks = 0;
       }
@@ -249,7 +259,7 @@ static void part_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t v
     if (x->st == TP_P_PREPARED && finish(p, t, type == TP_COMMIT) < 0)
       return;
     if (x->st == TP_P_NONE && type == TP_ABORT)
-      x->st = TP_P_ABORTED; /* a late prepare will be voted down */
+      set_st(p, x, TP_P_ABORTED); /* a late prepare will be voted down */
     msg(p, from, TP_ACK, t, 0);
     return;
   default: return;
@@ -272,7 +282,7 @@ static void answer_peer(tp_node *p, int from, uint32_t t) {
     if (log_rec(p, R_ABORTED, t, 0, 1) < 0)
       return;
 #endif
-    x->st = TP_P_ABORTED;
+    set_st(p, x, TP_P_ABORTED);
     p->peer_aborts++;
     note(p, t, TP_O_ABORT);
   }
@@ -357,7 +367,7 @@ int tp_begin(tp_node *p, uint32_t t, uint32_t value) {
   if (p->io->self != 0 || t == 0 || t > TP_MAX_TXN || p->t[t].st != TP_C_NONE)
     return -1;
   tp_txn *x = txn(p, t);
-  x->st = TP_C_COLLECTING;
+  set_st(p, x, TP_C_COLLECTING);
   x->value = value;
   x->begun = p->io->clock_mono(p->io);
   for (int k = 1; k < p->io->nodes; k++)
@@ -370,6 +380,14 @@ int tp_busy(const tp_node *p) {
 }
 
 uint32_t tp_phases(const tp_node *p) {
+  uint32_t s = 0;
+  for (uint32_t st = 1; st < TP_NST; st++)
+    if (p->nst[st] && (p->io->self == 0 ? st < TP_C_DONE_ABORT : st == TP_P_PREPARED))
+      s |= 1u << st;
+  return s;
+}
+
+uint32_t tp_phases_scan(const tp_node *p) {
   uint32_t s = 0;
   for (uint32_t t = 1; t <= p->top; t++) {
     uint8_t st = p->t[t].st;

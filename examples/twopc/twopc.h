@@ -62,6 +62,8 @@ enum {
   TP_C_DONE_COMMIT
 };
 enum { TP_P_NONE = 0, TP_P_VOTED_NO, TP_P_PREPARED, TP_P_COMMITTED, TP_P_ABORTED };
+enum { TP_NST = 8 }; /* room for every state value of either kind */
+_Static_assert(TP_C_DONE_COMMIT < TP_NST && TP_P_ABORTED < TP_NST, "states fit TP_NST");
 /** Outcomes a node records in its journal. */
 enum { TP_O_COMMIT = 1, TP_O_ABORT = 2 };
 
@@ -88,6 +90,7 @@ typedef struct tp_node {
   tp_outcome out[TP_MAX_OUT]; /* journal: outcomes since boot */
   uint32_t nout;
   uint32_t peer_aborts; /* transactions aborted on a peer's question, never voted */
+  uint16_t nst[TP_NST]; /* transactions per state (not counted: state 0) */
 } tp_node;
 
 /** Start (or restart) a node from its log. -1 if it crashed on an I/O error. */
@@ -109,6 +112,10 @@ int tp_busy(const tp_node *p);
 
 /** The set of transaction states in progress (bit per state), for feedback. */
 uint32_t tp_phases(const tp_node *p);
+
+/** tp_phases computed by a scan of the transaction table, without the
+ *  per-state counts (for checking them). */
+uint32_t tp_phases_scan(const tp_node *p);
 
 /** Describe a message; -1 if not one. Its class for feedback. */
 int tp_describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap);

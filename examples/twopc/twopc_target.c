@@ -157,8 +157,21 @@ SF_ORACLE static void check_outcomes(void *ctx, sim_world *w) {
   }
 }
 
+/* The nodes' counts of transactions per state (which make tp_phases cheap)
+ * agree with their tables. */
+SF_ORACLE static void check_counts(void *ctx, sim_world *w) {
+  cluster *c = ctx;
+  for (int k = 0; k < c->n; k++) {
+    tp_node *p = tp(w, k);
+    SIM_INVARIANT(w, k, !p || tp_phases(p) == tp_phases_scan(p), "phase_counts",
+                  "n%d counts phases %#" PRIx32 " but its table holds %#" PRIx32, k, tp_phases(p),
+                  tp_phases_scan(p));
+  }
+}
+
 static const sf_check end_checks[] = {
     {"outcome_matches_decision", check_outcomes},
+    {"phase_counts", check_counts},
     {NULL, NULL},
 };
 
