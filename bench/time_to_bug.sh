@@ -40,7 +40,9 @@ while [ $# -gt 0 ]; do
 done
 targets="$*"
 [ -n "$targets" ] || targets=$(ls "$A"/fuzz/*_bug_*_fuzzer | sed 's|.*/||; s|_fuzzer$||')
-work=$(mktemp -d)
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+work=$(bench_workdir)
 trap 'rm -rf "$work"' EXIT
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 AFL_BENCH_UNTIL_CRASH=1
 
