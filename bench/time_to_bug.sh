@@ -24,6 +24,10 @@
 #   --full   10 trials, 300 s budget: the figures in docs/BENCHMARKS.md are
 #            from this kind of run (hours for the whole zoo)
 # Default targets: every *_bug_* fuzzer in WITH_DIR.
+# LIBFUZZER_FLAGS and AFL_FLAGS (environment, split at spaces) add options to
+# the libFuzzer and AFL++ runs, to compare schedules: -entropic=0 turns off
+# libFuzzer's Entropic; -p rare (or explore, exploit, coe...) picks AFL++'s
+# power schedule (default fast).
 set -eu
 A=$1; N=$2; shift 2
 K=3; BUDGET=60; J=2; METHODS=abcd
@@ -60,14 +64,16 @@ case $m in
   a|b)
     dir=$A; [ "$m" = b ] && dir=$N
     "$dir/fuzz/${t}_fuzzer" "$d/c" -seed="$k" -max_total_time="$BUDGET" -timeout=10 \
-      -dict="$dir/fuzz/$t.dict" -artifact_prefix="$d/" -print_final_stats=1 > "$d/log" 2>&1 || true
+      -dict="$dir/fuzz/$t.dict" -artifact_prefix="$d/" -print_final_stats=1 ${LIBFUZZER_FLAGS:-} \
+      > "$d/log" 2>&1 || true
     e=$(now)
     hit=0; ls "$d"/crash-* > /dev/null 2>&1 && hit=1
     ex=$(awk '/stat::number_of_executed_units/ {print $2}' "$d/log" | tail -1) ;;
   c|g)
     lib=; [ "$m" = g ] && lib=$A/fuzz/libsimfuzz_mutator.so
     AFL_CUSTOM_MUTATOR_LIBRARY=$lib timeout $((BUDGET + 30)) afl-fuzz -i "$A/corpus/$t" -o "$d/o" \
-      -x "$A/fuzz/$t.dict" -s "$k" -t 10000 -V "$BUDGET" -- "$A/fuzz/${t}_afl" > "$d/log" 2>&1 || true
+      -x "$A/fuzz/$t.dict" -s "$k" -t 10000 -V "$BUDGET" ${AFL_FLAGS:-} -- "$A/fuzz/${t}_afl" \
+      > "$d/log" 2>&1 || true
     e=$(now)
     hit=0; ls "$d"/o/default/crashes/id:* > /dev/null 2>&1 && hit=1
     ex=$(awk '/execs_done/ {print $3}' "$d/o/default/fuzzer_stats" 2> /dev/null || echo 0) ;;
