@@ -379,21 +379,25 @@ int tp_busy(const tp_node *p) {
   return tp_phases(p) != 0;
 }
 
+/* 1 if a transaction in state st is in progress at this node: undecided or
+ * unacknowledged at the coordinator, prepared at a participant. */
+static int in_progress(const tp_node *p, uint32_t st) {
+  return p->io->self == 0 ? st != TP_C_NONE && st < TP_C_DONE_ABORT : st == TP_P_PREPARED;
+}
+
 uint32_t tp_phases(const tp_node *p) {
   uint32_t s = 0;
   for (uint32_t st = 1; st < TP_NST; st++)
-    if (p->nst[st] && (p->io->self == 0 ? st < TP_C_DONE_ABORT : st == TP_P_PREPARED))
+    if (p->nst[st] && in_progress(p, st))
       s |= 1u << st;
   return s;
 }
 
 uint32_t tp_phases_scan(const tp_node *p) {
   uint32_t s = 0;
-  for (uint32_t t = 1; t <= p->top; t++) {
-    uint8_t st = p->t[t].st;
-    if (p->io->self == 0 ? st != TP_C_NONE && st < TP_C_DONE_ABORT : st == TP_P_PREPARED)
-      s |= 1u << st;
-  }
+  for (uint32_t t = 1; t <= p->top; t++)
+    if (in_progress(p, p->t[t].st))
+      s |= 1u << p->t[t].st;
   return s;
 }
 
