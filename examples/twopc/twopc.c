@@ -62,10 +62,10 @@ static tp_txn *txn(tp_node *p, uint32_t t) {
 /* Set a transaction's state. The node counts its transactions per state,
  * so that tp_phases need not scan the table. */
 static void set_st(tp_node *p, tp_txn *x, uint8_t st) {
-  if (x->st != TP_C_NONE)
-    p->nst[x->st]--;
-  if (st != TP_C_NONE)
-    p->nst[st]++;
+  if (x->st != TP_C_NONE && --p->nst[x->st] == 0)
+    p->held &= ~(1u << x->st);
+  if (st != TP_C_NONE && p->nst[st]++ == 0)
+    p->held |= 1u << st;
   x->st = st;
 }
 
@@ -379,26 +379,23 @@ int tp_busy(const tp_node *p) {
   return tp_phases(p) != 0;
 }
 
-/* 1 if a transaction in state st is in progress at this node: undecided or
- * unacknowledged at the coordinator, prepared at a participant. */
-static int in_progress(const tp_node *p, uint32_t st) {
-  return p->io->self == 0 ? st != TP_C_NONE && st < TP_C_DONE_ABORT : st == TP_P_PREPARED;
+/* The states in which a transaction is in progress at this node, a bit per
+ * state: undecided or unacknowledged at the coordinator, prepared at a
+ * participant. */
+static uint32_t in_progress(const tp_node *p) {
+  return p->io->self == 0 ? 1u << TP_C_COLLECTING | 1u << TP_C_COMMITTING | 1u << TP_C_ABORTING
+                          : 1u << TP_P_PREPARED;
 }
 
 uint32_t tp_phases(const tp_node *p) {
-  uint32_t s = 0;
-  for (uint32_t st = 1; st < TP_NST; st++)
-    if (p->nst[st] && in_progress(p, st))
-      s |= 1u << st;
-  return s;
+  return p->held & in_progress(p);
 }
 
 uint32_t tp_phases_scan(const tp_node *p) {
   uint32_t s = 0;
   for (uint32_t t = 1; t <= p->top; t++)
-    if (in_progress(p, p->t[t].st))
-      s |= 1u << p->t[t].st;
-  return s;
+    s |= 1u << p->t[t].st;
+  return s & in_progress(p);
 }
 
 int tp_describe(void *ctx, const void *data, size_t have, size_t len, char *buf, size_t cap) {

@@ -91,6 +91,7 @@ typedef struct tp_node {
   uint32_t nout;
   uint32_t peer_aborts; /* transactions aborted on a peer's question, never voted */
   uint16_t nst[TP_NST]; /* transactions per state (not counted: state 0) */
+  uint32_t held;        /* a bit per state that some transaction is in */
 } tp_node;
 
 /** Start (or restart) a node from its log. -1 if it crashed on an I/O error. */
