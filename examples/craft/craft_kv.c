@@ -607,21 +607,23 @@ static lm_ent *lm_slot(cluster *c, uint64_t index, uint64_t term) {
 }
 
 /* Double the table (up to LM_CAP) before it is half full; the pairs it
- * holds, and so every check's outcome, are the same at any size. */
-static void lm_make_room(cluster *c) {
+ * holds, and so every check's outcome, are the same at any size. 1 if it
+ * grew (the pairs moved). */
+static int lm_make_room(cluster *c) {
   if (c->lm_cap >= LM_CAP || c->lm_n + 1 <= c->lm_cap / 2)
-    return;
+    return 0;
   lm_ent *old = c->lm;
   size_t ocap = c->lm_cap;
   lm_ent *t = calloc(ocap * 2, sizeof *t);
   if (!t)
-    return; /* keep the smaller table: it still answers */
+    return 0; /* keep the smaller table: it still answers */
   c->lm = t;
   c->lm_cap = ocap * 2;
   for (size_t i = 0; i < ocap; i++)
     if (old[i].index)
       *lm_slot(c, old[i].index, old[i].term) = old[i];
   free(old);
+  return 1;
 }
 
 static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
@@ -647,10 +649,8 @@ static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
       const struct raft_entry *e = log_at(l, index);
       chain = sim_mix64(chain ^ entry_hash(e));
       lm_ent *s = lm_slot(c, index, e->term);
-      if (s && s->index == 0) { /* a new pair: room first */
-        lm_make_room(c);
+      if (s && s->index == 0 && lm_make_room(c)) /* a new pair: room first */
         s = lm_slot(c, index, e->term);
-      }
       if (!s)
         break;
       if (s->index == 0) {
