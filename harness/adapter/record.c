@@ -33,14 +33,27 @@ static uint64_t slot_sum(uint64_t n, const uint8_t *len_field, const void *data,
   return sf_checksum(a, data, len);
 }
 
+/* Records of up to this many bytes (header included) go through a buffer
+ * on the caller's stack: most records, so no allocation per disk access. */
+#define SMALL_RECORD (SF_RECORD_HEADER + 256)
+
+/* A buffer of want bytes: small (SMALL_RECORD bytes) when it fits, else
+ * allocated (NULL when memory ran out). buf_done gives it back. */
+static uint8_t *buf_get(uint8_t *small, size_t want) {
+  return want <= SMALL_RECORD ? small : malloc(want);
+}
+
+static void buf_done(uint8_t *buf, const uint8_t *small) {
+  if (buf != small)
+    free(buf);
+}
+
 int sf_record_write(const sf_records *r, sim_world *w, int node, uint64_t n, const void *data,
                     uint32_t len, int sync) {
   if (!r || len > r->max_len || (len && !data) || n > (UINT64_MAX - r->base) / r->slot - 1)
     return -EINVAL;
-  uint8_t small[SF_RECORD_HEADER + 256]; /* most records: no allocation */
-  uint8_t *buf = SF_RECORD_HEADER + (size_t)len <= sizeof small
-                     ? small
-                     : malloc(SF_RECORD_HEADER + (size_t)len);
+  uint8_t small[SMALL_RECORD];
+  uint8_t *buf = buf_get(small, SF_RECORD_HEADER + (size_t)len);
   if (!buf)
     return -ENOMEM;
   sf_put32(buf, len);
@@ -48,8 +61,7 @@ int sf_record_write(const sf_records *r, sim_world *w, int node, uint64_t n, con
   if (len)
     memcpy(buf + SF_RECORD_HEADER, data, len);
   int64_t wr = sim_disk_write(w, node, r->base + n * r->slot, buf, SF_RECORD_HEADER + len);
-  if (buf != small)
-    free(buf);
+  buf_done(buf, small);
   if (wr < 0)
     return (int)wr;
   return sync ? sim_disk_sync(w, node) : 0;
@@ -60,8 +72,8 @@ int64_t sf_record_read(const sf_records *r, sim_world *w, int node, uint64_t n, 
   if (!r || n > (UINT64_MAX - r->base) / r->slot - 1)
     return -EINVAL;
   uint32_t want = SF_RECORD_HEADER + r->max_len;
-  uint8_t small[SF_RECORD_HEADER + 256];
-  uint8_t *buf = want <= sizeof small ? small : malloc(want);
+  uint8_t small[SMALL_RECORD];
+  uint8_t *buf = buf_get(small, want);
   if (!buf)
     return -ENOMEM;
   int64_t got = -EIO;
@@ -78,8 +90,7 @@ int64_t sf_record_read(const sf_records *r, sim_world *w, int node, uint64_t n, 
       res = len;
     }
   }
-  if (buf != small)
-    free(buf);
+  buf_done(buf, small);
   return res;
 }
 
