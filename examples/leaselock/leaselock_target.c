@@ -26,56 +26,80 @@ typedef struct {
   int n;
   uint32_t max_accepted; /* highest token any accepted write carried */
   uint32_t seen, inc;    /* journal entries consumed, server incarnation */
+  ll_node *node[MAXN];   /* running nodes' instances (ll()) */
+  uint64_t held_after;   /* the event `held` was computed after, plus one (0: none yet) */
+  uint32_t held;         /* clients that believe they hold the lock then (a bit each) */
 } cluster;
 
-static ll_node *ll(sim_world *w, int i) {
-  node *x = sim_node_data(w, i); /* NULL while the node is down */
-  return x ? &x->ll : NULL;
+/* Node i's instance, NULL while it is down. The checks after every event
+ * look nodes up many times: the cluster keeps the pointers, set at boot
+ * and cleared when the node's memory goes (a crash, the world's end). */
+static ll_node *ll(const cluster *c, int i) {
+  return c->node[i];
 }
 
 /* ---- nodes ---- */
 
 static void boot(void *ctx, sim_world *w, int i, int restart) {
-  (void)ctx;
+  cluster *c = ctx;
   node *x = node_io_sim_attach(w, i, sizeof *x, LL_RECORD);
+  c->node[i] = &x->ll; /* before ll_boot: a boot that fails crashes the node */
   ll_boot(&x->ll, &x->sim.io, restart);
 }
 
 static void recv(void *ctx, sim_world *w, int i, int from, const void *data, size_t len) {
-  (void)ctx;
-  ll_recv(ll(w, i), from, data, len);
+  (void)w;
+  ll_recv(ll(ctx, i), from, data, len);
 }
 
 static void timer(void *ctx, sim_world *w, int i, uint64_t tag) {
-  (void)ctx;
-  ll_timer(ll(w, i), tag);
+  (void)w;
+  ll_timer(ll(ctx, i), tag);
 }
 
-static const sim_node_ops ops = {boot, recv, timer, NULL, node_io_sim_teardown};
+static void teardown(void *ctx, sim_world *w, int i, sim_teardown_why why) {
+  cluster *c = ctx;
+  c->node[i] = NULL;
+  node_io_sim_teardown(ctx, w, i, why);
+}
+
+static const sim_node_ops ops = {boot, recv, timer, NULL, teardown};
 
 /* A client (node 1 + node % clients) is asked to write op.value under the
  * lock. */
 static void workload(void *ctx, sim_world *w, const sf_op *op) {
-  (void)ctx;
   int i = 1 + op->node % (sim_nodes(w) - 1);
-  ll_node *p = ll(w, i);
+  ll_node *p = ll(ctx, i);
   if (p && !sim_node_paused(w, i))
     ll_request(p, (uint32_t)op->value);
 }
 
 /* ---- oracles ---------------------------------------------------------------- */
 
-SF_ORACLE static int believes(sim_world *w, int k) {
-  ll_node *p = ll(w, k);
-  return p && ll_holds(p);
+/* The clients that believe, by their own clocks, that they hold the lock
+ * now (a bit each). Two checks after every event ask: the set is worked
+ * out once per event, as each client's clock read is a call. */
+SF_ORACLE static uint32_t holders(cluster *c, sim_world *w) {
+  uint64_t stamp = sim_get_stats(w)->events + 1;
+  if (c->held_after != stamp) {
+    c->held_after = stamp;
+    c->held = 0;
+    for (int k = 1; k < c->n; k++)
+      if (ll(c, k) && ll_holds(ll(c, k)))
+        c->held |= 1u << k;
+  }
+  return c->held;
 }
 
 /* No two clients believe they hold the lock at the same moment. */
 SF_ORACLE static void check_mutual_exclusion(void *ctx, sim_world *w) {
   cluster *c = ctx;
+  uint32_t held = holders(c, w);
+  if (!(held & (held - 1)))
+    return; /* one holder at most */
   int first = -1;
   for (int k = 1; k < c->n; k++) {
-    if (!believes(w, k))
+    if (!(held >> k & 1))
       continue;
     if (first < 0) {
       first = k;
@@ -84,14 +108,14 @@ SF_ORACLE static void check_mutual_exclusion(void *ctx, sim_world *w) {
     SIM_INVARIANT(w, k, 0, "mutual_exclusion",
                   "n%d (token %" PRIu32 ") and n%d (token %" PRIu32
                   ") both hold the lock by their own clocks",
-                  first, ll(w, first)->my_token, k, ll(w, k)->my_token);
+                  first, ll(c, first)->my_token, k, ll(c, k)->my_token);
   }
 }
 
 /* The resource never accepts a token below one it accepted before. */
 SF_ORACLE static void check_fenced_writes(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  ll_node *p = ll(w, 0);
+  ll_node *p = ll(c, 0);
   if (!p)
     return;
   if (c->inc != sim_node_incarnation(w, 0)) {
@@ -117,19 +141,19 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   cluster *c = ctx;
   if (!sf_sites_wanted(w))
     return; /* a sweep or a replay: nobody records the states */
-  ll_node *srv = ll(w, 0);
-  int holders = 0, stale_writer = -1, skewed = -1;
+  ll_node *srv = ll(c, 0);
+  uint32_t held = holders(c, w);
+  int stale_writer = -1, skewed = -1;
   uint64_t skew_ms = 0;
   for (int k = 1; k < c->n; k++) {
     /* a client whose write is still out although the server granted a
      * newer token: only the fence stands between that write and the
      * resource */
-    ll_node *p = ll(w, k);
+    ll_node *p = ll(c, k);
     if (stale_writer < 0 && srv && p && p->st == LL_WRITING && p->my_token < srv->token)
       stale_writer = k;
-    if (!believes(w, k))
+    if (!(held >> k & 1))
       continue;
-    holders++;
     int64_t d = sim_clock_mono(w, k) - (int64_t)sim_now(w); /* drift */
     int64_t j = sim_clock(w, k) - (int64_t)sim_now(w);      /* offsets and jumps too */
     d = d < 0 ? -d : d;
@@ -141,16 +165,15 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
     }
   }
   /* each state is about one node, where the explorer aims its futures */
-  SF_SOMETIMES_ON(w, holders > 0 && skew_ms >= 100, skewed, "lease held by a skewed clock");
+  SF_SOMETIMES_ON(w, held && skew_ms >= 100, skewed, "lease held by a skewed clock");
   SF_MAXIMIZE_ON(w, "clock skew of a lease holder (ms)", skew_ms, skewed);
   SF_SOMETIMES_ON(w, stale_writer >= 0, stale_writer,
                   "an earlier holder still writing after a later grant");
   SF_SOMETIMES_ON(w, srv && srv->grace, 0, "server restarted in its grace period");
-  SF_SOMETIMES_ON(w, srv && srv->grace && holders > 0, 0,
-                  "server in its grace while a client holds");
+  SF_SOMETIMES_ON(w, srv && srv->grace && held, 0, "server in its grace while a client holds");
   /* how far the server's wall clock runs ahead of true time then: a
    * grace period timed by that clock ends early by as much */
-  int64_t ahead = srv && srv->grace && holders > 0 ? sim_clock(w, 0) - (int64_t)sim_now(w) : 0;
+  int64_t ahead = srv && srv->grace && held ? sim_clock(w, 0) - (int64_t)sim_now(w) : 0;
   SF_MAXIMIZE_ON(w, "server clock ahead in its grace while a client holds (ms)",
                  ahead > 0 ? (uint64_t)ahead / SIM_NS_PER_MS : 0, 0);
 }
@@ -164,9 +187,10 @@ static const sf_check invariants[] = {
 
 /* Every client's queue is done. */
 SF_ORACLE static int live(void *ctx, sim_world *w) {
+  (void)w;
   cluster *c = ctx;
   for (int k = 1; k < c->n; k++) {
-    ll_node *p = ll(w, k);
+    ll_node *p = ll(c, k);
     if (!p || p->nq > 0)
       return 0;
   }
@@ -181,8 +205,8 @@ static void *create(int nodes) {
 
 /* Server: lock held or not, grace; client: its state. */
 SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int i) {
-  (void)ctx;
-  ll_node *p = ll(w, i);
+  (void)w;
+  ll_node *p = ll(ctx, i);
   if (!p)
     return 0;
   if (i == 0)
