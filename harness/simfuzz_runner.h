@@ -56,9 +56,16 @@ typedef struct sf_run_opts {
    *  even when the build emits none. */
   void (*on_novel)(void *ctx, sim_world *w, uint32_t bucket, int site, int node);
   void *novel_ctx;
+  /** With on_novel: if nonzero, on_event(novel_ctx, w) is called once,
+   *  after event number at_event (after the checks and on_novel, in the
+   *  event loop; it may fork() and call sf_run_inject like on_novel). The
+   *  explorer revisits a state this way: it re-runs the scenario that
+   *  reached it, up to the event after which it did. */
+  uint64_t at_event;
+  void (*on_event)(void *ctx, sim_world *w);
 } sf_run_opts;
 
-/** From inside the on_novel hook only: add step st to the running scenario
+/** From inside the on_novel or on_event hook only: add step st to the running scenario
  *  now. It is scheduled at st->at_us, or at once if that has passed, just
  *  as a replay schedules a scenario step whose after_event is the number
  *  returned (the events run so far): appending st with that after_event to

@@ -485,6 +485,89 @@ TEST(injected_steps_replay_as_scheduled_after_their_event) {
   free(t);
 }
 
+/* The explorer's revisit: the event hook comes once, right after its
+ * event, and a step injected there replays like one from the novelty hook:
+ * re-running the scenario up to that event reaches the same moment. */
+typedef struct {
+  sf_step st;
+  uint32_t calls, stamp;
+  uint64_t events, hash;
+} event_ctx;
+
+static void never_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
+  (void)ctx, (void)w, (void)bucket, (void)site, (void)node;
+}
+
+static void at_event(void *ctx, sim_world *w) {
+  event_ctx *c = ctx;
+  c->calls++;
+  c->events = sim_get_stats(w)->events;
+  c->hash = sim_trace_hash(w);
+  c->stamp = sf_run_inject(w, &c->st);
+}
+
+static void hash_at_event(void *ctx, sim_world *w) {
+  event_ctx *c = ctx;
+  c->calls++;
+  c->hash = sim_trace_hash(w);
+}
+
+TEST(event_hook_revisits_a_moment_and_injects_there) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  trigger(s);
+  sf_step reset = s->steps[2];
+  memmove(&s->steps[2], &s->steps[3], 2 * sizeof s->steps[0]); /* the trigger without its reset */
+  s->nsteps = 4;
+  sf_result plain, hooked, again;
+  CHECK_EQ(sf_run(&sf_target_pbstore_bug_reset_skip, s, NULL, &plain), 0);
+  uint64_t mid = plain.stats.events / 2; /* during the partition, before the heal */
+  CHECK(mid > 20);
+
+  event_ctx c;
+  memset(&c, 0, sizeof c);
+  c.st = reset;
+  c.st.at_us = 0; /* at once */
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  o.on_novel = never_novel;
+  o.novel_ctx = &c;
+  o.at_event = mid;
+  o.on_event = at_event;
+  sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &hooked);
+  CHECK_EQ(c.calls, 1);
+  CHECK_EQ(c.events, mid);
+  CHECK_EQ(c.stamp, mid);
+  CHECK(hooked.hash != plain.hash);
+
+  /* the revisit: the moment is the same, bit for bit */
+  event_ctx d;
+  memset(&d, 0, sizeof d);
+  o.novel_ctx = &d;
+  o.on_event = hash_at_event;
+  sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &again);
+  CHECK_EQ(d.calls, 1);
+  CHECK_HASH(d.hash, c.hash);
+  CHECK_HASH(again.hash, plain.hash);
+
+  /* the scenario file with the step stamped: the hooked run again */
+  *t = *s;
+  t->steps[t->nsteps] = c.st;
+  t->steps[t->nsteps++].after_event = c.stamp;
+  sf_normalize(t);
+  sf_run(&sf_target_pbstore_bug_reset_skip, t, NULL, &again);
+  CHECK_HASH(again.hash, hooked.hash);
+  CHECK_EQ(again.failed, hooked.failed);
+
+  /* an event the run never reaches: no call */
+  memset(&d, 0, sizeof d);
+  o.at_event = plain.stats.events + 1000;
+  sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &again);
+  CHECK_EQ(d.calls, 0);
+  CHECK_HASH(again.hash, plain.hash);
+  free(s);
+  free(t);
+}
+
 /* The novelty hook's node: the one an assertion site names, else the node
  * the event ran on. Pings go from n0 to n1, so every delivery runs on n1. */
 static void p_sited_check(void *ctx, sim_world *w) {
@@ -634,6 +717,7 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
+          T(event_hook_revisits_a_moment_and_injects_there),
           T(novelty_hook_names_the_node_a_state_is_about), T(checks_see_the_nodes_an_event_changed),
           T(sites_are_wanted_only_where_hits_are_recorded),
           T(catalog_lists_the_sites_of_the_file_that_reads_it))

@@ -55,7 +55,7 @@ struct run_state {
    * in (after_event, index) order, and those injected during the run */
   uint16_t later[SF_MAX_STEPS];
   uint32_t nlater, next_later;
-  int in_novel; /* inside the on_novel hook: sf_run_inject() may add steps */
+  int in_novel; /* inside the on_novel or on_event hook: sf_run_inject() may add steps */
   uint32_t nslots, ninj;
   sf_step *inj; /* SF_MAX_STEPS of them, allocated at the first injection */
   slot slots[2 * SF_MAX_STEPS];
@@ -160,6 +160,11 @@ static void after_event(void *p, sim_world *w) {
     for (uint32_t i = 0; i < k; i++)
       rs->o->on_novel(rs->o->novel_ctx, w, fresh[i] & (SF_FB_BUCKETS - 1),
                       (fresh[i] & SF_FRESH_SITE) != 0, node[i] >= 0 ? node[i] : sim_event_node(w));
+    rs->in_novel = 0;
+  }
+  if (rs->o->on_event && sim_get_stats(w)->events == rs->o->at_event) {
+    rs->in_novel = 1;
+    rs->o->on_event(rs->o->novel_ctx, w);
     rs->in_novel = 0;
   }
   /* the scenario's steps due after this event, in the order an explorer
