@@ -10,6 +10,8 @@
 #   (f) simfuzz fuzz, the default job, on one core (--jobs 1: explore, then
 #       confirmation of each crash file by isolated replays)
 #   (g) AFL++ with simfuzz's custom mutator and the dictionary
+#   (h) explore as (e) without revisits of kept rare states (--keep 0): what
+#       the revisits add, side by side
 # AFL++ runs set their execution timeout explicitly (-t): its default of
 # 20 ms is too short for long scenarios.
 # Every trial runs on one core; J trials run at once (default 2: one per
@@ -19,7 +21,7 @@
 # (in the order the trials ended); then the ratio (d)/(a).
 #
 # Usage: bench/time_to_bug.sh WITH_DIR NOFB_DIR [--quick|--full|--trials K --budget S]
-#                             [-j J] [--methods abcdefg] [TARGET...]
+#                             [-j J] [--methods abcdefgh] [TARGET...]
 #   --quick  1 trial, 20 s budget: a few minutes for the whole zoo (a smoke run)
 #   --full   10 trials, 300 s budget: the figures in docs/BENCHMARKS.md are
 #            from this kind of run (hours for the whole zoo)
@@ -85,10 +87,12 @@ case $m in
     hit=0; grep -q "FAILED" "$d/log" && hit=1
     seed=$(sed -n 's/^seed \([0-9]*\):.*/\1/p' "$d/log" | head -1)
     if [ -n "$seed" ]; then ex=$((seed - lo + 1)); else ex=-1; fi ;; # a miss: count unknown
-  e)
+  e | h)
     lo=$((k * 100000000))
+    keep=""; [ "$m" = h ] && keep="--keep 0"
+    # shellcheck disable=SC2086 # $keep: no option or two words
     timeout $((BUDGET + 30)) "$A/bin/simfuzz" --target "$t" explore -o "$d/x" --seed "$lo" \
-      --time "$BUDGET" --stop-on-first -q > "$d/log" 2>&1 || true
+      --time "$BUDGET" --stop-on-first $keep -q > "$d/log" 2>&1 || true
     e=$(now)
     hit=0; grep -q "FAILED" "$d/log" && hit=1
     ex=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$d/log" |
@@ -141,6 +145,7 @@ for t in $targets; do
       e) name="(e) simfuzz explore (fork and branch)" ;;
       f) name="(f) simfuzz fuzz (default job, 1 core)" ;;
       g) name="(g) AFL++ + simfuzz custom mutator" ;;
+      h) name="(h) explore without revisits (--keep 0)" ;;
     esac
     printf "%-32s %-44s %2s/%-2s %11ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "${eps:--}"
     # every trial, in trial order: seconds (a miss: the budget, marked -) and runs

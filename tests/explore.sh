@@ -4,13 +4,15 @@
 # explore finds the bug in a bounded run and its crash file replays and
 # triages; at least as many sweep seeds do not find it; reach lists the
 # unreachable assertion as never reached; fuzz confirms its findings;
-# killing explore in any way leaves no process behind.
+# revisits of kept states reach them again (and a nondeterministic target's
+# are caught); killing explore in any way leaves no process behind.
 # usage: explore.sh BUILD_DIR
 T_NAME=explore
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 B=$1/bin/simfuzz-ladder
-[ -x "$B" ] || fail "no $B"
+ND=$1/bin/simfuzz-nondet
+[ -x "$B" ] && [ -x "$ND" ] || fail "no $B or $ND"
 
 # 1. a bounded run from the same roots as the sweep below (how much time
 # goes to branches depends on the machine, so the count of runs varies)
@@ -83,6 +85,20 @@ ok "no branch in the first 1000 roots; $(branches "$work/w2.log") after a warm-u
   [ -d "$work/new/a/out" ] && [ -d "$work/new/b/corpus" ] ||
   fail "explore -o into a missing parent: $(cat "$work/p.log")"
 ok "explore creates missing parents of -o and --corpus"
+
+# 8. revisits: kept rare states are re-run up to their event, bit for bit,
+# and branch again there; on a target that is not deterministic the re-run
+# does not reach the same moment, and is counted and skipped
+revisits() { sed -n 's/^explore: .* branches (depth <= [0-9]*, \([0-9]*\) revisits).*/\1/p' "$1"; }
+"$B" explore -o "$work/r1" --roots 20000 --seed 5000 --warmup 100 -q > "$work/r1.log" 2>&1
+n=$(revisits "$work/r1.log")
+[ -n "$n" ] && [ "$n" -gt 0 ] && ! grep -q "revisits diverged" "$work/r1.log" ||
+  fail "revisits: $(cat "$work/r1.log")"
+"$B" explore -o "$work/r0" --roots 20000 --seed 5000 --warmup 100 --keep 0 -q > "$work/r0.log" 2>&1
+[ "$(revisits "$work/r0.log")" = 0 ] || fail "--keep 0 still revisits: $(cat "$work/r0.log")"
+"$ND" explore -o "$work/nd" --roots 300000 --warmup 100 -q > "$work/nd.log" 2>&1
+grep -q "[1-9][0-9]* revisits diverged" "$work/nd.log" || fail "nondet revisits: $(cat "$work/nd.log")"
+ok "$n revisits reach their states again; --keep 0 makes none; a nondeterministic target's are caught"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }

@@ -13,6 +13,17 @@
  * Rarer buckets get more branches (energy), a branch may branch again up
  * to the depth limit, and every root's tree has a budget of branch runs.
  *
+ * Revisits: an assertion site's state that only a few runs of the
+ * campaign reached is kept (the root seed, the steps injected on the way,
+ * the event after which it was reached, the trace hash there). Between
+ * roots, within a part of the branches' time, a worker re-runs the
+ * scenario of the kept state that has had the fewest futures for its
+ * rarity, in a child, up to that event; checks that the trace hash matches
+ * (a target that is not deterministic is caught there); and branches
+ * again. A named state reached once, deep in a branch, so gets as many
+ * futures as its rarity is worth, not only the few its own tree had room
+ * for.
+ *
  * A branch is an ordinary scenario (the root plus the injected steps, each
  * stamped with the event after which it was injected) whose replay
  * schedules exactly the events of the forked run. Every failure is re-run
@@ -24,10 +35,10 @@
  * Processes: the tool, one supervisor per job (each supervises a worker
  * with the isolation of the sweep: time and memory limits, crash
  * signatures, a fresh worker after a crash), and under each worker a chain
- * of at most depth waiting branches. Every process below the tool dies with
- * its parent (PR_SET_PDEATHSIG), so killing the tool in any way leaves no
- * process behind. Wall-clock time here only bounds the campaign; no run
- * reads it. */
+ * of at most depth waiting branches (one more for a revisit). Every
+ * process below the tool dies with its parent (PR_SET_PDEATHSIG), so
+ * killing the tool in any way leaves no process behind. Wall-clock time here only bounds the
+ * campaign; no run reads it. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "cli.h"
 
@@ -52,26 +63,43 @@
 #define EX_MAX_JOBS 64
 #define EX_SIGS 256         /* distinct failure signatures tracked */
 #define EX_FILES_PER_SIG 3u /* crash files kept per signature */
+#define EX_KEPT 16          /* rare states each job keeps for revisits */
+#define EX_KEPT_STEPS 48    /* steps a kept state's scenario may add to its root */
 
 /* Campaign state shared by every process (one anonymous shared mapping). */
 typedef struct {
   uint32_t bucket_runs[SF_FB_BUCKETS]; /* runs that reached each bucket */
   uint64_t seen[SF_FB_BUCKETS / 64];   /* union of the buckets reached */
   uint64_t roots, branches, failures, diverged, corpus, deepest;
-  uint64_t ns_all, ns_branch; /* workers' time, and the part spent in branches */
-  uint64_t ns_clean, clean;   /* roots that forked no branch: their time, their count */
-  uint64_t tree[EX_MAX_JOBS]; /* branch runs of each job's current root */
-  uint32_t stop;              /* 1: no new roots or branches */
+  uint64_t ns_all, ns_branch;    /* workers' time, and the part spent in branches */
+  uint64_t ns_clean, clean;      /* roots that forked no branch: their time, their count */
+  uint64_t tree[EX_MAX_JOBS];    /* branch runs of each job's current root */
+  uint64_t revisits, ns_revisit; /* revisits of kept states, their time (in ns_branch too) */
+  uint64_t revisits_diverged;    /* revisits that did not reach their state bit for bit */
+  uint32_t nkept[EX_MAX_JOBS];   /* states each job keeps (see ex_kept) */
+  uint32_t stop;                 /* 1: no new roots or branches */
   struct {
     uint64_t hash;
     uint32_t count;
   } sig[EX_SIGS];
 } ex_shared;
 
+/* A rare state kept for revisits: the scenario that reached it (a root
+ * seed and the steps its branches injected, each with its after_event)
+ * and the event after which it did. Each job keeps its own EX_KEPT of
+ * them in shared memory; only one process of a job runs at a time (a
+ * parent waits for its branch), so a job's entries need no lock. */
+typedef struct {
+  uint64_t seed, id, at_event, hash; /* hash: the trace hash at that moment */
+  uint32_t bucket, level, visits, nadded;
+  int32_t node;
+  sf_step added[EX_KEPT_STEPS];
+} ex_kept;
+
 typedef struct {
   /* configuration */
   uint64_t seed_base, max_roots, start; /* start: the worker's first root */
-  uint32_t jobs, job, depth, energy, budget, quiet, warmup;
+  uint32_t jobs, job, depth, energy, budget, quiet, warmup, keep;
   int stop_on_first;
   uint32_t branch_timeout_s;
   const char *out, *corpus;
@@ -87,6 +115,9 @@ typedef struct {
   long parent;
   uint64_t feat[SF_FB_BUCKETS / 64];
   uint32_t forks; /* branches this root's run forked (in the worker) */
+  ex_kept *kept;  /* every job's kept states (EX_KEPT each, shared memory) */
+  ex_kept *visit; /* in a revisit: the state, until its event comes up */
+  int in_revisit; /* this process re-runs a kept state (or is a branch of one) */
 } explorer;
 
 static uint64_t add64(uint64_t *p, uint64_t v) {
@@ -113,6 +144,18 @@ static uint64_t now_ns(void) {
  * of the roots that forked none), against all the workers' time. */
 #define EX_SHARE 33u
 #define EX_SHARE_SITE 35u
+
+/* Revisits of kept states (their re-runs and branches) take this part of
+ * the branches' share of the workers' time, once there are kept states;
+ * branches at new rare states keep the rest of it. */
+#define EX_SHARE_REVISIT 12u
+
+/* An assertion site's state (a SOMETIMES first hit, a new best value of a
+ * MAXIMIZE) is kept for revisits when fewer than this many runs of the
+ * campaign reached its bucket before. Only named states: kept rare
+ * feature buckets of any kind took the revisits' time from branches that
+ * found the deep bugs 2-8x sooner (docs/BENCHMARKS.md, v12). */
+#define EX_KEEP_BELOW 8u
 
 /* No branch before the campaign has run this many roots: until then no
  * state can be called rare (the top energy needs 1 in 1,000), and a bug
@@ -309,7 +352,8 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   fflush(stderr);
   /* the branch's cost to the roots: the fork (page tables of the whole
    * heap) as well as the child's run */
-  uint64_t t0 = x->level == 0 ? now_ns() : 0;
+  int top = x->level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
+  uint64_t t0 = top ? now_ns() : 0;
   pid_t pid = fork();
   if (pid < 0)
     return;
@@ -344,7 +388,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  if (x->level == 0) /* nested branches are inside their top branch's time */
+  if (top) /* nested branches are inside their top branch's time */
     add64(&x->sh->ns_branch, now_ns() - t0);
   if (left)
     alarm(left);
@@ -352,9 +396,68 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
     branch_crashed(x, fut, nf, events, st);
 }
 
+/* How much a kept state has had for its worth (lower: revisit it sooner):
+ * the runs that reached its bucket times its revisits. */
+static uint64_t kept_score(const ex_shared *sh, const ex_kept *e) {
+  return ((uint64_t)sh->bucket_runs[e->bucket] + 1) * (e->visits + 1);
+}
+
+/* Keep the state this run reached after its current event for revisits
+ * (c earlier runs of the campaign reached its bucket). When the job's
+ * entries are full, it replaces the one most revisited for its bucket's
+ * rarity, if that one is less worth it. */
+static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, int node) {
+  if (x->nadded > EX_KEPT_STEPS || !x->keep)
+    return;
+  ex_kept *kept = x->kept + (size_t)x->job * EX_KEPT;
+  uint32_t *n = &x->sh->nkept[x->job], slot = *n;
+  for (uint32_t i = 0; i < *n; i++)
+    if (kept[i].bucket == bucket)
+      return; /* one way to the state is enough */
+  if (slot == x->keep) {
+    uint64_t worst = 0;
+    for (uint32_t i = 0; i < x->keep; i++) {
+      uint64_t score = kept_score(x->sh, &kept[i]);
+      if (score > worst) {
+        worst = score;
+        slot = i;
+      }
+    }
+    if (worst <= (uint64_t)c + 1)
+      return;
+  } else {
+    (*n)++;
+  }
+  ex_kept *e = &kept[slot];
+  e->seed = x->root_seed;
+  e->id = sim_mix64(x->branch_id ^ sim_mix64((uint64_t)bucket << 32 | c));
+  e->at_event = sim_get_stats(w)->events;
+  e->hash = sim_trace_hash(w);
+  e->bucket = bucket;
+  e->level = x->level;
+  e->visits = 0;
+  e->node = node;
+  e->nadded = x->nadded;
+  memcpy(e->added, x->added, x->nadded * sizeof *x->added);
+}
+
+/* 1 if the branches of one kind (new ones, or revisits) have used up
+ * their share (percent) of the workers' time, spent ns of it, or the roots
+ * have fallen behind theirs (100 - total, for all branches). */
+static int over_share(ex_shared *sh, uint64_t roots, uint64_t ns, uint64_t share, uint64_t total) {
+  uint64_t all = __atomic_load_n(&sh->ns_all, __ATOMIC_RELAXED);
+  if (ns * 100 > share * (all + 1))
+    return 1;
+  uint64_t clean = __atomic_load_n(&sh->clean, __ATOMIC_RELAXED);
+  return clean >= 16 && roots * (__atomic_load_n(&sh->ns_clean, __ATOMIC_RELAXED) / clean) * 100 <
+                            (100 - total) * all;
+}
+
 static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
   explorer *x = ctx;
   ex_shared *sh = x->sh;
+  if (x->visit)
+    return; /* re-running a kept state's scenario: nothing there is new */
   uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
   if (x->level >= x->depth || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
     return;
@@ -364,15 +467,16 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   if (roots < x->warmup)
     return;
   uint32_t k = energy_for(c, roots, x->energy, site);
-  uint64_t share = site ? EX_SHARE_SITE : EX_SHARE;
+  if (k && site && c < EX_KEEP_BELOW) /* named states only: see EX_KEEP_BELOW */
+    keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
+  uint64_t total = site ? EX_SHARE_SITE : EX_SHARE;
+  /* once states are kept, their revisits have a part of the share */
+  uint64_t share = total - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0);
   for (uint32_t i = 0; i < k; i++) {
-    uint64_t all = __atomic_load_n(&sh->ns_all, __ATOMIC_RELAXED);
-    if (__atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) * 100 > share * (all + 1))
-      return; /* over the branches' share of the time */
-    uint64_t clean = __atomic_load_n(&sh->clean, __ATOMIC_RELAXED);
-    if (clean >= 16 && roots * (__atomic_load_n(&sh->ns_clean, __ATOMIC_RELAXED) / clean) * 100 <
-                           (100 - share) * all)
-      return; /* the roots have fallen behind their share */
+    uint64_t ns = __atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) -
+                  __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED);
+    if (over_share(sh, roots, ns, share, total))
+      return;
     if (add64(&sh->tree[x->job], 1) > x->budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
       return;
     uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
@@ -382,6 +486,98 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
     if (x->level != level)
       return; /* the child (one level deeper): run on with the new future */
   }
+}
+
+/* In a revisit, after the kept state's event: fork its branches. The
+ * revisit's own process ends here; its branches run on. */
+static void on_revisit(void *ctx, sim_world *w) {
+  explorer *x = ctx;
+  int node = x->visit->node; /* (a branch may replace the entry) */
+  uint64_t hash = x->visit->hash;
+  x->visit = NULL;
+  if (sim_trace_hash(w) != hash) { /* the target is not deterministic */
+    add64(&x->sh->revisits_diverged, 1);
+    _exit(0);
+  }
+  for (uint32_t i = 0; i < x->energy && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED); i++) {
+    uint64_t id = sim_mix64(x->branch_id ^ (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
+    uint32_t level = x->level;
+    branch(x, w, id, node);
+    if (x->level != level)
+      return; /* the child: run on with the new future */
+  }
+  fflush(stdout);
+  fflush(stderr);
+  _exit(0);
+}
+
+static void make_root(explorer *x, uint64_t seed);
+
+/* Between roots, within the revisits' share of the time: re-run the kept
+ * state revisited least for its rarity, in a child, up to its event, and
+ * branch there again with new futures. A state reached once deep in a
+ * branch tree gets more futures than its own tree had room for. */
+static void revisit(explorer *x, const sf_run_opts *o) {
+  ex_shared *sh = x->sh;
+  uint32_t n = sh->nkept[x->job];
+  if (!n || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
+      over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
+                 __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), EX_SHARE_REVISIT, EX_SHARE))
+    return;
+  ex_kept *e = NULL, *kept = x->kept + (size_t)x->job * EX_KEPT;
+  uint64_t best = UINT64_MAX;
+  for (uint32_t i = 0; i < n; i++) {
+    ex_kept *k = &kept[i];
+    uint64_t score = kept_score(sh, k);
+    if (score < best) {
+      best = score;
+      e = k;
+    }
+  }
+  e->visits++;
+  add64(&sh->revisits, 1);
+  long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
+  fflush(stdout);
+  fflush(stderr);
+  uint64_t t0 = now_ns();
+  pid_t pid = fork();
+  if (pid < 0)
+    return;
+  if (pid == 0) {
+#if defined(__linux__)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if ((long)getppid() != parent)
+      _exit(0);
+    if (x->branch_timeout_s)
+      alarm(x->branch_timeout_s);
+    make_root(x, e->seed);
+    memcpy(x->added, e->added, e->nadded * sizeof *x->added);
+    x->nadded = e->nadded;
+    x->level = e->level;
+    x->branch_id = sim_mix64(e->id ^ e->visits);
+    x->in_revisit = 1;
+    x->visit = e;
+    sf_run_opts ro = *o;
+    ro.at_event = e->at_event;
+    ro.on_event = on_revisit;
+    memset(x->feat, 0, sizeof x->feat);
+    sf_scenario *s = full_scenario(x, NULL, 0);
+    sf_result r;
+    sf_run(cli_target, s, &ro, &r);
+    if (!x->visit) /* a branch of the revisit: its run is over */
+      finish_run(x, &r);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  uint64_t dt = now_ns() - t0;
+  add64(&sh->ns_all, dt);
+  add64(&sh->ns_branch, dt);
+  add64(&sh->ns_revisit, dt);
 }
 
 /* Build root number k of this job. */
@@ -413,6 +609,8 @@ static void worker(void *arg, const cli_child_io *io) {
       break;
     uint64_t seed = x->seed_base + k * x->jobs + x->job;
     __atomic_store_n(&io->beat[CLI_BEAT_SEED], k, __ATOMIC_RELAXED);
+    __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
+    revisit(x, &o); /* its branches have a tree budget of their own */
     __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
     make_root(x, seed);
     uint64_t root = add64(&x->sh->roots, 1);
@@ -596,6 +794,7 @@ int cmd_explore(int argc, char **argv) {
   x.energy = 8;
   x.budget = 256;
   x.warmup = EX_WARMUP;
+  x.keep = EX_KEPT;
   x.branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000);
   double seconds = 60;
   for (int i = 0; i < argc; i++) {
@@ -622,7 +821,7 @@ int cmd_explore(int argc, char **argv) {
         return cli_error("explore: bad --time '%s' (seconds)", argv[i]);
     } else if (has && (!strcmp(a, "--jobs") || !strcmp(a, "--depth") || !strcmp(a, "--energy") ||
                        !strcmp(a, "--budget") || !strcmp(a, "--seed") || !strcmp(a, "--roots") ||
-                       !strcmp(a, "--warmup"))) {
+                       !strcmp(a, "--warmup") || !strcmp(a, "--keep"))) {
       if (cli_parse_u64(argv[++i], &v) < 0)
         return cli_error("explore: bad %s '%s'", a, argv[i]);
       if (!strcmp(a, "--seed")) {
@@ -633,6 +832,7 @@ int cmd_explore(int argc, char **argv) {
         uint64_t hi = !strcmp(a, "--jobs")     ? EX_MAX_JOBS
                       : !strcmp(a, "--depth")  ? 16
                       : !strcmp(a, "--energy") ? 64
+                      : !strcmp(a, "--keep")   ? EX_KEPT
                                                : 1000000;
         if (v > hi || (v == 0 && !strcmp(a, "--jobs")))
           return cli_error("explore: %s must be %s1..%" PRIu64, a,
@@ -641,6 +841,7 @@ int cmd_explore(int argc, char **argv) {
                       : !strcmp(a, "--depth")  ? &x.depth
                       : !strcmp(a, "--energy") ? &x.energy
                       : !strcmp(a, "--warmup") ? &x.warmup
+                      : !strcmp(a, "--keep")   ? &x.keep
                                                : &x.budget;
         *f = (uint32_t)v;
       }
@@ -660,6 +861,12 @@ int cmd_explore(int argc, char **argv) {
   memset(sh, 0, sizeof *sh);
   x.sh = sh;
   deadline_sh = sh;
+  size_t kept_size = (size_t)x.jobs * EX_KEPT * sizeof(ex_kept);
+  x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (x.kept == MAP_FAILED) {
+    munmap(sh, sizeof *sh);
+    return cli_error("explore: cannot map shared memory: %s", strerror(errno));
+  }
 
   struct sigaction sa, old_int, old_term, old_alrm;
   memset(&sa, 0, sizeof sa);
@@ -719,13 +926,16 @@ int cmd_explore(int argc, char **argv) {
   uint64_t sigs = 0;
   for (uint32_t i = 0; i < EX_SIGS; i++)
     sigs += sh->sig[i].hash != 0;
-  uint64_t runs = sh->roots + sh->branches, kept = 0;
+  uint64_t runs = sh->roots + sh->branches + sh->revisits, kept = 0;
   for (uint32_t i = 0; i < EX_SIGS; i++)
     kept += sh->sig[i].count < EX_FILES_PER_SIG ? sh->sig[i].count : EX_FILES_PER_SIG;
-  printf("explore: %" PRIu64 " roots, %" PRIu64 " branches (depth <= %" PRIu64 "), %.0f runs/s, "
-         "%.1f s; %" PRIu64 " failures of %" PRIu64 " kinds, %" PRIu64 " diverged on replay",
-         sh->roots, sh->branches, sh->deepest, el > 0 ? (double)runs / el : 0.0, el, sh->failures,
-         sigs, sh->diverged);
+  printf("explore: %" PRIu64 " roots, %" PRIu64 " branches (depth <= %" PRIu64 ", %" PRIu64
+         " revisits), %.0f runs/s, %.1f s; %" PRIu64 " failures of %" PRIu64 " kinds, %" PRIu64
+         " diverged on replay",
+         sh->roots, sh->branches, sh->deepest, sh->revisits, el > 0 ? (double)runs / el : 0.0, el,
+         sh->failures, sigs, sh->diverged);
+  if (sh->revisits_diverged)
+    printf(", %" PRIu64 " revisits diverged", sh->revisits_diverged);
   if (x.corpus)
     printf(", %" PRIu64 " corpus files", sh->corpus);
   printf("\n");
@@ -736,6 +946,7 @@ int cmd_explore(int argc, char **argv) {
   (void)files;
   int failed = sh->failures > 0;
   munmap(sh, sizeof *sh);
+  munmap(x.kept, kept_size);
   if (stop_signal && !failed)
     return 128 + (int)stop_signal;
   return failed ? EXIT_FAILED : EXIT_OK;

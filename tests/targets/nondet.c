@@ -23,5 +23,15 @@ static void *create(int nodes) {
 
 static const sim_node_ops ops = {boot, NULL, NULL, NULL, NULL};
 
+/* A named state for the explorer to keep and revisit: the restarts so far
+ * (high counts are rare). A revisit re-runs in a later process, where the
+ * counter differs, so it does not reach the same moment. */
+SF_ORACLE static void note_restarts(void *ctx, sim_world *w) {
+  (void)ctx;
+  SF_MAXIMIZE(w, "test: restarts", sim_node_incarnation(w, 0) + sim_node_incarnation(w, 1));
+}
+
+static const sf_check checks[] = {{"restarts", note_restarts}, {NULL, NULL}};
+
 SF_TARGET(.summary = "test only: nondeterministic on purpose", .min_nodes = 2, .max_nodes = 2,
-          .default_nodes = 2, .create = create, .ops = &ops);
+          .default_nodes = 2, .create = create, .ops = &ops, .invariants = checks);
