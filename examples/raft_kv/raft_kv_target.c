@@ -311,6 +311,63 @@ SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
   SF_SOMETIMES_ON(w, changing >= 0, changing, "leader with an uncommitted membership change");
   SF_SOMETIMES_ON(w, older >= 0, older, "membership changes on diverging logs");
 }
+
+/* 1 if p's log is no newer than q's (q would get p's vote). */
+SF_ORACLE static int no_newer(const rk_node *p, const rk_node *q) {
+  uint32_t pt = p->log[p->len].term, qt = q->log[q->len].term;
+  return pt < qt || (pt == qt && p->len <= q->len);
+}
+
+/* How far a run has come along the early-change hazard (Ongaro, raft-dev,
+ * 2015), rung by rung, for an older membership change on node a (not
+ * committed as a knows it) and a newer leader b whose log lacks it:
+ *   1  that much;
+ *   2  b has a change of its own in its term, before committing any entry
+ *      of its term (a correct leader never has);
+ *   3  b has committed its change;
+ *   4  and a majority of a's configuration could elect a: their logs are
+ *      no newer than a's.
+ * The node named is where the next rung is won: b at rung 1 (a change
+ * submitted there, or its followers cut off), a at 2 (it must hold on),
+ * b at 3 and 4 (cut off while a campaigns). */
+SF_ORACLE static void note_change_race(cluster *c, sim_world *w) {
+  uint32_t best = 0;
+  int about = -1;
+  for (int a = 0; a < c->n; a++) {
+    rk_node *p = rk(c, a);
+    if (!p || !p->config_at || p->commit >= p->config_at)
+      continue;
+    uint32_t term = p->log[p->config_at].term;
+    for (int b = 0; b < c->n; b++) {
+      rk_node *q = rk(c, b);
+      if (b == a || !q || q->role != RK_LEADER || q->term <= term || holds(q, p, p->config_at))
+        continue;
+      uint32_t rung = 1;
+      int at = b;
+      int own = q->config_at && q->log[q->config_at].term == q->term && !holds(p, q, q->config_at);
+      if (own && q->commit < q->config_at && q->log[q->commit].term < q->term) {
+        rung = 2;
+        at = a;
+      } else if (own && q->commit >= q->config_at) {
+        rung = 3;
+        uint32_t votes = 0, members = 0;
+        for (int m = 0; m < c->n; m++) {
+          if (!(p->members >> m & 1))
+            continue;
+          members++;
+          votes += rk(c, m) && no_newer(rk(c, m), p);
+        }
+        if (2 * votes > members)
+          rung = 4;
+      }
+      if (rung > best) {
+        best = rung;
+        about = at;
+      }
+    }
+  }
+  SF_MAXIMIZE_ON(w, "early-change hazard: rungs climbed", best, about);
+}
 #endif
 
 /* States that matter, for the explorer and `simfuzz reach`: they never
@@ -383,6 +440,7 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
   SF_MAXIMIZE_ON(w, "replicas past the commit with an earlier-term entry", holders, old_leader);
 #ifdef RAFT_RECONF
   note_changes(c, w);
+  note_change_race(c, w);
 #endif
 }
 
