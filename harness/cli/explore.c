@@ -112,7 +112,6 @@ typedef struct {
   uint64_t root_seed, branch_id;
   uint32_t level;     /* 0 in the worker, d in a branch of depth d */
   uint64_t forked_at; /* the event a branch was forked after (one per event) */
-  long parent;
   uint64_t feat[SF_FB_BUCKETS / 64];
   uint32_t forks; /* branches this root's run forked (in the worker) */
   ex_kept *kept;  /* every job's kept states (EX_KEPT each, shared memory) */
@@ -331,6 +330,25 @@ static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t even
   free(b);
 }
 
+/* fork() a child that dies with this process and keeps to the branches'
+ * time limit: 0 in the child, its pid in the parent, -1 on failure. */
+static pid_t fork_child(const explorer *x) {
+  long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+#if defined(__linux__)
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+  if ((long)getppid() != parent)
+    _exit(0); /* the parent is already gone */
+  if (x->branch_timeout_s)
+    alarm(x->branch_timeout_s);
+  return 0;
+}
+
 /* Fork one branch at this moment. Returns in the child (which then runs
  * the new future) and, after the child ended, in the parent. */
 static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
@@ -347,27 +365,16 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
       events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut, room < 6 ? room : 6) : 0;
   if (!nf)
     return;
-  long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
-  fflush(stdout);
-  fflush(stderr);
   /* the branch's cost to the roots: the fork (page tables of the whole
    * heap) as well as the child's run */
   int top = x->level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
   uint64_t t0 = top ? now_ns() : 0;
-  pid_t pid = fork();
+  pid_t pid = fork_child(x);
   if (pid < 0)
     return;
   if (pid == 0) {
-#if defined(__linux__)
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-    if ((long)getppid() != parent)
-      _exit(0); /* the parent is already gone */
-    if (x->branch_timeout_s)
-      alarm(x->branch_timeout_s);
     x->level++;
     x->branch_id = id;
-    x->parent = parent;
     x->forked_at = events;
     for (uint32_t i = 0; i < nf; i++) {
       fut[i].after_event = sf_run_inject(w, &fut[i]);
@@ -536,21 +543,11 @@ static void revisit(explorer *x, const sf_run_opts *o) {
   }
   e->visits++;
   add64(&sh->revisits, 1);
-  long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
-  fflush(stdout);
-  fflush(stderr);
   uint64_t t0 = now_ns();
-  pid_t pid = fork();
+  pid_t pid = fork_child(x);
   if (pid < 0)
     return;
   if (pid == 0) {
-#if defined(__linux__)
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-    if ((long)getppid() != parent)
-      _exit(0);
-    if (x->branch_timeout_s)
-      alarm(x->branch_timeout_s);
     make_root(x, e->seed);
     memcpy(x->added, e->added, e->nadded * sizeof *x->added);
     x->nadded = e->nadded;
