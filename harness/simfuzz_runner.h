@@ -65,14 +65,14 @@ typedef struct sf_run_opts {
   void (*on_event)(void *ctx, sim_world *w);
 } sf_run_opts;
 
-/** From inside the on_novel or on_event hook only: add step st to the running scenario
- *  now. It is scheduled at st->at_us, or at once if that has passed, just
- *  as a replay schedules a scenario step whose after_event is the number
- *  returned (the events run so far): appending st with that after_event to
- *  the scenario gives a file that replays this run exactly, provided steps
- *  injected at one event are appended in the order injected, with
- *  non-decreasing times. Returns 0 (nothing added) outside the hook or
- *  when the scenario has no room for another step. */
+/** From inside the on_novel or on_event hook only: add step st to the
+ *  running scenario now. It is scheduled at st->at_us, or at once if that
+ *  has passed, just as a replay schedules a scenario step whose
+ *  after_event is the number returned (the events run so far): appending
+ *  st with that after_event to the scenario gives a file that replays this
+ *  run exactly, provided steps injected at one event are appended in the
+ *  order injected, with non-decreasing times. Returns 0 (nothing added)
+ *  outside the hooks or when the scenario has no room for another step. */
 uint32_t sf_run_inject(sim_world *w, const sf_step *st);
 
 #define SF_MAX_EVENTS 300000u /**< default per-run event budget */

@@ -5,6 +5,7 @@
 #include "simfuzz_runner.h"
 
 #include <signal.h>
+#include <sys/types.h>
 
 #define EXIT_OK 0
 #define EXIT_FAILED 1
@@ -195,6 +196,12 @@ typedef struct cli_child {
 } cli_child;
 
 typedef void (*cli_on_record)(void *ctx, const cli_record *rec);
+
+/** fork() after flushing stdio, for a child that must never outlive this
+ *  process: it dies with it (PR_SET_PDEATHSIG on Linux), and exits at once
+ *  if this process was already gone when it started. 0 in the child, its
+ *  pid in the parent, -1 on failure. */
+pid_t cli_fork_tied(void);
 
 /** Fork a child that runs body(arg, io) with stdout and stderr on a
  *  drained pipe, then exits 0. Returns 0, or -1 (nothing started). */

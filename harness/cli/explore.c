@@ -36,9 +36,9 @@
  * with the isolation of the sweep: time and memory limits, crash
  * signatures, a fresh worker after a crash), and under each worker a chain
  * of at most depth waiting branches (one more for a revisit). Every
- * process below the tool dies with its parent (PR_SET_PDEATHSIG), so
- * killing the tool in any way leaves no process behind. Wall-clock time here only bounds the
- * campaign; no run reads it. */
+ * process below the tool dies with its parent (cli_fork_tied), so killing
+ * the tool in any way leaves no process behind. Wall-clock time here only
+ * bounds the campaign; no run reads it. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "cli.h"
 
@@ -56,9 +56,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
 
 #define EX_MAX_JOBS 64
 #define EX_SIGS 256         /* distinct failure signatures tracked */
@@ -74,7 +71,7 @@ typedef struct {
   uint64_t ns_all, ns_branch;    /* workers' time, and the part spent in branches */
   uint64_t ns_clean, clean;      /* roots that forked no branch: their time, their count */
   uint64_t tree[EX_MAX_JOBS];    /* branch runs of each job's current root */
-  uint64_t revisits, ns_revisit; /* revisits of kept states, their time (in ns_branch too) */
+  uint64_t revisits, ns_revisit; /* revisits of kept states; ns spent on them, in ns_branch too */
   uint64_t revisits_diverged;    /* revisits that did not reach their state bit for bit */
   uint32_t nkept[EX_MAX_JOBS];   /* states each job keeps (see ex_kept) */
   uint32_t stop;                 /* 1: no new roots or branches */
@@ -330,23 +327,13 @@ static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t even
   free(b);
 }
 
-/* fork() a child that dies with this process and keeps to the branches'
- * time limit: 0 in the child, its pid in the parent, -1 on failure. */
+/* cli_fork_tied() for a branch or a revisit, which keeps to the
+ * branches' time limit: 0 in the child, its pid in the parent, -1. */
 static pid_t fork_child(const explorer *x) {
-  long parent = (long)getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid != 0)
-    return pid;
-#if defined(__linux__)
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-  if ((long)getppid() != parent)
-    _exit(0); /* the parent is already gone */
-  if (x->branch_timeout_s)
+  pid_t pid = cli_fork_tied();
+  if (pid == 0 && x->branch_timeout_s)
     alarm(x->branch_timeout_s);
-  return 0;
+  return pid;
 }
 
 /* Fork one branch at this moment. Returns in the child (which then runs
@@ -403,6 +390,11 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
     branch_crashed(x, fut, nf, events, st);
 }
 
+/* This job's kept states (EX_KEPT entries). */
+static ex_kept *job_kept(const explorer *x) {
+  return x->kept + (size_t)x->job * EX_KEPT;
+}
+
 /* How much a kept state has had for its worth (lower: revisit it sooner):
  * the runs that reached its bucket times its revisits. */
 static uint64_t kept_score(const ex_shared *sh, const ex_kept *e) {
@@ -416,7 +408,7 @@ static uint64_t kept_score(const ex_shared *sh, const ex_kept *e) {
 static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, int node) {
   if (x->nadded > EX_KEPT_STEPS || !x->keep)
     return;
-  ex_kept *kept = x->kept + (size_t)x->job * EX_KEPT;
+  ex_kept *kept = job_kept(x);
   uint32_t *n = &x->sh->nkept[x->job], slot = *n;
   for (uint32_t i = 0; i < *n; i++)
     if (kept[i].bucket == bucket)
@@ -531,7 +523,7 @@ static void revisit(explorer *x, const sf_run_opts *o) {
       over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
                  __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), EX_SHARE_REVISIT, EX_SHARE))
     return;
-  ex_kept *e = NULL, *kept = x->kept + (size_t)x->job * EX_KEPT;
+  ex_kept *e = NULL, *kept = job_kept(x);
   uint64_t best = UINT64_MAX;
   for (uint32_t i = 0; i < n; i++) {
     ex_kept *k = &kept[i];
@@ -877,13 +869,8 @@ int cmd_explore(int argc, char **argv) {
   pid_t sup[EX_MAX_JOBS];
   uint32_t nsup = 0;
   for (uint32_t j = 1; j < x.jobs; j++) {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t p = fork();
+    pid_t p = cli_fork_tied();
     if (p == 0) {
-#if defined(__linux__)
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
       x.job = j;
       sa.sa_handler = on_deadline;
       sigaction(SIGALRM, &sa, NULL);

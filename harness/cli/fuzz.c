@@ -20,9 +20,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
 
 /* The libFuzzer binary of this target in the build this tool belongs to
  * (BUILD/bin/simfuzz-T -> BUILD/fuzz/T_fuzzer), if there is one. */
@@ -57,14 +54,9 @@ static pid_t start_engine(const char *engine, const char *corpus, const char *cr
   }
   snprintf(a, sizeof a, "-artifact_prefix=%s/", crashes);
   snprintf(s, sizeof s, "-seed=%" PRIu64, seed + 1);
-  fflush(stdout);
-  fflush(stderr);
-  pid_t p = fork();
+  pid_t p = cli_fork_tied();
   if (p != 0)
     return p;
-#if defined(__linux__)
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
   FILE *f = freopen(log, "w", stdout);
   if (f)
     dup2(fileno(stdout), 2);
@@ -77,11 +69,8 @@ static pid_t start_engine(const char *engine, const char *corpus, const char *cr
 
 /* Replay a file with a sanitized build of the tool: 1 if it fails there. */
 static int sanitized_replay(const char *tool, const char *file) {
-  pid_t p = fork();
+  pid_t p = cli_fork_tied();
   if (p == 0) {
-#if defined(__linux__)
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
     int null = open("/dev/null", 1);
     if (null >= 0) {
       dup2(null, 1);

@@ -104,10 +104,22 @@ static void crash_report(int sig) {
 }
 #endif
 
-static void child_setup(int out_fd) {
+pid_t cli_fork_tied(void) {
+  pid_t parent = getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
 #if defined(__linux__)
   prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the tool */
 #endif
+  if (getppid() != parent)
+    _exit(0); /* the parent is already gone */
+  return 0;
+}
+
+static void child_setup(int out_fd) {
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   signal(SIGPIPE, SIG_DFL);
@@ -189,9 +201,7 @@ int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io
     return -1;
   }
   c->beat = page;
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
+  pid_t pid = cli_fork_tied();
   if (pid < 0) {
     munmap(page, 4096);
     close(out[0]);
