@@ -2,6 +2,7 @@
  * determinism-failure site, liveness, swarm switches, budgets, feedback,
  * and hostile or mutated inputs against the correct example. */
 #include "engine/mutate.h"
+#include "run/features.h"
 #include "simfuzz_runner.h"
 #include "testlib.h"
 
@@ -711,6 +712,33 @@ TEST(catalog_lists_the_sites_of_the_file_that_reads_it) {
   CHECK_EQ(mine, 3); /* p_sited_check's three */
 }
 
+/* A rare assertion-site state never shares a bucket with another kind of
+ * state: sharing one hid it (not new in a run that had reached the other)
+ * and made it look common to the explorer, which counts runs per bucket.
+ * With one space for both, 121 of the buckets of 256 step kinds were also
+ * buckets of 64 sites x 41 values. */
+TEST(site_states_have_buckets_of_their_own) {
+  static sf_features sites, steps;
+  sf_features_init(&sites, 3);
+  sf_features_init(&steps, 3);
+  uint16_t fresh[SF_FRESH_MAX];
+  int node[SF_FRESH_MAX];
+  for (uint32_t i = 0; i < 64; i++)
+    for (uint64_t v = 0; v <= 40; v++) {
+      sf_features_site(&sites, i, v < 32 ? v : 1ull << v, 1);
+      uint32_t k = sf_features_drain(&sites, fresh, node);
+      for (uint32_t j = 0; j < k; j++)
+        CHECK(fresh[j] & SF_FRESH_SITE);
+    }
+  for (unsigned kind = 0; kind < 256; kind++)
+    sf_features_step(&steps, kind);
+  CHECK(sites.count > 500 && steps.count > 200);
+  uint32_t shared = 0;
+  for (uint32_t w = 0; w < SF_FB_WORDS; w++)
+    shared += (uint32_t)__builtin_popcountll(sites.bits[w] & steps.bits[w]);
+  CHECK_EQ(shared, 0);
+}
+
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
@@ -720,4 +748,5 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(event_hook_revisits_a_moment_and_injects_there),
           T(novelty_hook_names_the_node_a_state_is_about), T(checks_see_the_nodes_an_event_changed),
           T(sites_are_wanted_only_where_hits_are_recorded),
-          T(catalog_lists_the_sites_of_the_file_that_reads_it))
+          T(catalog_lists_the_sites_of_the_file_that_reads_it),
+          T(site_states_have_buckets_of_their_own))

@@ -10,9 +10,18 @@
 
 #define TAG(t) ((uint64_t)(t) << 60)
 
+/* Assertion sites' states have buckets of their own, the top
+ * SF_FB_SITE_BUCKETS: sharing one with a common state would hide a rare
+ * site state (no longer new in a run that reached the other) and make it
+ * look common to the explorer, which counts runs per bucket. */
+#define SF_FB_SITE_BUCKETS 1024u
+
 /* Reach the bucket of feature v, a state about node (-1: none named). */
 static void add_on(sf_features *f, uint64_t v, int node) {
-  uint32_t b = (uint32_t)(sim_mix64(v) % SF_FB_BUCKETS);
+  uint64_t h = sim_mix64(v);
+  uint32_t b = v >> 60 == SF_FT_SITE
+                   ? SF_FB_BUCKETS - SF_FB_SITE_BUCKETS + (uint32_t)(h % SF_FB_SITE_BUCKETS)
+                   : (uint32_t)(h % (SF_FB_BUCKETS - SF_FB_SITE_BUCKETS));
   uint64_t bit = 1ull << (b % 64);
   if (!(f->bits[b / 64] & bit)) {
     f->bits[b / 64] |= bit;
