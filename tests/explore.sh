@@ -99,6 +99,12 @@ n=$(revisits "$work/r1.log")
 "$ND" explore -o "$work/nd" --roots 300000 --warmup 100 -q > "$work/nd.log" 2>&1
 grep -q "[1-9][0-9]* revisits diverged" "$work/nd.log" || fail "nondet revisits: $(cat "$work/nd.log")"
 ok "$n revisits reach their states again; --keep 0 makes none; a nondeterministic target's are caught"
+# a rare state a branch of the deepest level reaches is kept too: it gets
+# its futures from revisits, one level past --depth (never more)
+"$B" explore -o "$work/r2" --roots 10000 --seed 5000 --warmup 100 --depth 1 -q > "$work/r2.log" 2>&1
+grep -q "^explore: .* branches (depth <= 2, [1-9][0-9]* revisits)" "$work/r2.log" ||
+  fail "states of the deepest level kept: $(cat "$work/r2.log")"
+ok "states reached at --depth 1 get futures one level deeper: $(grep -o "depth <= 2, [0-9]* revisits" "$work/r2.log")"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }

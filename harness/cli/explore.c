@@ -458,7 +458,7 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   if (x->visit)
     return; /* re-running a kept state's scenario: nothing there is new */
   uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
-  if (x->level >= x->depth || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+  if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
     return;
   if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
     return; /* this branch's own future was injected after this event */
@@ -466,8 +466,15 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   if (roots < x->warmup)
     return;
   uint32_t k = energy_for(c, roots, x->energy, site);
-  if (k && site && c < EX_KEEP_BELOW) /* named states only: see EX_KEEP_BELOW */
+  /* Named states only (see EX_KEEP_BELOW), and also those a branch at the
+   * deepest level reaches: it cannot branch there, and rare states are
+   * reached there most (each level of futures brings a run closer), so
+   * their revisits are where they get futures at all. A revisit branches
+   * one level deeper, never more: its runs are past the depth. */
+  if (k && site && c < EX_KEEP_BELOW && x->depth && x->level <= x->depth)
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
+  if (x->level >= x->depth)
+    return;
   uint64_t total = site ? EX_SHARE_SITE : EX_SHARE;
   /* once states are kept, their revisits have a part of the share */
   uint64_t share = total - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0);
