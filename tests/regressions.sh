@@ -6,6 +6,10 @@
 #                          minimized crashes of a planted bug: each must still
 #                          fail on the bug target with that invariant (or
 #                          "liveness"), and pass on the correct <system>.
+#   <dir>/climbs           optional: lines "<file>.pb <min> <site name>": the
+#                          scenario's best value of that SF_MAXIMIZE site is at
+#                          least <min> (`simfuzz reach`): the annotations that
+#                          lead the explorer to a bug see its known triggers.
 # Usage: tests/regressions.sh BUILD_DIR REGRESSION_DIR
 set -u
 B=$1; D=$2
@@ -29,6 +33,20 @@ for f in "$D"/*.pb; do
   out=$("$B/bin/simfuzz-$sys" replay -q "$f" 2>&1); rc=$?
   [ $rc = 0 ] || { echo "FAIL $f: expected $sys to pass, got exit $rc: $out"; bad=1; }
 done
+if [ -f "$D/climbs" ]; then
+  while read -r f min site; do
+    [ -n "$f" ] || continue
+    best=$("$B/bin/simfuzz-$t" reach --json "$D/$f" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(max([a.get("best", -1) for a in d["assertions"] if a["name"] == sys.argv[1]] or [-1]))
+' "$site")
+    if [ -z "$best" ] || [ "$best" -lt "$min" ]; then
+      echo "FAIL $D/$f: '$site' reaches ${best:-nothing}, want at least $min"
+      bad=1
+    fi
+  done < "$D/climbs"
+fi
 [ $n -gt 0 ] || { echo "FAIL $D: no scenarios"; exit 1; }
 [ $bad = 0 ] && echo "ok: $n scenarios in $t"
 exit $bad

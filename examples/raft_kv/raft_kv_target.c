@@ -319,25 +319,30 @@ SF_ORACLE static int no_newer(const rk_node *p, const rk_node *q) {
 }
 
 /* How far a run has come along the early-change hazard (Ongaro, raft-dev,
- * 2015), rung by rung, for an older membership change on node a (not
- * committed as a knows it) and a newer leader b whose log lacks it:
+ * 2015), rung by rung, for an older membership change on node a and a
+ * newer leader b whose log lacks it:
  *   1  that much;
  *   2  b has a change of its own in its term, before committing any entry
- *      of its term (a correct leader never has);
- *   3  b has committed its change;
- *   4  and a majority of a's configuration could elect a: their logs are
- *      no newer than a's.
+ *      of its term (a correct leader never has); or a's change is
+ *      committed, by a majority of a's configuration that b's election did
+ *      not need, and b has committed nothing of its term yet;
+ *   3  b has committed its change, or b has one before committing in its
+ *      term and a's is committed;
+ *   4  b's is committed, and a's too, or a majority of a's configuration
+ *      could elect a: their logs are no newer than a's.
  * The node named is where the next rung is won: b at rung 1 (a change
- * submitted there, or its followers cut off), a at 2 (it must hold on),
- * b at 3 and 4 (cut off while a campaigns). */
+ * submitted there, or its followers cut off), a at 2 (it must hold on)
+ * unless a's change is committed (then b, where a change must arrive),
+ * b at 3 (it must commit) and 4 (cut off while a campaigns). */
 SF_ORACLE static void note_change_race(cluster *c, sim_world *w) {
   uint32_t best = 0;
   int about = -1;
   for (int a = 0; a < c->n; a++) {
     rk_node *p = rk(c, a);
-    if (!p || !p->config_at || p->commit >= p->config_at)
+    if (!p || !p->config_at)
       continue;
     uint32_t term = p->log[p->config_at].term;
+    int a_done = p->commit >= p->config_at;
     for (int b = 0; b < c->n; b++) {
       rk_node *q = rk(c, b);
       if (b == a || !q || q->role != RK_LEADER || q->term <= term || holds(q, p, p->config_at))
@@ -345,10 +350,12 @@ SF_ORACLE static void note_change_race(cluster *c, sim_world *w) {
       uint32_t rung = 1;
       int at = b;
       int own = q->config_at && q->log[q->config_at].term == q->term && !holds(p, q, q->config_at);
-      if (own && q->commit < q->config_at && q->log[q->commit].term < q->term) {
-        rung = 2;
-        at = a;
-      } else if (own && q->commit >= q->config_at) {
+      int b_done = own && q->commit >= q->config_at;
+      int early = q->log[q->commit].term < q->term; /* b has committed nothing of its term */
+      if (own && !b_done && early) {
+        rung = a_done ? 3 : 2;
+        at = a_done ? b : a;
+      } else if (b_done) {
         rung = 3;
         uint32_t votes = 0, members = 0;
         for (int m = 0; m < c->n; m++) {
@@ -357,8 +364,10 @@ SF_ORACLE static void note_change_race(cluster *c, sim_world *w) {
           members++;
           votes += rk(c, m) && no_newer(rk(c, m), p);
         }
-        if (2 * votes > members)
+        if (a_done || 2 * votes > members)
           rung = 4;
+      } else if (a_done && early) {
+        rung = 2;
       }
       if (rung > best) {
         best = rung;
