@@ -21,10 +21,13 @@
 # (in the order the trials ended); then the ratio (d)/(a).
 #
 # Usage: bench/time_to_bug.sh WITH_DIR NOFB_DIR [--quick|--full|--trials K --budget S]
-#                             [-j J] [--methods abcdefgh] [TARGET...]
+#                             [-j J] [--methods abcdefgh] [--first-trial F] [TARGET...]
 #   --quick  1 trial, 20 s budget: a few minutes for the whole zoo (a smoke run)
 #   --full   10 trials, 300 s budget: the figures in docs/BENCHMARKS.md are
 #            from this kind of run (hours for the whole zoo)
+#   --first-trial F  number the trials F, F+1, ... (default 1): each trial's
+#            seeds depend on its number, so a second run with F past the
+#            first run's trials adds independent trials
 # Default targets: every *_bug_* fuzzer in WITH_DIR.
 # LIBFUZZER_FLAGS and AFL_FLAGS (environment, split at spaces) add options to
 # the libFuzzer and AFL++ runs, to compare schedules: -entropic=0 turns off
@@ -32,7 +35,7 @@
 # power schedule (default fast).
 set -eu
 A=$1; N=$2; shift 2
-K=3; BUDGET=60; J=2; METHODS=abcd
+K=3; BUDGET=60; J=2; METHODS=abcd; FIRST=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) K=1; BUDGET=20; shift ;;
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET=$2; shift 2 ;;
     -j) J=$2; shift 2 ;;
     --methods) METHODS=$2; shift 2 ;;
+    --first-trial) FIRST=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -116,7 +120,7 @@ EOF
 : > "$work/jobs"
 for t in $targets; do
   for m in $(echo "$METHODS" | sed 's/./& /g'); do
-    for k in $(seq 1 "$K"); do echo "$m $t $k" >> "$work/jobs"; done
+    for k in $(seq "$FIRST" $((FIRST + K - 1))); do echo "$m $t $k" >> "$work/jobs"; done
   done
 done
 echo "$(wc -l < "$work/jobs") trials, $J at a time, budget ${BUDGET}s each" >&2
