@@ -466,11 +466,11 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   if (roots < x->warmup)
     return;
   uint32_t k = energy_for(c, roots, x->energy, site);
-  /* Named states only (see EX_KEEP_BELOW), and also those a branch at the
-   * deepest level reaches: it cannot branch there, and rare states are
-   * reached there most (each level of futures brings a run closer), so
-   * their revisits are where they get futures at all. A revisit branches
-   * one level deeper, never more: its runs are past the depth. */
+  /* Named states only (see EX_KEEP_BELOW), at every level down to the
+   * deepest: a branch there cannot branch, yet rare states are reached
+   * there most (each level of futures brings a run closer), so revisits
+   * are where those get futures at all. A revisit branches one level
+   * deeper, never more: its runs are past the depth. */
   if (k && site && c < EX_KEEP_BELOW && x->depth && x->level <= x->depth)
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
   if (x->level >= x->depth)
