@@ -16,25 +16,23 @@
  * look common to the explorer, which counts runs per bucket. */
 #define SF_FB_SITE_BUCKETS 1024u
 
-/* Reach the bucket of feature v, a state about node (-1: none named). */
-static void add_on(sf_features *f, uint64_t v, int node) {
-  uint64_t h = sim_mix64(v);
-  uint32_t b = v >> 60 == SF_FT_SITE
-                   ? SF_FB_BUCKETS - SF_FB_SITE_BUCKETS + (uint32_t)(h % SF_FB_SITE_BUCKETS)
-                   : (uint32_t)(h % (SF_FB_BUCKETS - SF_FB_SITE_BUCKETS));
+/* Reach bucket b, a state about node (-1: none named); flag marks it in
+ * fresh[] (SF_FRESH_SITE or 0). */
+static void reach(sf_features *f, uint32_t b, int node, uint16_t flag) {
   uint64_t bit = 1ull << (b % 64);
   if (!(f->bits[b / 64] & bit)) {
     f->bits[b / 64] |= bit;
     f->count++;
     if (f->nfresh < SF_FRESH_MAX) {
       f->fresh_node[f->nfresh] = (int8_t)(node >= 0 && node < f->n ? node : -1);
-      f->fresh[f->nfresh++] = (uint16_t)(b | (v >> 60 == SF_FT_SITE ? SF_FRESH_SITE : 0));
+      f->fresh[f->nfresh++] = (uint16_t)(b | flag);
     }
   }
 }
 
+/* Reach the bucket of feature v, of any kind but a site's. */
 static void add(sf_features *f, uint64_t v) {
-  add_on(f, v, -1);
+  reach(f, (uint32_t)(sim_mix64(v) % (SF_FB_BUCKETS - SF_FB_SITE_BUCKETS)), -1, 0);
 }
 
 void sf_features_init(sf_features *f, int n) {
@@ -108,7 +106,9 @@ static uint64_t value_bucket(uint64_t v) {
 }
 
 void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node) {
-  add_on(f, TAG(SF_FT_SITE) | (uint64_t)site << 8 | value_bucket(value), node);
+  uint64_t h = sim_mix64(TAG(SF_FT_SITE) | (uint64_t)site << 8 | value_bucket(value));
+  reach(f, SF_FB_BUCKETS - SF_FB_SITE_BUCKETS + (uint32_t)(h % SF_FB_SITE_BUCKETS), node,
+        SF_FRESH_SITE);
 }
 
 uint32_t sf_features_drain(sf_features *f, uint16_t *out, int *node) {
