@@ -401,6 +401,21 @@ static uint64_t kept_score(const ex_shared *sh, const ex_kept *e) {
   return ((uint64_t)sh->bucket_runs[e->bucket] + 1) * (e->visits + 1);
 }
 
+/* The first of the n kept states with the lowest score (most: the
+ * highest), and that score in *score. */
+static uint32_t kept_pick(const ex_shared *sh, const ex_kept *kept, uint32_t n, int most,
+                          uint64_t *score) {
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t v = kept_score(sh, &kept[i]);
+    if (i == 0 || (most ? v > *score : v < *score)) {
+      *score = v;
+      at = i;
+    }
+  }
+  return at;
+}
+
 /* Keep the state this run reached after its current event for revisits
  * (c earlier runs of the campaign reached its bucket). When the job's
  * entries are full, it replaces the one most revisited for its bucket's
@@ -415,13 +430,7 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
       return; /* one way to the state is enough */
   if (slot == x->keep) {
     uint64_t worst = 0;
-    for (uint32_t i = 0; i < x->keep; i++) {
-      uint64_t score = kept_score(x->sh, &kept[i]);
-      if (score > worst) {
-        worst = score;
-        slot = i;
-      }
-    }
+    slot = kept_pick(x->sh, kept, x->keep, 1, &worst);
     if (worst <= (uint64_t)c + 1)
       return;
   } else {
@@ -530,16 +539,8 @@ static void revisit(explorer *x, const sf_run_opts *o) {
       over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
                  __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), EX_SHARE_REVISIT, EX_SHARE))
     return;
-  ex_kept *e = NULL, *kept = job_kept(x);
-  uint64_t best = UINT64_MAX;
-  for (uint32_t i = 0; i < n; i++) {
-    ex_kept *k = &kept[i];
-    uint64_t score = kept_score(sh, k);
-    if (score < best) {
-      best = score;
-      e = k;
-    }
-  }
+  uint64_t best = 0;
+  ex_kept *kept = job_kept(x), *e = &kept[kept_pick(sh, kept, n, 0, &best)];
   e->visits++;
   add64(&sh->revisits, 1);
   uint64_t t0 = now_ns();
