@@ -158,6 +158,20 @@ typedef struct sf_site {
  *  Called by the macros; no effect outside a run. */
 void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node);
 
+/* Internal, for the macros' fast path: in the thread's run that records
+ * its sites, the value each site (by catalog position) must reach to be
+ * new in the run (0 until its first hit, then its best value + 1); NULL
+ * while no run records them (a sweep, a replay). Set by the runner. */
+extern __thread const uint64_t *sf__site_floor;
+extern sf_site __start_sf_site_catalog[] __attribute__((weak));
+
+/* 1 if a hit of `site` with `value` may be new to the run (then
+ * sf_site_hit decides), 0 if it cannot be: no call for most hits. */
+static inline int sf__site_may_be_new(const sf_site *site, uint64_t value) {
+  const uint64_t *at_least = sf__site_floor;
+  return at_least && value >= at_least[site - __start_sf_site_catalog];
+}
+
 /** 1 if the run of world w records its sites' hits: fuzzing, exploring,
  *  `simfuzz reach`; 0 in a sweep or a replay, where a check that only
  *  annotates states (no SIM_INVARIANT) can return at once. */
@@ -178,11 +192,12 @@ sf_site *sf_sites(size_t *n);
 /** Some run of the campaign must reach a moment where cond holds. */
 #define SF_SOMETIMES(w, cond, name) SF_SOMETIMES_ON(w, cond, -1, name)
 
-/** SF_SOMETIMES about node `node` (a node number, evaluated when cond holds). */
+/** SF_SOMETIMES about node `node` (a node number; evaluated, as w is, only when
+ *  cond holds in a run that records sites and the site is not yet hit in it). */
 #define SF_SOMETIMES_ON(w, cond, node, name)                                                       \
   do {                                                                                             \
     SF_SITE_AT_(SF_SITE_SOMETIMES, name);                                                          \
-    if (cond)                                                                                      \
+    if ((cond) && sf__site_may_be_new(&sf_site_, 1))                                               \
       sf_site_hit((w), &sf_site_, 1, (int)(node));                                                 \
   } while (0)
 
@@ -190,18 +205,22 @@ sf_site *sf_sites(size_t *n);
 #define SF_REACHABLE(w, name)                                                                      \
   do {                                                                                             \
     SF_SITE_AT_(SF_SITE_REACHABLE, name);                                                          \
-    sf_site_hit((w), &sf_site_, 1, -1);                                                            \
+    if (sf__site_may_be_new(&sf_site_, 1))                                                         \
+      sf_site_hit((w), &sf_site_, 1, -1);                                                          \
   } while (0)
 
 /** Progress: runs that push value (an unsigned integer) higher than any
  *  run before are kept and explored further. */
 #define SF_MAXIMIZE(w, name, value) SF_MAXIMIZE_ON(w, name, value, -1)
 
-/** SF_MAXIMIZE about node `node` (the node whose state gives the value). */
+/** SF_MAXIMIZE about node `node` (the node whose state gives the value; evaluated,
+ *  as w is, only when the value may be a new best of the run). */
 #define SF_MAXIMIZE_ON(w, name, value, node)                                                       \
   do {                                                                                             \
     SF_SITE_AT_(SF_SITE_MAXIMIZE, name);                                                           \
-    sf_site_hit((w), &sf_site_, (uint64_t)(value), (int)(node));                                   \
+    uint64_t sf_value_ = (uint64_t)(value);                                                        \
+    if (sf__site_may_be_new(&sf_site_, sf_value_))                                                 \
+      sf_site_hit((w), &sf_site_, sf_value_, (int)(node));                                         \
   } while (0)
 
 #ifdef __cplusplus

@@ -117,6 +117,7 @@ typedef struct {
   int delivered;
   int changed_at[4], changed_all, changed_other; /* sf_changed_nodes' answers */
   int wanted;                                    /* sf_sites_wanted's answers: 1 no, 2 yes */
+  int node_evals, checked; /* p_cheap_check: its node argument's evaluations, its calls */
 } ping_ctx;
 
 static int nondet_runs; /* deliberately global: a nondeterministic target */
@@ -709,7 +710,7 @@ TEST(catalog_lists_the_sites_of_the_file_that_reads_it) {
   int mine = 0;
   for (size_t i = 0; i < n; i++)
     mine += strstr(sites[i].file, "test_run.c") != NULL;
-  CHECK_EQ(mine, 3); /* p_sited_check's three */
+  CHECK_EQ(mine, 4); /* p_sited_check's three, p_cheap_check's one */
 }
 
 /* A rare assertion-site state never shares a bucket with another kind of
@@ -739,6 +740,32 @@ TEST(site_states_have_buckets_of_their_own) {
   CHECK_EQ(shared, 0);
 }
 
+/* A site's hit that cannot be new to the run (a SOMETIMES already hit, a
+ * value not above the run's best) costs a test, not a call: the node
+ * argument, evaluated only for a call, counts them. Before the fast path
+ * it was evaluated after every event. No run leaves its sites' state
+ * behind. */
+static void p_cheap_check(void *ctx, sim_world *w) {
+  ping_ctx *c = ctx;
+  c->checked++;
+  SF_MAXIMIZE_ON(w, "test: pings, counted calls", c->delivered, (c->node_evals++, 1));
+}
+static const sf_check cheap_checks[] = {{"cheap", p_cheap_check}, {NULL, NULL}};
+
+TEST(site_hits_that_cannot_be_new_are_not_calls) {
+  for (int mode = 0; mode < 2; mode++) {
+    ping_ctx seen;
+    sf_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.feedback = mode;
+    run_four_pings_seen(cheap_checks, &o, &seen);
+    CHECK_EQ(seen.delivered, 3);
+    CHECK(seen.checked > 8);
+    CHECK_EQ(seen.node_evals, mode ? 4 : 0); /* recorded: 0 (first hit), 1, 2, 3 */
+    CHECK(sf__site_floor == NULL);
+  }
+}
+
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
@@ -749,4 +776,4 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(novelty_hook_names_the_node_a_state_is_about), T(checks_see_the_nodes_an_event_changed),
           T(sites_are_wanted_only_where_hits_are_recorded),
           T(catalog_lists_the_sites_of_the_file_that_reads_it),
-          T(site_states_have_buckets_of_their_own))
+          T(site_states_have_buckets_of_their_own), T(site_hits_that_cannot_be_new_are_not_calls))

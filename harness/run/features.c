@@ -35,13 +35,6 @@ static void add(sf_features *f, uint64_t v) {
   reach(f, (uint32_t)(sim_mix64(v) % (SF_FB_BUCKETS - SF_FB_SITE_BUCKETS)), -1, 0);
 }
 
-void sf_features_init(sf_features *f, int n) {
-  memset(f, 0, sizeof *f);
-  SIM_ASSERT(n > 0 && n <= SIM_MAX_NODES);
-  f->n = n;
-  f->last_node = -1;
-}
-
 /* Fault records that count as features: every fault but repairs and the
  * failure itself. */
 static int is_fault_record(unsigned k) {
@@ -54,19 +47,42 @@ static int is_protocol_record(unsigned k) {
          k == SIM_EV_CONN_ACCEPT || k == SIM_EV_CONN_CLOSE;
 }
 
+void sf_features_init(sf_features *f, int n) {
+  memset(f, 0, sizeof *f);
+  SIM_ASSERT(n > 0 && n <= SIM_MAX_NODES);
+  f->n = n;
+  f->last_node = -1;
+  /* the two tests above, as masks: a record costs one test of a bit */
+  _Static_assert(SIM_EV__COUNT <= 64, "a bit per record kind");
+  for (unsigned k = 0; k < SIM_EV__COUNT; k++) {
+    if (is_fault_record(k))
+      f->fault_kinds |= 1ull << k;
+    if (is_fault_record(k) || is_protocol_record(k))
+      f->feature_kinds |= 1ull << k;
+  }
+}
+
 void sf_features_trace(sf_features *f, const sim_trace_rec *r) {
   unsigned k = r->kind;
   if (r->node >= 0)
     f->last_node = r->node;
-  int fault = is_fault_record(k);
-  if (!fault && !is_protocol_record(k))
+  if (k >= SIM_EV__COUNT || !(f->feature_kinds >> k & 1))
     return;
+  int fault = (int)(f->fault_kinds >> k & 1);
   uint32_t role = r->node >= 0 && r->node < f->n ? f->role[r->node] : 0;
   uint32_t cls = (uint32_t)k << 16 | (uint32_t)r->reason << 8 | (r->msg_kind & 0xff);
   if (fault)
     add(f, TAG(SF_FT_FAULT) | (uint64_t)cls << 20 | role);
   add(f, TAG(SF_FT_PAIR) | (uint64_t)f->prev_class << 28 | cls);
   f->prev_class = cls;
+}
+
+void sf_features_on_trace(void *f, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                          size_t len) {
+  (void)w;
+  (void)payload;
+  (void)len;
+  sf_features_trace(f, r);
 }
 
 void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w) {

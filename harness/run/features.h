@@ -33,6 +33,8 @@ typedef struct sf_features {
   uint32_t prev_class;        /* class of the last fault/protocol record */
   int last_node;              /* node of the last record, -1 before any */
   int n;                      /* nodes */
+  uint64_t fault_kinds;       /* bit k: records of kind k are faults that count */
+  uint64_t feature_kinds;     /* bit k: records of kind k count at all */
   uint32_t role[SIM_MAX_NODES];
   uint64_t role_vec; /* hash of the sorted roles */
   /* buckets first reached since the last sf_features_drain (for the
@@ -47,6 +49,11 @@ void sf_features_init(sf_features *f, int n);
 
 /** Account for one trace record. */
 void sf_features_trace(sf_features *f, const sim_trace_rec *r);
+
+/** The same as a simulator trace hook (sim_config.trace) whose context is
+ *  the sf_features: one call per record when nothing else is traced. */
+void sf_features_on_trace(void *f, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                          size_t len);
 
 /** After an event: the role of the node it touched, from the target's
  *  observe() hook (t->observe must be set). */

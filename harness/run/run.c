@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__GLIBC__)
@@ -35,15 +36,15 @@ struct run_state {
   uint64_t live_deadline; /* absolute deadline of the liveness window */
   uint32_t steps_run, fault_steps_run, ops_run, op_seq;
   uint32_t nexec; /* execution log: the first execution of each step */
-  uint16_t exec_step[SF_MAX_STEPS];
-  uint64_t exec_time[SF_MAX_STEPS];
   /* feedback */
   int fb;
   sf_features feat;
-  /* assertion sites (SF_SOMETIMES, ...): hit in this run, best value */
+  /* assertion sites (SF_SOMETIMES, ...): hit in this run, best value,
+   * and the value a hit must reach to be new (sf__site_floor) */
   size_t nsites;
   uint8_t *site_hit;
   uint64_t *site_max;
+  uint64_t *site_floor;
   /* the assert() hook: where a failed assertion of the system under test
    * ends the run (record mode), while execute() runs */
   int in_execute;
@@ -53,17 +54,29 @@ struct run_state {
   int cur_node;
   /* steps scheduled after an event (Step.after_event): the scenario's,
    * in (after_event, index) order, and those injected during the run */
-  uint16_t later[SF_MAX_STEPS];
   uint32_t nlater, next_later;
   int in_novel; /* inside the on_novel or on_event hook: sf_run_inject() may add steps */
   uint32_t nslots, ninj;
   sf_step *inj; /* SF_MAX_STEPS of them, allocated at the first injection */
+  /* The arrays, last: each is written before it is read, up to its count
+   * (nexec, nlater, nslots), so a run zeroes only what comes before. */
+  uint16_t exec_step[SF_MAX_STEPS];
+  uint64_t exec_time[SF_MAX_STEPS];
+  uint16_t later[SF_MAX_STEPS];
   slot slots[2 * SF_MAX_STEPS];
 };
 
 /* The innermost run executing in this thread (for the assert() hook);
  * NULL between runs. */
 static _Thread_local run_state *active_run;
+
+__thread const uint64_t *sf__site_floor;
+
+/* Make rs (or none) the thread's active run. */
+static void set_active(run_state *rs) {
+  active_run = rs;
+  sf__site_floor = rs ? rs->site_floor : NULL;
+}
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -228,6 +241,7 @@ void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node) {
   if (first || value > rs->site_max[i]) {
     rs->site_hit[i] = 1;
     rs->site_max[i] = value;
+    rs->site_floor[i] = value < UINT64_MAX ? value + 1 : value;
     if (rs->fb)
       sf_features_site(&rs->feat, (uint32_t)i, site->kind == SF_SITE_MAXIMIZE ? value : 0, node);
   }
@@ -479,6 +493,10 @@ static sim_world *setup(run_state *rs) {
   c.live = t->live ? live : NULL;
   c.trace = (rs->fb || rs->o->trace) ? on_trace : NULL;
   c.trace_ctx = rs;
+  if (rs->fb && !rs->o->trace) { /* features only: straight to them */
+    c.trace = sf_features_on_trace;
+    c.trace_ctx = &rs->feat;
+  }
   c.trace_ring = rs->o->trace_ring ? rs->o->trace_ring : 256;
   c.fail_mode = rs->o->abort_on_failure ? SIM_FAIL_ABORT : SIM_FAIL_RECORD;
   c.on_failure = report_and_recheck;
@@ -579,9 +597,10 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     memset(&defaults, 0, sizeof defaults);
     o = &defaults;
   }
-  run_state *rs = calloc(1, sizeof *rs);
+  run_state *rs = malloc(sizeof *rs);
   if (!rs)
     sf_out_of_memory("the runner");
+  memset(rs, 0, offsetof(run_state, exec_step));
   rs->t = t;
   rs->s = s;
   rs->o = o;
@@ -593,7 +612,8 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   if (rs->nsites && (rs->fb || o->site_runs || o->site_best)) {
     rs->site_hit = calloc(rs->nsites, 1);
     rs->site_max = calloc(rs->nsites, sizeof *rs->site_max);
-    if (!rs->site_hit || !rs->site_max)
+    rs->site_floor = calloc(rs->nsites, sizeof *rs->site_floor);
+    if (!rs->site_hit || !rs->site_max || !rs->site_floor)
       sf_out_of_memory("the runner");
   }
   rs->ctx = t->create ? t->create(rs->n) : NULL;
@@ -603,7 +623,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     sf_out_of_memory("the simulator");
   rs->outer = active_run;
   rs->cur_w = sim_current(&rs->cur_node);
-  active_run = rs;
+  set_active(rs);
   sim_stop stop = SIM_STOP_FAILURE;
   int crashed = 0;
   if (setjmp(rs->crash_jmp) == 0) {
@@ -614,7 +634,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     sim__abandon(rs->w, rs->cur_w, rs->cur_node);
   }
   rs->in_execute = 0;
-  active_run = rs->outer;
+  set_active(rs->outer);
   if (stop == SIM_STOP_BUDGET && sim_budget_reason(rs->w) &&
       !strcmp(sim_budget_reason(rs->w), "out of memory"))
     sf_out_of_memory("the simulator");
@@ -647,6 +667,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     t->destroy(rs->ctx);
   free(rs->site_hit);
   free(rs->site_max);
+  free(rs->site_floor);
   free(rs->inj);
   free(rs);
   return res.failed;
