@@ -340,9 +340,14 @@ sim__trace_inline(sim_world *w, unsigned kind, unsigned reason, int node, int pe
       (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
     static const uint64_t mul[] = {0x27d4eb2f165667c5ull, 0x94d049bb133111ebull,
                                    0xbf58476d1ce4e5b9ull};
-    _Static_assert(sizeof mul / sizeof mul[0] * 8 >= SIM_TRACE_PREFIX, "a constant per word");
-    for (size_t i = 0; i < pl; i += 8)
-      u ^= sim__load_be((const uint8_t *)payload + i, pl - i < 8 ? pl - i : 8) * mul[i / 8];
+    _Static_assert(sizeof mul / sizeof mul[0] * 8 == SIM_TRACE_PREFIX, "a constant per word");
+    const uint8_t *p = payload;
+    if (pl == SIM_TRACE_PREFIX) /* the common case: three whole words, no loop */
+      u ^= sim__load_be(p, 8) * mul[0] ^ sim__load_be(p + 8, 8) * mul[1] ^
+           sim__load_be(p + 16, 8) * mul[2];
+    else
+      for (size_t i = 0; i < pl; i += 8)
+        u ^= sim__load_be(p + i, pl - i < 8 ? pl - i : 8) * mul[i / 8];
   }
   uint64_t h = (w->trace_hash ^ u) * 0x9fb21c651e98df25ull;
   w->trace_hash = ((h << 29) | (h >> 35)) ^ 0x632be59bd9b4e019ull;

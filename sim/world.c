@@ -201,30 +201,32 @@ static inline int heap_less(const sim_world *w, heap_ent *a, heap_ent *b) {
  * heap order. h comes by value, not through the array: an entry just
  * stored field by field and read back whole stalls the store forwarding. */
 static void sift_up(sim_world *w, uint32_t i, heap_ent h) {
+  heap_ent *hp = w->heap; /* (a tie's draw never moves the array) */
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
-    if (!heap_less(w, &h, &w->heap[p]))
+    if (!heap_less(w, &h, &hp[p]))
       break;
-    w->heap[i] = w->heap[p];
+    hp[i] = hp[p];
     i = p;
   }
-  w->heap[i] = h;
+  hp[i] = h;
 }
 
 static inline __attribute__((always_inline)) void sift_down(sim_world *w, uint32_t i, heap_ent h) {
+  heap_ent *hp = w->heap;
   uint32_t n = w->heap_n;
   for (;;) {
     uint32_t c = 2 * i + 1;
     if (c >= n)
       break;
     if (c + 1 < n)
-      c += (uint32_t)heap_less(w, &w->heap[c + 1], &w->heap[c]);
-    if (!heap_less(w, &w->heap[c], &h))
+      c += (uint32_t)heap_less(w, &hp[c + 1], &hp[c]);
+    if (!heap_less(w, &hp[c], &h))
       break;
-    w->heap[i] = w->heap[c];
+    hp[i] = hp[c];
     i = c;
   }
-  w->heap[i] = h;
+  hp[i] = h;
 }
 
 void *sim__pool_grow(void *arr, uint32_t *cap, uint32_t *free_head, size_t elem, size_t next_off,
