@@ -154,6 +154,20 @@ extern const sf_target *const sf_this_target;
  *  Both libFuzzer's and AFL++'s edge coverage see each bucket. */
 void sf_feedback_path(uint32_t b);
 
+/** The feedback bucket of assertion site number `site` (its position in
+ *  the catalog, sf_sites) at `value`: the state a run reaches when the
+ *  site is first hit (value 0 for SOMETIMES and REACHABLE sites), or when
+ *  a MAXIMIZE site's value first enters the value's class. */
+uint32_t sf_features_site_bucket(uint32_t site, uint64_t value);
+
+/** Value classes of a MAXIMIZE site: 0..31 as themselves, then class
+ *  37 + j for [2^(5+j), 2^(6+j)). */
+#define SF_VALUE_CLASSES 96
+
+/** The smallest value of class k; UINT64_MAX for the classes that hold
+ *  none (32..36, and k >= SF_VALUE_CLASSES). */
+uint64_t sf_features_class_value(uint32_t k);
+
 /** 1 if this build emits feedback (SIMFUZZ_FEEDBACK), else 0. */
 int sf_feedback_enabled(void);
 

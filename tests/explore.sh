@@ -5,7 +5,8 @@
 # triages; at least as many sweep seeds do not find it; reach lists the
 # unreachable assertion as never reached; fuzz confirms its findings;
 # revisits of kept states reach them again (and a nondeterministic target's
-# are caught); killing explore in any way leaves no process behind.
+# are caught); --stats counts runs per assertion-site state; killing explore
+# in any way leaves no process behind.
 # usage: explore.sh BUILD_DIR
 T_NAME=explore
 # shellcheck source=tests/lib.sh
@@ -105,6 +106,19 @@ ok "$n revisits reach their states again; --keep 0 makes none; a nondeterministi
 grep -q "^explore: .* branches (depth <= 2, [1-9][0-9]* revisits)" "$work/r2.log" ||
   fail "states of the deepest level kept: $(cat "$work/r2.log")"
 ok "states reached at --depth 1 get futures one level deeper: $(grep -o "depth <= 2, [0-9]* revisits" "$work/r2.log")"
+
+# 9. --stats: the runs that reached each assertion-site state, from the
+# campaign's own counts (n0 boots once in every root, and a branch does
+# not reach again what its root reached), and the states job 0 kept
+"$B" explore -o "$work/st" --roots 3000 --seed 5000 --warmup 100 --stats -q > "$work/st.log" 2>&1
+roots=$(sed -n 's/^explore: \([0-9]*\) roots.*/\1/p' "$work/st.log")
+nkept=$(sed -n 's/^explore: job 0 keeps \([0-9]*\) states$/\1/p' "$work/st.log")
+[ "$roots" = 3000 ] && grep -q "^ *3000  boots of n0 = 1$" "$work/st.log" &&
+  grep -q "^ *0  n0 up before its first boot$" "$work/st.log" &&
+  [ -n "$nkept" ] && [ "$nkept" -gt 0 ] &&
+  [ "$(grep -c "^explore: kept .* at level [0-9]*, [0-9]* revisits$" "$work/st.log")" = "$nkept" ] ||
+  fail "explore --stats: $(cat "$work/st.log")"
+ok "--stats counts the runs per assertion-site state and lists the $nkept kept states"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }

@@ -431,7 +431,7 @@ int cmd_reach(int argc, char **argv);
   "SYNOPSIS\n"                                                                                     \
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
   "          [--budget B] [--warmup W] [--keep N] [--corpus DIR] [--stop-on-first]\n"              \
-  "          [--timeout S] [--rss-limit-mb MB] [-q]\n\n"                                           \
+  "          [--timeout S] [--rss-limit-mb MB] [--stats] [-q]\n\n"                                 \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
   "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
@@ -453,7 +453,8 @@ int cmd_reach(int argc, char **argv);
   "  files per kind of failure). With --corpus, runs that reach states no run reached\n"           \
   "  before are saved there as seeds for the fuzzers.\n"                                           \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
-  "  stop it with its summary. No process outlives the command.\n\n"                               \
+  "  stop it with its summary. No process outlives the command. --stats adds, per\n"               \
+  "  assertion-site state, the runs that reached it, and the states the first job kept.\n\n"       \
   "OPTIONS\n"                                                                                      \
   "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
   "  --energy K default 8                        --budget B  default 256\n"                        \

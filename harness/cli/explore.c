@@ -97,7 +97,7 @@ typedef struct {
   /* configuration */
   uint64_t seed_base, max_roots, start; /* start: the worker's first root */
   uint32_t jobs, job, depth, energy, budget, quiet, warmup, keep;
-  int stop_on_first;
+  int stop_on_first, stats;
   uint32_t branch_timeout_s;
   const char *out, *corpus;
   ex_shared *sh;
@@ -110,9 +110,10 @@ typedef struct {
   uint32_t level;     /* 0 in the worker, d in a branch of depth d */
   uint64_t forked_at; /* the event a branch was forked after (one per event) */
   uint64_t feat[SF_FB_BUCKETS / 64];
-  uint32_t forks; /* branches this root's run forked (in the worker) */
-  ex_kept *kept;  /* every job's kept states (EX_KEPT each, shared memory) */
-  ex_kept *visit; /* in a revisit: the state, until its event comes up */
+  uint32_t forks;                       /* branches this root's run forked (in the worker) */
+  ex_kept *kept;                        /* every job's kept states (EX_KEPT each, shared memory) */
+  ex_kept *visit;                       /* in a revisit: the state, until its event comes up */
+  uint8_t bucket_states[SF_FB_BUCKETS]; /* assertion-site states hashed there, up to 2 */
   int in_revisit; /* this process re-runs a kept state (or is a branch of one) */
 } explorer;
 
@@ -777,6 +778,74 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
   *files = sv.files;
 }
 
+/* Assertion-site states, for --stats: site i's state k (k < classes(), a
+ * MAXIMIZE site's value class) is value *v in bucket *b; 0 if the class
+ * holds no value. */
+static uint32_t classes(const sf_site *site) {
+  return site->kind == SF_SITE_MAXIMIZE ? SF_VALUE_CLASSES : 1u;
+}
+static int site_state(size_t i, uint32_t k, uint64_t *v, uint32_t *b) {
+  *v = sf_features_class_value(k);
+  *b = *v == UINT64_MAX ? 0 : sf_features_site_bucket((uint32_t)i, *v);
+  return *v != UINT64_MAX;
+}
+
+/* How many assertion-site states hash to each bucket, up to 2. */
+static void count_site_states(explorer *x) {
+  size_t n = 0;
+  sf_site *sites = sf_sites(&n);
+  memset(x->bucket_states, 0, sizeof x->bucket_states);
+  uint64_t v;
+  uint32_t b;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < classes(&sites[i]); k++)
+      if (site_state(i, k, &v, &b) && x->bucket_states[b] < 2)
+        x->bucket_states[b]++;
+}
+
+/* One state's name: the site's, and for a MAXIMIZE site its value class. */
+static void state_name(const sf_site *site, uint32_t k, uint64_t v, char *buf, size_t cap) {
+  if (site->kind == SF_SITE_MAXIMIZE)
+    snprintf(buf, cap, "%s = %s%" PRIu64, site->name, k < 32 ? "" : ">= ", v);
+  else
+    snprintf(buf, cap, "%s", site->name);
+}
+
+/* --stats: how many runs reached each assertion site's states, and the
+ * states job 0 keeps for revisits (named by the first state in catalog
+ * and class order whose bucket theirs is). */
+static void print_stats(const explorer *x) {
+  const ex_shared *sh = x->sh;
+  size_t n = 0;
+  sf_site *sites = sf_sites(&n);
+  char name[512];
+  uint64_t v;
+  uint32_t b;
+  printf("explore: runs (roots and branches) that reached each assertion-site state; * a "
+         "count shared with another state, whose bucket is the same:\n");
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < classes(&sites[i]); k++) {
+      if (!site_state(i, k, &v, &b) || (sites[i].kind == SF_SITE_MAXIMIZE && !sh->bucket_runs[b]))
+        continue; /* a MAXIMIZE site's classes: those reached */
+      state_name(&sites[i], k, v, name, sizeof name);
+      printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], x->bucket_states[b] > 1 ? "*" : " ",
+             name);
+    }
+  const ex_kept *kept = x->kept;
+  printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
+  for (uint32_t e = 0; e < sh->nkept[0]; e++) {
+    snprintf(name, sizeof name, "(bucket %" PRIu32 ")", kept[e].bucket);
+    for (size_t i = 0, found = 0; i < n && !found; i++)
+      for (uint32_t k = 0; k < classes(&sites[i]) && !found; k++)
+        if (site_state(i, k, &v, &b) && b == kept[e].bucket) {
+          state_name(&sites[i], k, v, name, sizeof name);
+          found = 1;
+        }
+    printf("explore: kept %s at level %" PRIu32 ", %" PRIu32 " revisits\n", name, kept[e].level,
+           kept[e].visits);
+  }
+}
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism: the campaign's budget */
@@ -811,6 +880,8 @@ int cmd_explore(int argc, char **argv) {
       x.stop_on_first = 1;
     } else if (!strcmp(a, "-q")) {
       x.quiet = 1;
+    } else if (!strcmp(a, "--stats")) {
+      x.stats = 1;
     } else if (!strcmp(a, "--time") && has) {
       char *end;
       seconds = strtod(argv[++i], &end);
@@ -858,6 +929,8 @@ int cmd_explore(int argc, char **argv) {
   memset(sh, 0, sizeof *sh);
   x.sh = sh;
   deadline_sh = sh;
+  if (x.stats)
+    count_site_states(&x);
   size_t kept_size = (size_t)x.jobs * EX_KEPT * sizeof(ex_kept);
   x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (x.kept == MAP_FAILED) {
@@ -934,6 +1007,8 @@ int cmd_explore(int argc, char **argv) {
   if (kept)
     printf("explore: crash files in %s (at most %u per kind of failure)\n", x.out,
            EX_FILES_PER_SIG);
+  if (x.stats)
+    print_stats(&x);
   (void)unique;
   (void)files;
   int failed = sh->failures > 0;

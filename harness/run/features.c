@@ -121,10 +121,19 @@ static uint64_t value_bucket(uint64_t v) {
   return v < 32 ? v : 32 + 63 - (uint64_t)__builtin_clzll(v);
 }
 
-void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node) {
+uint32_t sf_features_site_bucket(uint32_t site, uint64_t value) {
   uint64_t h = sim_mix64(TAG(SF_FT_SITE) | (uint64_t)site << 8 | value_bucket(value));
-  reach(f, SF_FB_BUCKETS - SF_FB_SITE_BUCKETS + (uint32_t)(h % SF_FB_SITE_BUCKETS), node,
-        SF_FRESH_SITE);
+  return SF_FB_BUCKETS - SF_FB_SITE_BUCKETS + (uint32_t)(h % SF_FB_SITE_BUCKETS);
+}
+
+uint64_t sf_features_class_value(uint32_t k) {
+  if (k < 32)
+    return k;
+  return k >= 37 && k < SF_VALUE_CLASSES ? 1ull << (k - 32) : UINT64_MAX; /* 32: 2^5 */
+}
+
+void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node) {
+  reach(f, sf_features_site_bucket(site, value), node, SF_FRESH_SITE);
 }
 
 uint32_t sf_features_drain(sf_features *f, uint16_t *out, int *node) {
