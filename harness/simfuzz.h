@@ -164,12 +164,20 @@ void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node);
  * while no run records them (a sweep, a replay). Set by the runner. */
 extern __thread const uint64_t *sf__site_floor;
 extern sf_site __start_sf_site_catalog[] __attribute__((weak));
+extern sf_site __stop_sf_site_catalog[] __attribute__((weak));
 
 /* 1 if a hit of `site` with `value` may be new to the run (then
- * sf_site_hit decides), 0 if it cannot be: no call for most hits. */
+ * sf_site_hit decides), 0 if it cannot be: no call for most hits. A site
+ * outside this binary's catalog (one in a shared library has a catalog of
+ * its own) is left to sf_site_hit, which reports it. */
 static inline int sf__site_may_be_new(const sf_site *site, uint64_t value) {
   const uint64_t *at_least = sf__site_floor;
-  return at_least && value >= at_least[site - __start_sf_site_catalog];
+  uintptr_t p = (uintptr_t)site, a = (uintptr_t)__start_sf_site_catalog;
+  if (!at_least)
+    return 0;
+  if (p < a || p >= (uintptr_t)__stop_sf_site_catalog)
+    return 1;
+  return value >= at_least[(p - a) / sizeof(sf_site)];
 }
 
 /** 1 if the run of world w records its sites' hits: fuzzing, exploring,
