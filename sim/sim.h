@@ -662,6 +662,18 @@ const char *sim_ev_name(unsigned kind);
  *  partition, reset, disk error, clock change, fault point, failure, ...). */
 int sim_ev_is_fault(unsigned kind);
 
+/** The record kinds sim_ev_is_fault() calls faults, bit k for kind k: for
+ *  a test per record with no call. */
+#define SIM_EV_FAULT_MASK                                                                          \
+  ((1ull << SIM_EV_DROP) | (1ull << SIM_EV_DUP) | (1ull << SIM_EV_CORRUPT) |                       \
+   (1ull << SIM_EV_REORDER) | (1ull << SIM_EV_HOLD) | (1ull << SIM_EV_RELEASE) |                   \
+   (1ull << SIM_EV_CRASH) | (1ull << SIM_EV_RESTART) | (1ull << SIM_EV_PAUSE) |                    \
+   (1ull << SIM_EV_RESUME) | (1ull << SIM_EV_PARTITION) | (1ull << SIM_EV_HEAL) |                  \
+   (1ull << SIM_EV_LINK) | (1ull << SIM_EV_CONN_RESET) | (1ull << SIM_EV_CONN_TIMEOUT) |           \
+   (1ull << SIM_EV_CONN_REFUSED) | (1ull << SIM_EV_CONN_STALL) | (1ull << SIM_EV_DISK_EIO) |       \
+   (1ull << SIM_EV_DISK_LOST) | (1ull << SIM_EV_CLOCK) | (1ull << SIM_EV_FAULTPOINT) |             \
+   (1ull << SIM_EV_FAIL))
+
 /** Name of a drop reason ("loss", "partition", ...). */
 const char *sim_drop_name(unsigned reason);
 

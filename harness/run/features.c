@@ -36,39 +36,27 @@ static void add(sf_features *f, uint64_t v) {
 }
 
 /* Fault records that count as features: every fault but repairs and the
- * failure itself. */
-static int is_fault_record(unsigned k) {
-  return sim_ev_is_fault(k) && k != SIM_EV_HEAL && k != SIM_EV_LINK && k != SIM_EV_FAIL;
-}
-
-/* Records that take part in the ordered-pair features. */
-static int is_protocol_record(unsigned k) {
-  return k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA || k == SIM_EV_BOOT || k == SIM_EV_CONN_UP ||
-         k == SIM_EV_CONN_ACCEPT || k == SIM_EV_CONN_CLOSE;
-}
+ * failure itself. Protocol records take part in the ordered-pair features. */
+#define FAULT_KINDS                                                                                \
+  (SIM_EV_FAULT_MASK & ~((1ull << SIM_EV_HEAL) | (1ull << SIM_EV_LINK) | (1ull << SIM_EV_FAIL)))
+#define FEATURE_KINDS                                                                              \
+  (FAULT_KINDS | (1ull << SIM_EV_DELIVER) | (1ull << SIM_EV_CONN_DATA) | (1ull << SIM_EV_BOOT) |   \
+   (1ull << SIM_EV_CONN_UP) | (1ull << SIM_EV_CONN_ACCEPT) | (1ull << SIM_EV_CONN_CLOSE))
 
 void sf_features_init(sf_features *f, int n) {
   memset(f, 0, sizeof *f);
   SIM_ASSERT(n > 0 && n <= SIM_MAX_NODES);
   f->n = n;
   f->last_node = -1;
-  /* the two tests above, as masks: a record costs one test of a bit */
-  _Static_assert(SIM_EV__COUNT <= 64, "a bit per record kind");
-  for (unsigned k = 0; k < SIM_EV__COUNT; k++) {
-    if (is_fault_record(k))
-      f->fault_kinds |= 1ull << k;
-    if (is_fault_record(k) || is_protocol_record(k))
-      f->feature_kinds |= 1ull << k;
-  }
 }
 
 void sf_features_trace(sf_features *f, const sim_trace_rec *r) {
   unsigned k = r->kind;
   if (r->node >= 0)
     f->last_node = r->node;
-  if (k >= SIM_EV__COUNT || !(f->feature_kinds >> k & 1))
+  if (k >= SIM_EV__COUNT || !(FEATURE_KINDS >> k & 1))
     return;
-  int fault = (int)(f->fault_kinds >> k & 1);
+  int fault = (int)(FAULT_KINDS >> k & 1);
   uint32_t role = r->node >= 0 && r->node < f->n ? f->role[r->node] : 0;
   uint32_t cls = (uint32_t)k << 16 | (uint32_t)r->reason << 8 | (r->msg_kind & 0xff);
   if (fault)

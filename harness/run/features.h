@@ -33,8 +33,6 @@ typedef struct sf_features {
   uint32_t prev_class;        /* class of the last fault/protocol record */
   int last_node;              /* node of the last record, -1 before any */
   int n;                      /* nodes */
-  uint64_t fault_kinds;       /* bit k: records of kind k are faults that count */
-  uint64_t feature_kinds;     /* bit k: records of kind k count at all */
   uint32_t role[SIM_MAX_NODES];
   uint64_t role_vec; /* hash of the sorted roles */
   /* buckets first reached since the last sf_features_drain (for the
