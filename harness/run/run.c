@@ -39,12 +39,11 @@ struct run_state {
   /* feedback */
   int fb;
   sf_features feat;
-  /* assertion sites (SF_SOMETIMES, ...): hit in this run, best value,
-   * and the value a hit must reach to be new (sf__site_floor) */
+  /* assertion sites (SF_SOMETIMES, ...): the value a hit must reach to
+   * be new (sf__site_floor: 0 until the first hit), and the best value */
   size_t nsites;
-  uint8_t *site_hit;
-  uint64_t *site_max;
   uint64_t *site_floor;
+  uint64_t *site_max;
   /* the assert() hook: where a failed assertion of the system under test
    * ends the run (record mode), while execute() runs */
   int in_execute;
@@ -223,7 +222,7 @@ sf_site *sf_sites(size_t *n) {
 /* The run of w if it records its sites' hits, else NULL. */
 static run_state *site_recorder(const sim_world *w) {
   run_state *rs = active_run;
-  return rs && rs->w == w && rs->site_hit ? rs : NULL;
+  return rs && rs->w == w && rs->site_floor ? rs : NULL;
 }
 
 int sf_sites_wanted(const sim_world *w) {
@@ -237,9 +236,7 @@ void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node) {
   uintptr_t a = (uintptr_t)__start_sf_site_catalog, p = (uintptr_t)site;
   SIM_ASSERT(p >= a && (p - a) % sizeof(sf_site) == 0 && (p - a) / sizeof(sf_site) < rs->nsites);
   size_t i = (p - a) / sizeof(sf_site);
-  int first = !rs->site_hit[i];
-  if (first || value > rs->site_max[i]) {
-    rs->site_hit[i] = 1;
+  if (!rs->site_floor[i] || value > rs->site_max[i]) {
     rs->site_max[i] = value;
     rs->site_floor[i] = value < UINT64_MAX ? value + 1 : value;
     if (rs->fb)
@@ -610,10 +607,9 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   sf_features_init(&rs->feat, rs->n);
   sf_sites(&rs->nsites);
   if (rs->nsites && (rs->fb || o->site_runs || o->site_best)) {
-    rs->site_hit = calloc(rs->nsites, 1);
-    rs->site_max = calloc(rs->nsites, sizeof *rs->site_max);
     rs->site_floor = calloc(rs->nsites, sizeof *rs->site_floor);
-    if (!rs->site_hit || !rs->site_max || !rs->site_floor)
+    rs->site_max = calloc(rs->nsites, sizeof *rs->site_max);
+    if (!rs->site_floor || !rs->site_max)
       sf_out_of_memory("the runner");
   }
   rs->ctx = t->create ? t->create(rs->n) : NULL;
@@ -648,8 +644,8 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   if (o->feature_bits)
     for (uint32_t i = 0; i < SF_FB_WORDS; i++)
       o->feature_bits[i] |= rs->feat.bits[i];
-  for (size_t i = 0; i < rs->nsites && rs->site_hit; i++) {
-    if (!rs->site_hit[i])
+  for (size_t i = 0; i < rs->nsites && rs->site_floor; i++) {
+    if (!rs->site_floor[i])
       continue;
     if (o->site_runs)
       o->site_runs[i]++;
@@ -665,9 +661,8 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   sim_world_destroy(rs->w);
   if (t->destroy)
     t->destroy(rs->ctx);
-  free(rs->site_hit);
-  free(rs->site_max);
   free(rs->site_floor);
+  free(rs->site_max);
   free(rs->inj);
   free(rs);
   return res.failed;
