@@ -110,10 +110,9 @@ typedef struct {
   uint32_t level;     /* 0 in the worker, d in a branch of depth d */
   uint64_t forked_at; /* the event a branch was forked after (one per event) */
   uint64_t feat[SF_FB_BUCKETS / 64];
-  uint32_t forks;                       /* branches this root's run forked (in the worker) */
-  ex_kept *kept;                        /* every job's kept states (EX_KEPT each, shared memory) */
-  ex_kept *visit;                       /* in a revisit: the state, until its event comes up */
-  uint8_t bucket_states[SF_FB_BUCKETS]; /* assertion-site states hashed there, up to 2 */
+  uint32_t forks; /* branches this root's run forked (in the worker) */
+  ex_kept *kept;  /* every job's kept states (EX_KEPT each, shared memory) */
+  ex_kept *visit; /* in a revisit: the state, until its event comes up */
   int in_revisit; /* this process re-runs a kept state (or is a branch of one) */
 } explorer;
 
@@ -790,19 +789,6 @@ static int site_state(size_t i, uint32_t k, uint64_t *v, uint32_t *b) {
   return *v != UINT64_MAX;
 }
 
-/* How many assertion-site states hash to each bucket, up to 2. */
-static void count_site_states(explorer *x) {
-  size_t n = 0;
-  sf_site *sites = sf_sites(&n);
-  memset(x->bucket_states, 0, sizeof x->bucket_states);
-  uint64_t v;
-  uint32_t b;
-  for (size_t i = 0; i < n; i++)
-    for (uint32_t k = 0; k < classes(&sites[i]); k++)
-      if (site_state(i, k, &v, &b) && x->bucket_states[b] < 2)
-        x->bucket_states[b]++;
-}
-
 /* One state's name: the site's, and for a MAXIMIZE site its value class. */
 static void state_name(const sf_site *site, uint32_t k, uint64_t v, char *buf, size_t cap) {
   if (site->kind == SF_SITE_MAXIMIZE)
@@ -821,6 +807,11 @@ static void print_stats(const explorer *x) {
   char name[512];
   uint64_t v;
   uint32_t b;
+  uint8_t states[SF_FB_BUCKETS] = {0}; /* site states hashed to each bucket, up to 2 */
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < classes(&sites[i]); k++)
+      if (site_state(i, k, &v, &b) && states[b] < 2)
+        states[b]++;
   printf("explore: runs (roots and branches) that reached each assertion-site state; * a "
          "count shared with another state, whose bucket is the same:\n");
   for (size_t i = 0; i < n; i++)
@@ -828,8 +819,7 @@ static void print_stats(const explorer *x) {
       if (!site_state(i, k, &v, &b) || (sites[i].kind == SF_SITE_MAXIMIZE && !sh->bucket_runs[b]))
         continue; /* a MAXIMIZE site's classes: those reached */
       state_name(&sites[i], k, v, name, sizeof name);
-      printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], x->bucket_states[b] > 1 ? "*" : " ",
-             name);
+      printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], states[b] > 1 ? "*" : " ", name);
     }
   const ex_kept *kept = x->kept;
   printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
@@ -929,8 +919,6 @@ int cmd_explore(int argc, char **argv) {
   memset(sh, 0, sizeof *sh);
   x.sh = sh;
   deadline_sh = sh;
-  if (x.stats)
-    count_site_states(&x);
   size_t kept_size = (size_t)x.jobs * EX_KEPT * sizeof(ex_kept);
   x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (x.kept == MAP_FAILED) {
