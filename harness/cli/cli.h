@@ -445,13 +445,14 @@ int cmd_reach(int argc, char **argv);
   "  the first W roots ran (default 1000): until then no state can be called rare, and a bug\n"    \
   "  the sweep finds in its first seeds costs what it costs the sweep. Each job keeps up to N\n"   \
   "  of the rarest assertion-site states it reached (default 16): between roots it re-runs\n"      \
-  "  the scenario that reached one, up to that moment, and branches there again, so a state\n"     \
-  "  reached once deep in a branch gets many more futures (one reached at depth D branches\n"      \
-  "  there, at D + 1); these revisits take 12 of the 33 percent of the time the branches\n"        \
-  "  get (--keep 0: none). Every failure is re-run from its scenario file before it is\n"          \
-  "  kept: DIR/crash-<sha1> replays, minimizes and triages like any crash file (at most 3\n"       \
-  "  files per kind of failure). With --corpus, runs that reach states no run reached\n"           \
-  "  before are saved there as seeds for the fuzzers.\n"                                           \
+  "  the scenario that reached one (going round the sites), up to that moment, and branches\n"     \
+  "  there again, so a state reached once deep in a branch gets many more futures (one\n"          \
+  "  reached at depth D branches there, at D + 1); these revisits take 12 of the 33\n"             \
+  "  percent of the time the branches get (--keep 0: none). Every failure is re-run from\n"        \
+  "  its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"               \
+  "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \
+  "  runs that reach states no run reached before are saved there as seeds for the\n"              \
+  "  fuzzers.\n"                                                                                   \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
   "  stop it with its summary. No process outlives the command. --stats adds, per\n"               \
   "  assertion-site state, the runs that reached it, and the states the first job kept.\n\n"       \

@@ -17,8 +17,9 @@
  * campaign reached is kept (the root seed, the steps injected on the way,
  * the event after which it was reached, the trace hash there). Between
  * roots, within a part of the branches' time, a worker re-runs the
- * scenario of the kept state that has had the fewest futures for its
- * rarity, in a child, up to that event; checks that the trace hash matches
+ * scenario of a kept state (going round the assertion sites, and within a
+ * site the state that has had the fewest futures for its rarity;
+ * revisit.h), in a child, up to that event; checks that the trace hash matches
  * (a target that is not deterministic is caught there); and branches
  * again. A named state reached once, deep in a branch, so gets as many
  * futures as its rarity is worth, not only the few its own tree had room
@@ -43,6 +44,7 @@
 #include "cli.h"
 
 #include "engine/mutate.h"
+#include "revisit.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -74,7 +76,9 @@ typedef struct {
   uint64_t revisits, ns_revisit; /* revisits of kept states; ns spent on them, in ns_branch too */
   uint64_t revisits_diverged;    /* revisits that did not reach their state bit for bit */
   uint32_t nkept[EX_MAX_JOBS];   /* states each job keeps (see ex_kept) */
-  uint32_t stop;                 /* 1: no new roots or branches */
+  uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
+  uint8_t site_of[SF_FB_BUCKETS]; /* the site slot of each bucket of a site's state */
+  uint32_t stop;                  /* 1: no new roots or branches */
   struct {
     uint64_t hash;
     uint32_t count;
@@ -89,6 +93,7 @@ typedef struct {
 typedef struct {
   uint64_t seed, id, at_event, hash; /* hash: the trace hash at that moment */
   uint32_t bucket, level, visits, nadded;
+  uint32_t site; /* its assertion site's slot (revisit.h) */
   int32_t node;
   sf_step added[EX_KEPT_STEPS];
 } ex_kept;
@@ -395,20 +400,20 @@ static ex_kept *job_kept(const explorer *x) {
   return x->kept + (size_t)x->job * EX_KEPT;
 }
 
-/* How much a kept state has had for its worth (lower: revisit it sooner):
- * the runs that reached its bucket times its revisits. */
-static uint64_t kept_score(const ex_shared *sh, const ex_kept *e) {
-  return ((uint64_t)sh->bucket_runs[e->bucket] + 1) * (e->visits + 1);
+/* A kept state as revisit.h's rule sees it. */
+static ex_cand kept_cand(const ex_shared *sh, const ex_kept *e) {
+  ex_cand c = {sh->bucket_runs[e->bucket], e->visits, e->site};
+  return c;
 }
 
-/* The first of the n kept states with the lowest score (most: the
- * highest), and that score in *score. */
-static uint32_t kept_pick(const ex_shared *sh, const ex_kept *kept, uint32_t n, int most,
-                          uint64_t *score) {
+/* The first of the n kept states with the highest score (revisit.h), the
+ * one that has had most for its worth, and that score in *score. */
+static uint32_t kept_most(const ex_shared *sh, const ex_kept *kept, uint32_t n, uint64_t *score) {
   uint32_t at = 0;
   for (uint32_t i = 0; i < n; i++) {
-    uint64_t v = kept_score(sh, &kept[i]);
-    if (i == 0 || (most ? v > *score : v < *score)) {
+    ex_cand c = kept_cand(sh, &kept[i]);
+    uint64_t v = ex_cand_score(&c);
+    if (i == 0 || v > *score) {
       *score = v;
       at = i;
     }
@@ -430,7 +435,7 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
       return; /* one way to the state is enough */
   if (slot == x->keep) {
     uint64_t worst = 0;
-    slot = kept_pick(x->sh, kept, x->keep, 1, &worst);
+    slot = kept_most(x->sh, kept, x->keep, &worst);
     if (worst <= (uint64_t)c + 1)
       return;
   } else {
@@ -444,6 +449,7 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
   e->bucket = bucket;
   e->level = x->level;
   e->visits = 0;
+  e->site = x->sh->site_of[bucket];
   e->node = node;
   e->nadded = x->nadded;
   memcpy(e->added, x->added, x->nadded * sizeof *x->added);
@@ -539,9 +545,13 @@ static void revisit(explorer *x, const sf_run_opts *o) {
       over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
                  __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), EX_SHARE_REVISIT, EX_SHARE))
     return;
-  uint64_t best = 0;
-  ex_kept *kept = job_kept(x), *e = &kept[kept_pick(sh, kept, n, 0, &best)];
+  ex_cand cand[EX_KEPT];
+  ex_kept *kept = job_kept(x);
+  for (uint32_t i = 0; i < n; i++)
+    cand[i] = kept_cand(sh, &kept[i]);
+  ex_kept *e = &kept[ex_revisit_pick(cand, n, sh->site_visits[x->job])];
   e->visits++;
+  sh->site_visits[x->job][e->site]++;
   add64(&sh->revisits, 1);
   uint64_t t0 = now_ns();
   pid_t pid = fork_child(x);
@@ -918,6 +928,15 @@ int cmd_explore(int argc, char **argv) {
     return cli_error("explore: cannot map shared memory: %s", strerror(errno));
   memset(sh, 0, sizeof *sh);
   x.sh = sh;
+  size_t nsites = 0;
+  sf_site *sites = sf_sites(&nsites);
+  for (size_t i = nsites; i-- > 0;) /* a shared bucket: the first site's */
+    for (uint32_t k = 0; k < classes(&sites[i]); k++) {
+      uint64_t v;
+      uint32_t b;
+      if (site_state(i, k, &v, &b))
+        sh->site_of[b] = (uint8_t)(i < EX_SITE_SLOTS ? i : EX_SITE_SLOTS - 1);
+    }
   deadline_sh = sh;
   size_t kept_size = (size_t)x.jobs * EX_KEPT * sizeof(ex_kept);
   x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
