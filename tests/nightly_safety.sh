@@ -114,7 +114,9 @@ if mount -t tmpfs -o size=64k tmpfs "$work/m" 2> /dev/null; then
   one_error tmpfs
   snapshot "$s" | grep -v " ./corpus/\| ./inbox/" > "$work/a1"
   inbox_ok "$s" || fail "tmpfs: inbox"
-  grep -v " ./corpus/" "$work/before" | cmp -s - "$work/a1" || fail "tmpfs: the state changed"
+  grep -v " ./corpus/" "$work/before" > "$work/b1"
+  cmp -s "$work/b1" "$work/a1" ||
+    { diff "$work/b1" "$work/a1"; cat "$work/err"; fail "tmpfs: the state changed"; }
   [ -z "$(find "$s" -name "*.new" -o -name ".merge-*")" ] || fail "tmpfs: temporary files left"
   [ -z "$(find "$work/m" -mindepth 1 -maxdepth 1 ! -name s)" ] || fail "tmpfs: left in TMPDIR: $(ls -A "$work/m")"
   mount -o remount,size=16m "$work/m" || fail "remount"
