@@ -77,8 +77,9 @@ typedef struct {
   uint64_t revisits_diverged;    /* revisits that did not reach their state bit for bit */
   uint32_t nkept[EX_MAX_JOBS];   /* states each job keeps (see ex_kept) */
   uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
-  uint8_t site_of[SF_FB_BUCKETS]; /* the site slot of each bucket of a site's state */
-  uint32_t stop;                  /* 1: no new roots or branches */
+  uint8_t site_of[SF_FB_BUCKETS];     /* the site slot of each bucket of a site's state */
+  uint8_t site_states[SF_FB_BUCKETS]; /* site states hashed to each bucket, up to 2 */
+  uint32_t stop;                      /* 1: no new roots or branches */
   struct {
     uint64_t hash;
     uint32_t count;
@@ -799,6 +800,23 @@ static int site_state(size_t i, uint32_t k, uint64_t *v, uint32_t *b) {
   return *v != UINT64_MAX;
 }
 
+/* Map every assertion-site state's bucket: to its site's slot (of two
+ * sites in one bucket, the first in catalog order), and count the states
+ * there, up to 2 (--stats marks shared counts). */
+static void map_site_states(ex_shared *sh) {
+  size_t n = 0;
+  sf_site *sites = sf_sites(&n);
+  uint64_t v;
+  uint32_t b;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < classes(&sites[i]); k++) {
+      if (!site_state(i, k, &v, &b) || sh->site_states[b] == 2)
+        continue;
+      if (sh->site_states[b]++ == 0)
+        sh->site_of[b] = (uint8_t)(i < EX_SITE_SLOTS ? i : EX_SITE_SLOTS - 1);
+    }
+}
+
 /* One state's name: the site's, and for a MAXIMIZE site its value class. */
 static void state_name(const sf_site *site, uint32_t k, uint64_t v, char *buf, size_t cap) {
   if (site->kind == SF_SITE_MAXIMIZE)
@@ -817,11 +835,6 @@ static void print_stats(const explorer *x) {
   char name[512];
   uint64_t v;
   uint32_t b;
-  uint8_t states[SF_FB_BUCKETS] = {0}; /* site states hashed to each bucket, up to 2 */
-  for (size_t i = 0; i < n; i++)
-    for (uint32_t k = 0; k < classes(&sites[i]); k++)
-      if (site_state(i, k, &v, &b) && states[b] < 2)
-        states[b]++;
   printf("explore: runs (roots and branches) that reached each assertion-site state; * a "
          "count shared with another state, whose bucket is the same:\n");
   for (size_t i = 0; i < n; i++)
@@ -829,7 +842,8 @@ static void print_stats(const explorer *x) {
       if (!site_state(i, k, &v, &b) || (sites[i].kind == SF_SITE_MAXIMIZE && !sh->bucket_runs[b]))
         continue; /* a MAXIMIZE site's classes: those reached */
       state_name(&sites[i], k, v, name, sizeof name);
-      printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], states[b] > 1 ? "*" : " ", name);
+      printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], sh->site_states[b] > 1 ? "*" : " ",
+             name);
     }
   const ex_kept *kept = x->kept;
   printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
@@ -928,15 +942,7 @@ int cmd_explore(int argc, char **argv) {
     return cli_error("explore: cannot map shared memory: %s", strerror(errno));
   memset(sh, 0, sizeof *sh);
   x.sh = sh;
-  size_t nsites = 0;
-  sf_site *sites = sf_sites(&nsites);
-  for (size_t i = nsites; i-- > 0;) /* a shared bucket: the first site's */
-    for (uint32_t k = 0; k < classes(&sites[i]); k++) {
-      uint64_t v;
-      uint32_t b;
-      if (site_state(i, k, &v, &b))
-        sh->site_of[b] = (uint8_t)(i < EX_SITE_SLOTS ? i : EX_SITE_SLOTS - 1);
-    }
+  map_site_states(sh);
   deadline_sh = sh;
   size_t kept_size = (size_t)x.jobs * EX_KEPT * sizeof(ex_kept);
   x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
