@@ -77,6 +77,13 @@ for bin in "$OB/fuzz/kvstream_1_1_fuzzer" "$OB/fuzz/kvstream_1_1_afl"; do
   fi
 done
 
+# the outside project's own regression scenarios, replayed by the runner the
+# in-tree targets use (each failure ever found in the correct release passes)
+for d in "$O"/regressions/*/; do
+  out=$(sh "$(dirname "$0")/regressions.sh" "$OB" "${d%/}" 2>&1) \
+    && ok "regressions of $(basename "$d"): $out" || { bad "regressions of $(basename "$d")"; echo "$out"; }
+done
+
 # ---- 3b. a failure found by each engine replays in the other binaries ----
 # hash_of BINARY FILE: the trace hash a binary reports for a failing input
 hash_of() {

@@ -32,7 +32,7 @@ typedef struct {
 } cluster;
 
 typedef struct {
-  sf_records recs;                  /* writer: one record per key */
+  sf_records recs;                  /* writer: two records per key (see key_slot) */
   uint64_t version[KVREP_MAX_KEYS]; /* writer */
   struct kvrep table;               /* replicas */
 } knode;
@@ -61,6 +61,28 @@ static void broadcast(sim_world *w, knode *k, uint32_t key) {
     sim_send(w, 0, to, m, len);
 }
 
+/* A key's versions alternate between two records, so a write that fails
+ * (and may leave its record empty, simfuzz_record.h) can only damage the
+ * version before the last durable one, never the last itself. */
+static uint64_t key_slot(uint32_t key, uint64_t version) {
+  return 2 * (uint64_t)key + (version & 1);
+}
+
+/* The key's last durable version: the larger of its two records. Returns 0
+ * and sets *v, or -EIO when the disk keeps failing. */
+static int read_version(knode *k, sim_world *w, int node, uint32_t key, uint64_t *v) {
+  *v = 0;
+  for (uint64_t half = 0; half < 2; half++) {
+    uint8_t b[8];
+    int64_t r = sf_record_read(&k->recs, w, node, key_slot(key, half), b, sizeof b);
+    if (r < 0)
+      return (int)r;
+    if (r == 8 && sf_get64(b) > *v)
+      *v = sf_get64(b);
+  }
+  return 0;
+}
+
 static void boot(void *ctx, sim_world *w, int node, int restart) {
   (void)ctx;
   (void)restart;
@@ -70,13 +92,10 @@ static void boot(void *ctx, sim_world *w, int node, int restart) {
     return;
   sf_records_init(&k->recs, w, node, 0, 8);
   for (uint32_t key = 0; key < KVREP_MAX_KEYS; key++) {
-    uint8_t b[8];
-    int64_t r = sf_record_read(&k->recs, w, node, key, b, sizeof b);
-    if (r < 0) { /* the disk keeps failing: recover on the next restart */
-      sim_node_crash(w, node);
+    if (read_version(k, w, node, key, &k->version[key]) < 0) {
+      sim_node_crash(w, node); /* the disk keeps failing: recover on the next restart */
       return;
     }
-    k->version[key] = r == 8 ? sf_get64(b) : 0;
   }
   sim_timer_start(w, node, (uint64_t)kvrep_resend_ms() * SIM_NS_PER_MS, TICK);
 }
@@ -122,7 +141,7 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
   sf_put64(b, next);
   if (next > c->written[key]) /* from now on it may be durable */
     c->written[key] = next;
-  if (sf_record_write(&k->recs, w, 0, key, b, sizeof b, 1) != 0) {
+  if (sf_record_write(&k->recs, w, 0, key_slot(key, next), b, sizeof b, 1) != 0) {
     sim_node_crash(w, 0); /* durable or not: find out on restart */
     return;
   }
