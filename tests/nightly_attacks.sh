@@ -78,6 +78,22 @@ else
 fi
 [ -n "$(ls "$s/inbox/$T" 2> /dev/null)" ] && ok "SIGTERM: the night's crash files wait in the inbox" ||
   bad "SIGTERM: crash files lost"
+# a stop after the new failure was filed and minimized, before the report
+# (SIMFUZZ_NIGHTLY_STOP_AT: SIGTERM as that phase starts): its files in
+# crashes/ go with the night, since no known.tsv names them; the next night
+# files it again under the same id
+s="$work/term2"; fresh "$s"
+SIMFUZZ_NIGHTLY_STOP_AT=report night "$s" 2 --targets $T
+if [ $rc = 143 ] && [ -z "$(ls -A "$s/crashes/$T" 2> /dev/null)" ] && [ ! -e "$s/known.tsv" ] &&
+   [ -n "$(ls "$s/inbox/$T" 2> /dev/null)" ]; then
+  ok "SIGTERM after a failure was filed: exit 143, crashes/ as it was, the crash files in the inbox"
+else
+  bad "SIGTERM before the report: exit $rc, crashes/$T: $(ls "$s/crashes/$T" 2> /dev/null)"; tail -2 "$work/err"
+fi
+night "$s" 2 --targets $T
+[ $rc = 1 ] && [ -f "$s/crashes/$T/f0000.pb" ] && grep -q "	f0000$" "$s/known.tsv" &&
+  ok "the next night files it as f0000" ||
+  { bad "the night after the stop: exit $rc, $(ls "$s/crashes/$T" 2> /dev/null)"; cat "$s/known.tsv"; }
 
 # ---- damaged and misplaced state files ----
 s="$work/bad"; fresh "$s"; mkdir -p "$s/reports"

@@ -9,8 +9,9 @@
  * signature, in an isolated run), deduplicated on the exact (target,
  * signature) key against STATE/known.tsv, and each new failure is copied to
  * STATE/crashes/<target>/<id>.input, minimized and checked for
- * determinism. The reports (Markdown, JSON and SARIF, through one JSON
- * writer), the known signatures and the night counter are staged whole and
+ * determinism; these files count as the night's until the known.tsv that
+ * names them is in place (a night that ends earlier removes them). The reports (Markdown, JSON and
+ * SARIF, through one JSON writer), the known signatures and the night counter are staged whole and
  * then renamed together; only then do the reported crash files leave the
  * inbox.
  *
@@ -42,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_TARGETS = 256, MAX_STAGED = 32, PATHCAP = 4096, MAX_NAMES = 16 };
+enum { MAX_TARGETS = 256, PATHCAP = 4096, MAX_NAMES = 16 };
 
 typedef struct {
   char name[128];
@@ -74,8 +75,10 @@ static struct {
   int ntargets;
   target_stat t[MAX_TARGETS];
   char work[PATHCAP];
-  char staged[MAX_STAGED][PATHCAP];
-  int nstaged;
+  char (*staged)[PATHCAP]; /* STATE/...new copies not yet renamed into place */
+  size_t nstaged, staged_cap;
+  char (*filed)[PATHCAP]; /* new failures' files, until known.tsv names them */
+  size_t nfiled, filed_cap;
   known_key *known;
   size_t nknown, known_cap;
   unsigned long next_id;
@@ -96,9 +99,15 @@ static void on_stop(int sig) {
 static void remove_tree(const char *dir);
 
 static void cleanup(void) {
-  for (int i = 0; i < N.nstaged; i++)
-    unlink(N.staged[i]);
-  N.nstaged = 0;
+  for (size_t i = 0; i < N.nstaged; i++)
+    if (N.staged[i][0])
+      unlink(N.staged[i]);
+  for (size_t i = 0; i < N.nfiled; i++)
+    unlink(N.filed[i]);
+  N.nstaged = N.nfiled = 0;
+  free(N.staged);
+  free(N.filed);
+  N.staged = N.filed = NULL;
   if (N.work[0]) {
     remove_tree(N.work);
     N.work[0] = 0;
@@ -147,14 +156,22 @@ static void stopped(void) {
   exit(128 + sig);
 }
 
-/* Test hook (SQLite style): SIMFUZZ_NIGHTLY_FULL_AT=merge|crashes|report|state|publish
- * makes every write from that phase on fail as on a full disk. */
+/* The start of a phase: a stop signal that came since the last child ended
+ * ends the night here. Test hooks (SQLite style), for a phase
+ * merge|crashes|report|state|publish: SIMFUZZ_NIGHTLY_FULL_AT makes every
+ * write from that phase on fail as on a full disk; SIMFUZZ_NIGHTLY_STOP_AT
+ * sends the night SIGTERM as the phase starts. */
 static void phase(const char *name) {
   const char *at = getenv("SIMFUZZ_NIGHTLY_FULL_AT");
   if (at && !strcmp(at, name)) {
     struct rlimit rl = {0, 0};
     setrlimit(RLIMIT_FSIZE, &rl);
   }
+  at = getenv("SIMFUZZ_NIGHTLY_STOP_AT");
+  if (at && !strcmp(at, name))
+    raise(SIGTERM);
+  if (stop_sig)
+    stopped();
 }
 
 /* ---- files ------------------------------------------------------------------ */
@@ -250,6 +267,16 @@ static unsigned damaged(const char *dir, int strict, int keep) {
   return bad;
 }
 
+/* Add path to a list of files that cleanup() removes (a night that ends
+ * early leaves the state as it was). Called before the file is created. */
+static void remember(char (**list)[PATHCAP], size_t *n, size_t *cap, const char *path) {
+  char(*l)[PATHCAP] = cli_grow(*list, cap, *n, sizeof **list, 16);
+  if (!l)
+    die("out of memory");
+  *list = l;
+  snprintf(l[(*n)++], PATHCAP, "%s", path);
+}
+
 /* Copy src to dst.new (exclusively created, checked whole by SHA-1), noted
  * as staged; the caller renames it. */
 static void stage(const char *src, const char *dst) {
@@ -267,8 +294,7 @@ static void stage(const char *src, const char *dst) {
       close(fd);
     die("cannot write %s: %s", dst, strerror(e));
   }
-  if (N.nstaged < MAX_STAGED)
-    snprintf(N.staged[N.nstaged++], PATHCAP, "%s", tmp);
+  remember(&N.staged, &N.nstaged, &N.staged_cap, tmp);
   char buf[65536];
   size_t n;
   int err = 0;
@@ -288,7 +314,7 @@ static void publish(const char *dst) {
   snprintf(tmp, sizeof tmp, "%s.new", dst);
   if (rename(tmp, dst) != 0)
     die("cannot write %s: %s", dst, strerror(errno));
-  for (int i = 0; i < N.nstaged; i++)
+  for (size_t i = 0; i < N.nstaged; i++)
     if (!strcmp(N.staged[i], tmp))
       N.staged[i][0] = 0;
 }
@@ -688,6 +714,13 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
        ts->after, ts->crashes);
 }
 
+/* The files of a new failure in STATE/crashes/<target>/, after its id: the
+ * crash file, the minimized scenario with its text and timeline (written by
+ * `minimize -o`), the minimizer's log. */
+enum { FILED_PER_FAILURE = 5 };
+static const char *const filed_ext[FILED_PER_FAILURE] = {".input", ".pb", ".pb.txt",
+                                                         ".pb.timeline.txt", ".minimize.log"};
+
 /* Triage, deduplicate and (new ones) minimize the crash files waiting in
  * a target's inbox. */
 static void triage_target(const char *t) {
@@ -727,21 +760,27 @@ static void triage_target(const char *t) {
     memset(nf, 0, sizeof *nf);
     snprintf(nf->target, sizeof nf->target, "%s", t);
     snprintf(nf->sig, sizeof nf->sig, "%s", sig);
-    char dir[PATHCAP], input[PATHCAP], min[PATHCAP], log[PATHCAP];
+    char dir[PATHCAP], files[FILED_PER_FAILURE][PATHCAP];
+    char *input = files[0], *min = files[1], *log = files[4];
     snprintf(dir, sizeof dir, "%s/crashes/%s", N.state, t);
     mkdirs(dir);
-    for (;; N.next_id++) { /* an id no failure of this state had */
+    for (;; N.next_id++) { /* an id none of whose files exist */
       snprintf(nf->id, sizeof nf->id, "f%04lu", N.next_id);
-      snprintf(input, sizeof input, "%s/%s.input", dir, nf->id);
-      if (access(input, F_OK) != 0)
+      int free_id = 1;
+      for (int k = 0; k < FILED_PER_FAILURE; k++) {
+        if (snprintf(files[k], PATHCAP, "%s/%s%s", dir, nf->id, filed_ext[k]) >= PATHCAP)
+          die("path too long: %s", dir);
+        free_id &= access(files[k], F_OK) != 0 && errno == ENOENT;
+      }
+      if (free_id)
         break;
     }
     N.next_id++;
+    for (int k = 0; k < FILED_PER_FAILURE; k++)
+      remember(&N.filed, &N.nfiled, &N.filed_cap, files[k]);
     add_known(t, sig, nf->id);
     put(f, input);
     note("new failure in %s: %s; minimizing", t, sig);
-    snprintf(min, sizeof min, "%s/%s.pb", dir, nf->id);
-    snprintf(log, sizeof log, "%s/%s.minimize.log", dir, nf->id);
     char *mz[] = {cli, "minimize", "-q", "--binary", input, "-o", min, NULL};
     int st = run(mz, log, 0);
     snprintf(nf->scenario, sizeof nf->scenario, "%s",
@@ -1166,6 +1205,7 @@ int cmd_nightly(int argc, char **argv) {
     publish(dst[i][1]);
   }
   publish(kdst);
+  N.nfiled = 0; /* known.tsv names the new failures: their files stay */
   publish(ndst);
   /* reported: the crash files leave the inbox (a new failure's input is
    * kept in crashes/) */
