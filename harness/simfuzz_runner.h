@@ -157,7 +157,9 @@ void sf_feedback_path(uint32_t b);
 /** The feedback bucket of assertion site number `site` (its position in
  *  the catalog, sf_sites) at `value`: the state a run reaches when the
  *  site is first hit (value 0 for SOMETIMES and REACHABLE sites), or when
- *  a MAXIMIZE site's value first enters the value's class. */
+ *  a MAXIMIZE site's value first enters the value's class. Two states of
+ *  the catalog never share a bucket while it has at most 10 sites (at
+ *  most 1024 / n value classes of each of n sites, from the lowest). */
 uint32_t sf_features_site_bucket(uint32_t site, uint64_t value);
 
 /** Value classes of a MAXIMIZE site: 0..31 as themselves, then class

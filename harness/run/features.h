@@ -13,6 +13,12 @@
 
 #define SF_FB_WORDS (SF_FB_BUCKETS / 64)
 
+/* Assertion sites' states have buckets of their own, the top
+ * SF_FB_SITE_BUCKETS: sharing one with a common state would hide a rare
+ * site state (no longer new in a run that reached the other) and make it
+ * look common to the explorer, which counts runs per bucket. */
+#define SF_FB_SITE_BUCKETS 1024u
+
 /** What a feature describes: the top 4 bits of its 64-bit value. */
 typedef enum {
   SF_FT_FAULT = 1,      /**< fault kind x message kind x role of the node it hit */
