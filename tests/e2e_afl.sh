@@ -25,8 +25,14 @@ case "$rc:$what" in
   1:backup_log_is_prefix | 1:liveness) ;;
   *) fail "CLI replay: exit $rc, failure '$what'" ;;
 esac
-"$B/bin/simfuzz-pbstore" replay -q "$crash" > /dev/null \
-  || fail "the correct pbstore fails the crash scenario too: not the planted bug"
+if ! "$B/bin/simfuzz-pbstore" replay "$crash" > "$work/correct.log" 2>&1; then
+  # the log is all a CI run leaves: the scenario (as text, for `encode`) and
+  # how the correct target fails it, so that the failure can be replayed
+  echo "e2e_afl: the planted bug's replay: $(tail -n 1 "$work/replay.log")"
+  echo "e2e_afl: the correct pbstore's replay (last lines):"; tail -n 25 "$work/correct.log"
+  echo "e2e_afl: the crash file as text:"; "$B/bin/simfuzz-pbstore" show "$crash"
+  fail "the correct pbstore fails the crash scenario too: not the planted bug"
+fi
 if "$B/fuzz/pbstore_bug_reset_skip_afl" "$crash" > "$work/afl-replay.log" 2>&1; then
   fail "the AFL++ binary does not crash on its crash file"
 fi
