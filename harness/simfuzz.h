@@ -110,7 +110,8 @@ typedef struct sf_target {
   sim_classify_fn classify;
   /** The time (ms) within which the target promises liveness after every
    *  fault is healed; a Liveness step's deadline is never shorter (0 = the
-   *  step's own deadline). */
+   *  step's own deadline). The window opens once messages sent before the
+   *  heal can have arrived (after the longest one-way delay of the run). */
   uint32_t liveness_ms;
   /** Abstract state of a node for feedback (role such as follower/leader,
    *  optionally mixed with a small term bucket); 0 = unknown or down. */
