@@ -10,10 +10,10 @@
  * signature) key against STATE/known.tsv, and each new failure is copied to
  * STATE/crashes/<target>/<id>.input, minimized and checked for
  * determinism; these files count as the night's until the known.tsv that
- * names them is in place (a night that ends earlier removes them). The reports (Markdown, JSON and
- * SARIF, through one JSON writer), the known signatures and the night counter are staged whole and
- * then renamed together; only then do the reported crash files leave the
- * inbox.
+ * names them is in place (a night that ends earlier removes them). The
+ * reports (Markdown, JSON and SARIF, through one JSON writer), the known
+ * signatures and the night counter are staged whole and then renamed
+ * together; only then do the reported crash files leave the inbox.
  *
  * Guarantees: the state directory is locked for the night (flock: a second
  * night on the same state stops at once); a night never takes a number
@@ -284,6 +284,7 @@ static void stage(const char *src, const char *dst) {
   if (snprintf(tmp, sizeof tmp, "%s.new", dst) >= (int)sizeof tmp)
     die("path too long: %s", dst);
   unlink(tmp);
+  remember(&N.staged, &N.nstaged, &N.staged_cap, tmp);
   FILE *in = fopen(src, "rb");
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
   if (!in || fd < 0) {
@@ -294,7 +295,6 @@ static void stage(const char *src, const char *dst) {
       close(fd);
     die("cannot write %s: %s", dst, strerror(e));
   }
-  remember(&N.staged, &N.nstaged, &N.staged_cap, tmp);
   char buf[65536];
   size_t n;
   int err = 0;
