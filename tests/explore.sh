@@ -100,12 +100,16 @@ n=$(revisits "$work/r1.log")
 "$ND" explore -o "$work/nd" --roots 300000 --warmup 100 -q > "$work/nd.log" 2>&1
 grep -q "[1-9][0-9]* revisits diverged" "$work/nd.log" || fail "nondet revisits: $(cat "$work/nd.log")"
 ok "$n revisits reach their states again; --keep 0 makes none; a nondeterministic target's are caught"
-# a rare state a branch of the deepest level reaches is kept too: it gets
-# its futures from revisits, one level past --depth (never more)
-"$B" explore -o "$work/r2" --roots 10000 --seed 5000 --warmup 100 --depth 1 -q > "$work/r2.log" 2>&1
-grep -q "^explore: .* branches (depth <= 2, [1-9][0-9]* revisits)" "$work/r2.log" ||
-  fail "states of the deepest level kept: $(cat "$work/r2.log")"
-ok "states reached at --depth 1 get futures one level deeper: $(grep -o "depth <= 2, [0-9]* revisits" "$work/r2.log")"
+# a rare state a branch of the deepest level reaches is kept too, and so
+# is one first reached by a revisit's branch: the boots of n0 are climbed
+# one kept state after another, past --depth (before, kept states stopped
+# at --depth and their revisits' runs one level past it)
+"$B" explore -o "$work/r2" --roots 10000 --seed 5000 --warmup 100 --depth 1 --stats -q \
+  > "$work/r2.log" 2>&1
+deep=$(sed -n 's/^explore: .* branches (depth <= \([0-9]*\), [1-9][0-9]* revisits).*/\1/p' "$work/r2.log")
+[ -n "$deep" ] && [ "$deep" -ge 3 ] && grep -q "^explore: kept boots of n0 = .* at level \([2-9]\|[1-9][0-9]\)," "$work/r2.log" ||
+  fail "states reached past --depth 1 kept: $(cat "$work/r2.log")"
+ok "kept states past --depth 1: $(grep -c "^explore: kept .* at level \([2-9]\|[1-9][0-9]\)," "$work/r2.log"), runs to depth $deep"
 
 # 9. --stats: the runs that reached each assertion-site state, from the
 # campaign's own counts (n0 boots once in every root, and a branch does

@@ -446,8 +446,10 @@ int cmd_reach(int argc, char **argv);
   "  the sweep finds in its first seeds costs what it costs the sweep. Each job keeps up to N\n"   \
   "  of the rarest assertion-site states it reached (default 16): between roots it re-runs\n"      \
   "  the scenario that reached one (going round the sites), up to that moment, and branches\n"     \
-  "  there again, so a state reached once deep in a branch gets many more futures (one\n"          \
-  "  reached at depth D branches there, at D + 1); these revisits take 12 of the 33\n"             \
+  "  there again, so a state reached once deep in a branch gets many more futures. A rare\n"       \
+  "  state first reached by a revisit's branch is kept in turn, so a ladder of rare states\n"      \
+  "  is climbed one kept state after another, past depth D (up to 48 injected steps on top\n"      \
+  "  of the root). These revisits take 12 of the 33\n"                                             \
   "  percent of the time the branches get (--keep 0: none). Every failure is re-run from\n"        \
   "  its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"               \
   "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \

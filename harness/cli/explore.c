@@ -485,9 +485,11 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   /* Named states only (see EX_KEEP_BELOW), at every level down to the
    * deepest: a branch there cannot branch, yet rare states are reached
    * there most (each level of futures brings a run closer), so revisits
-   * are where those get futures at all. A revisit branches one level
-   * deeper, never more: its runs are past the depth. */
-  if (k && site && c < EX_KEEP_BELOW && x->depth && x->level <= x->depth)
+   * are where those get futures at all. A revisit's branches, one level
+   * past the state they start from, keep too: a state reached only there
+   * gets its own revisits, so a ladder of rare states is climbed one
+   * kept state after another. EX_KEPT_STEPS bounds how far. */
+  if (k && site && c < EX_KEEP_BELOW && x->depth)
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
   if (x->level >= x->depth)
     return;
