@@ -114,14 +114,17 @@ static void cleanup(void) {
   }
 }
 
-/* The night cannot go on: one line, the state as it was, status 2. */
-/* One "nightly: ..." line on stderr. */
-static void vnote(const char *fmt, va_list ap) {
+/* One "nightly: ..." line on stderr, ending with tail. */
+static void vnote(const char *tail, const char *fmt, va_list ap) {
   fputs("nightly: ", stderr);
   vfprintf(stderr, fmt, ap);
+  fputs(tail, stderr);
   fputc('\n', stderr);
 }
 
+/* The night cannot go on: one line, the state as it was, status 2. The
+ * line says so: a path it names may be one of the night's own files
+ * (a new failure's crashes/<target>/fNNNN.*), which cleanup() removed. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2), noreturn))
 #endif
@@ -130,7 +133,7 @@ die(const char *fmt, ...) {
   cleanup();
   va_list ap;
   va_start(ap, fmt);
-  vnote(fmt, ap);
+  vnote("; the night stops, the state is as it was", fmt, ap);
   va_end(ap);
   exit(EXIT_USAGE);
 }
@@ -142,7 +145,7 @@ static void
 note(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vnote(fmt, ap);
+  vnote("", fmt, ap);
   va_end(ap);
 }
 
