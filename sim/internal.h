@@ -203,6 +203,7 @@ struct sim_world {
   uint8_t finished;
   uint8_t live_armed;
   uint32_t live_ev;
+  uint64_t live_from, live_for; /* the open liveness window: its start, its length */
   sim_failure fail;
   uint8_t failed;
 };

@@ -2,6 +2,7 @@
  * points and oracles. */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 
 /* ---- Choice source ------------------------------------------------------ */
@@ -398,8 +399,11 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
 static void liveness_failed(sim_world *w) {
   if (w->failed)
     return;
+  uint64_t ms = w->live_for / SIM_NS_PER_MS, at = w->live_from / SIM_NS_PER_MS;
   snprintf(w->fail.message, sizeof w->fail.message,
-           "liveness predicate did not hold within the deadline after heal");
+           "liveness predicate did not hold in the %" PRIu64 ".%03" PRIu64
+           " s window opened at %" PRIu64 ".%03" PRIu64 " s (after heal)",
+           ms / 1000, ms % 1000, at / 1000, at % 1000);
   record_failure(w, 1, -1, "liveness", __FILE__, __LINE__);
   if (w->cfg.fail_mode == SIM_FAIL_ABORT) {
     if (w->cfg.on_failure)
@@ -416,6 +420,8 @@ int sim_require_liveness(sim_world *w, uint64_t deadline_ns) {
     w->live_ev = NONE;
   }
   w->live_armed = 1;
+  w->live_from = w->now;
+  w->live_for = deadline_ns;
   if (w->cfg.live(w->cfg.hook_ctx, w)) {
     w->live_armed = 0;
     return 0;

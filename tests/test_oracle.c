@@ -144,6 +144,9 @@ TEST(liveness_failure_at_deadline) {
   CHECK(f && f->is_liveness);
   CHECK_EQ(f->time, 110 * SIM_NS_PER_MS);
   CHECK(strcmp(f->name, "liveness") == 0);
+  /* the report says which window: its length and where it opened */
+  CHECK(strcmp(f->message, "liveness predicate did not hold in the 0.100 s window opened at "
+                           "0.010 s (after heal)") == 0);
   sim_world_destroy(w);
   /* without a predicate the request is refused */
   recorder *r = recorder_new();
