@@ -203,7 +203,7 @@ struct sim_world {
   uint8_t finished;
   uint8_t live_armed;
   uint32_t live_ev;
-  uint64_t live_from, live_for; /* the open liveness window: its start, its length */
+  uint64_t live_from; /* when the open liveness window opened (its event fires at its end) */
   sim_failure fail;
   uint8_t failed;
 };

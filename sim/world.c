@@ -399,7 +399,8 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
 static void liveness_failed(sim_world *w) {
   if (w->failed)
     return;
-  uint64_t ms = w->live_for / SIM_NS_PER_MS, at = w->live_from / SIM_NS_PER_MS;
+  /* called by the window's event, at its end */
+  uint64_t ms = (w->now - w->live_from) / SIM_NS_PER_MS, at = w->live_from / SIM_NS_PER_MS;
   snprintf(w->fail.message, sizeof w->fail.message,
            "liveness predicate did not hold in the %" PRIu64 ".%03" PRIu64
            " s window opened at %" PRIu64 ".%03" PRIu64 " s (after heal)",
@@ -421,7 +422,6 @@ int sim_require_liveness(sim_world *w, uint64_t deadline_ns) {
   }
   w->live_armed = 1;
   w->live_from = w->now;
-  w->live_for = deadline_ns;
   if (w->cfg.live(w->cfg.hook_ctx, w)) {
     w->live_armed = 0;
     return 0;
