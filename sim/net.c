@@ -260,6 +260,26 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
 
 /* ---- Delivery ------------------------------------------------------- */
 
+uint64_t sim_in_flight_due(const sim_world *w) {
+  uint64_t t = w->now;
+  /* datagrams, and each stream's next segment: their delivery events (the
+   * root, while its event is dispatched, is that event's stale entry) */
+  for (uint32_t i = w->hole; i < w->heap_n; i++) {
+    const heap_ent *h = &w->heap[i];
+    uint8_t kind = w->ev[h->ev].kind;
+    if ((kind == EVK_MSG || kind == EVK_SEG) && h->time > t)
+      t = h->time;
+  }
+  /* the segments queued behind it: the last one's arrival */
+  for (uint32_t c = 0; c < w->conn_cap; c++)
+    for (int k = 0; k < 2; k++) {
+      const cdir_t *d = &w->conn[c].d[k];
+      if (w->conn[c].state != CS_FREE && d->q.n && d->last_at > t)
+        t = d->last_at;
+    }
+  return t;
+}
+
 void sim__deliver_msg(sim_world *w, uint32_t e) {
   uint32_t i = w->ev[e].u.idx;
   sim__ev_free(w, e);

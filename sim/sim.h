@@ -536,6 +536,13 @@ int sim_link_deliver_kth(sim_world *w, int from, int to, uint32_t k);
 /** Pending datagrams (held + in flight) on link from->to. */
 uint32_t sim_link_pending(const sim_world *w, int from, int to);
 
+/** The virtual time by which every datagram and stream segment now in
+ *  flight is due to arrive (or to be dropped, at a node that is down), if
+ *  nothing more is sent: the latest of their delivery times, bandwidth
+ *  queueing included, and sim_now() when nothing is in flight. Datagrams
+ *  on a held link wait for its release and are not counted. */
+uint64_t sim_in_flight_due(const sim_world *w);
+
 /* ---- Stream connections -------------------------------------------- */
 
 /** Open a connection from `node` to `to`. The result arrives later as

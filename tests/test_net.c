@@ -191,7 +191,10 @@ TEST(bandwidth_serializes) {
   sim_world *w = recorder_world(&c);
   for (int i = 0; i < 10; i++)
     send_u64(w, 0, 1, (uint64_t)i);
+  /* all ten due when the last is through the queue */
+  CHECK_EQ(sim_in_flight_due(w), 11 * SIM_NS_PER_MS);
   sim_run(w, UINT64_MAX, 0);
+  CHECK_EQ(sim_in_flight_due(w), sim_now(w));
   CHECK_EQ(rec_count(r, R_RECV, 1), 10);
   int k = 0;
   for (int i = 0; i < r->n; i++)
@@ -278,6 +281,7 @@ TEST(hold_release_and_deliver_kth) {
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(rec_count(r, R_RECV, 1), 0);
   CHECK_EQ(sim_link_pending(w, 0, 1), 5);
+  CHECK_EQ(sim_in_flight_due(w), sim_now(w)); /* held: due at no time */
   /* force message 3, then message 0 (index 0 of the remaining 0,1,2,4) */
   CHECK_EQ(sim_link_deliver_kth(w, 0, 1, 3), 0);
   sim_run(w, UINT64_MAX, 0);

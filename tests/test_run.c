@@ -314,6 +314,74 @@ TEST(liveness_after_heal) {
   free(s);
 }
 
+/* bulk: each op sends a 4,000-byte datagram from n0 to n1; live once
+ * every datagram sent has arrived. */
+typedef struct {
+  int sent, got;
+} bulk_ctx;
+
+static void bulk_recv(void *ctx, sim_world *w, int node, int from, const void *m, size_t len) {
+  (void)w, (void)node, (void)from, (void)m, (void)len;
+  ((bulk_ctx *)ctx)->got++;
+}
+static const sim_node_ops bulk_ops = {NULL, bulk_recv, NULL, NULL, NULL};
+static void *bulk_create(int nodes) {
+  (void)nodes;
+  return calloc(1, sizeof(bulk_ctx));
+}
+static void bulk_workload(void *ctx, sim_world *w, const sf_op *op) {
+  static const uint8_t big[4000];
+  (void)op;
+  ((bulk_ctx *)ctx)->sent += sim_send(w, 0, 1, big, sizeof big) == 0;
+}
+static int bulk_live(void *ctx, sim_world *w) {
+  bulk_ctx *c = ctx;
+  (void)w;
+  return c->got == c->sent;
+}
+static const sf_target bulk = {.name = "bulk",
+                               .min_nodes = 2,
+                               .max_nodes = 2,
+                               .default_nodes = 2,
+                               .create = bulk_create,
+                               .destroy = free,
+                               .ops = &bulk_ops,
+                               .workload = bulk_workload,
+                               .live = bulk_live};
+
+TEST(liveness_window_waits_for_a_bandwidth_queue) {
+  /* Three 4,000-byte datagrams on a 1,000 bytes/s link: the last arrives
+   * 12 s after it was sent, long after the heal. The window opens when it
+   * has arrived, as for a slow link: before, it closed 1 s after the heal
+   * plus the links' longest delay, and the run failed for a message the
+   * simulator was still delivering. */
+  sf_scenario *s = alloc_s();
+  pings(s, 3);
+  s->has_net = 1;
+  s->net.bandwidth_kbps = 1;
+  sf_step *lv = &s->steps[s->nsteps++];
+  memset(lv, 0, sizeof *lv);
+  lv->at_us = 10000;
+  lv->kind = SF_STEP_LIVENESS;
+  lv->count = 1000;
+  sf_normalize(s);
+  sf_result r;
+  CHECK_EQ(sf_run(&bulk, s, NULL, &r), 0);
+  CHECK(!r.failed);
+  CHECK_EQ(r.stats.delivered, 3);
+  /* the same datagrams lost on the way (n1 isolated until the heal): the
+   * window, with nothing left in flight, closes as before */
+  sf_step *iso = &s->steps[s->nsteps++];
+  memset(iso, 0, sizeof *iso);
+  iso->kind = SF_STEP_ISOLATE;
+  iso->node = 1;
+  sf_normalize(s);
+  CHECK_EQ(sf_run(&bulk, s, NULL, &r), 1);
+  CHECK(r.failure.is_liveness);
+  CHECK(r.failure.time < 2 * SIM_NS_PER_S);
+  free(s);
+}
+
 TEST(swarm_switches_and_amplification) {
   sf_scenario *s = alloc_s();
   pings(s, 50);
@@ -803,7 +871,8 @@ TEST(site_hits_that_cannot_be_new_are_not_calls) {
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
-          T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
+          T(liveness_window_waits_for_a_bandwidth_queue), T(swarm_switches_and_amplification),
+          T(budgets_bound_every_run), T(feedback_features),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
           T(event_hook_revisits_a_moment_and_injects_there),

@@ -53,12 +53,16 @@ TEST(connect_accept_and_ordered_data) {
   sim_link_set(w, 0, 1, &p);
   for (int i = 0; i < 100; i++)
     CHECK_EQ(send_conn_u64(w, 0, h, (uint64_t)i), 0);
+  uint64_t due = sim_in_flight_due(w); /* the last segment's arrival */
   sim_run(w, UINT64_MAX, 0);
   CHECK_EQ(count_conn(r, 1, SIM_CONN_DATA), 100);
-  uint64_t k = 0;
+  uint64_t k = 0, last = 0;
   for (int i = 0; i < r->n; i++)
-    if (r->ev[i].kind == R_CONN && r->ev[i].cev == SIM_CONN_DATA)
+    if (r->ev[i].kind == R_CONN && r->ev[i].cev == SIM_CONN_DATA) {
       CHECK_EQ(r->ev[i].val, k++);
+      last = r->ev[i].time;
+    }
+  CHECK_EQ(due, last);
   /* and back */
   CHECK_EQ(send_conn_u64(w, 1, h, 77), 0);
   sim_run(w, UINT64_MAX, 0);

@@ -422,9 +422,13 @@ static void run_step(sim_world *w, void *arg) {
       /* the window opens once what was sent before the heal can have
        * arrived: a message on a link that had a 10 s delay is still on
        * its way that long after the heal (pbstore, a stream stalled
-       * behind such a segment: tests/regressions/pbstore) */
+       * behind such a segment: tests/regressions/pbstore), and one
+       * queued behind others on a slow link can be later still (test_run,
+       * liveness_window_waits_for_a_bandwidth_queue) */
       uint32_t ms = st->count > rs->t->liveness_ms ? st->count : rs->t->liveness_ms;
-      uint64_t window = (uint64_t)ms * SIM_NS_PER_MS + rs->slowest_ns;
+      uint64_t due = sim_in_flight_due(w) - sim_now(w);
+      uint64_t window =
+          (uint64_t)ms * SIM_NS_PER_MS + (due > rs->slowest_ns ? due : rs->slowest_ns);
       rs->live_deadline = sim_now(w) + window;
       sim_require_liveness(w, window);
     }
