@@ -110,6 +110,18 @@ deep=$(sed -n 's/^explore: .* branches (depth <= \([0-9]*\), [1-9][0-9]* revisit
 [ -n "$deep" ] && [ "$deep" -ge 3 ] && grep -q "^explore: kept boots of n0 = .* at level \([2-9]\|[1-9][0-9]\)," "$work/r2.log" ||
   fail "states reached past --depth 1 kept: $(cat "$work/r2.log")"
 ok "kept states past --depth 1: $(grep -c "^explore: kept .* at level \([2-9]\|[1-9][0-9]\)," "$work/r2.log"), runs to depth $deep"
+# and a kept way to a state, once revisited V times (--worn), gives way to
+# the next run that reaches the state; with --worn 0 never (how many
+# revisits a run gets depends on the machine: V = 2 keeps this quick)
+"$B" explore -o "$work/w2" --roots 10000 --seed 5000 --warmup 100 --depth 1 --worn 2 --stats -q \
+  > "$work/w2.log" 2>&1
+"$B" explore -o "$work/w0" --roots 10000 --seed 5000 --warmup 100 --depth 1 --worn 0 --stats -q \
+  > "$work/w0.log" 2>&1
+replaced='^explore: kept .* revisits, way \([2-9]\|[1-9][0-9][0-9]*\)$'
+grep -q "$replaced" "$work/w2.log" && grep -q "^explore: kept .* revisits, way 1$" "$work/w0.log" &&
+  ! grep -q "$replaced" "$work/w0.log" ||
+  fail "worn ways (--worn 2, then 0): $(cat "$work/w2.log" "$work/w0.log")"
+ok "worn ways replaced: $(grep -c "$replaced" "$work/w2.log") kept states with --worn 2, none with 0"
 
 # 9. --stats: the runs that reached each assertion-site state, from the
 # campaign's own counts (n0 boots once in every root, and a branch does
@@ -120,7 +132,7 @@ nkept=$(sed -n 's/^explore: job 0 keeps \([0-9]*\) states$/\1/p' "$work/st.log")
 [ "$roots" = 3000 ] && grep -q "^ *3000  boots of n0 = 1$" "$work/st.log" &&
   grep -q "^ *0  n0 up before its first boot$" "$work/st.log" &&
   [ -n "$nkept" ] && [ "$nkept" -gt 0 ] &&
-  [ "$(grep -c "^explore: kept .* at level [0-9]*, [0-9]* revisits$" "$work/st.log")" = "$nkept" ] ||
+  [ "$(grep -c "^explore: kept .* at level [0-9]*, [0-9]* revisits, way [1-9][0-9]*$" "$work/st.log")" = "$nkept" ] ||
   fail "explore --stats: $(cat "$work/st.log")"
 ok "--stats counts the runs per assertion-site state and lists the $nkept kept states"
 

@@ -430,8 +430,8 @@ int cmd_reach(int argc, char **argv);
   "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
   "SYNOPSIS\n"                                                                                     \
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
-  "          [--budget B] [--warmup W] [--keep N] [--corpus DIR] [--stop-on-first]\n"              \
-  "          [--timeout S] [--rss-limit-mb MB] [--stats] [-q]\n\n"                                 \
+  "          [--budget B] [--warmup W] [--keep N] [--worn V] [--corpus DIR]\n"                     \
+  "          [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [--stats] [-q]\n\n"               \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
   "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
@@ -449,9 +449,10 @@ int cmd_reach(int argc, char **argv);
   "  there again, so a state reached once deep in a branch gets many more futures. A rare\n"       \
   "  state first reached by a revisit's branch is kept in turn, so a ladder of rare states\n"      \
   "  is climbed one kept state after another, past depth D (up to 48 injected steps on top\n"      \
-  "  of the root). These revisits take 12 of the 33\n"                                             \
-  "  percent of the time the branches get (--keep 0: none). Every failure is re-run from\n"        \
-  "  its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"               \
+  "  of the root). One way to each state is kept; after V revisits (--worn, default 16; 0:\n"      \
+  "  never), the next run that reaches it again brings a new one. These revisits take 12 of\n"     \
+  "  the 33 percent of the time the branches get (--keep 0: none). Every failure is re-run\n"      \
+  "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
   "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \
   "  runs that reach states no run reached before are saved there as seeds for the\n"              \
   "  fuzzers.\n"                                                                                   \

@@ -94,6 +94,7 @@ typedef struct {
 typedef struct {
   uint64_t seed, id, at_event, hash; /* hash: the trace hash at that moment */
   uint32_t bucket, level, visits, nadded;
+  uint32_t ways; /* ways to its state kept so far (see EX_WORN_VISITS) */
   uint32_t site; /* its assertion site's slot (revisit.h) */
   int32_t node;
   sf_step added[EX_KEPT_STEPS];
@@ -103,6 +104,7 @@ typedef struct {
   /* configuration */
   uint64_t seed_base, max_roots, start; /* start: the worker's first root */
   uint32_t jobs, job, depth, energy, budget, quiet, warmup, keep;
+  uint32_t worn; /* revisits after which a kept way gives way (0: never) */
   int stop_on_first, stats;
   uint32_t branch_timeout_s;
   const char *out, *corpus;
@@ -158,6 +160,15 @@ static uint64_t now_ns(void) {
  * feature buckets of any kind took the revisits' time from branches that
  * found the deep bugs 2-8x sooner (docs/BENCHMARKS.md, v12). */
 #define EX_KEEP_BELOW 8u
+
+/* A job keeps one way (a scenario) to each state. Once that way has had
+ * this many revisits, the next run that reaches the state again with
+ * energy to branch there (however many runs did before) replaces it: the
+ * futures of one way may never lead on, and without a new way the state
+ * kept the first one for the whole campaign. On early_change, where rung
+ * 3 of the ladder is reached thousands of times and rung 4 rarely, this
+ * found the bug sooner (docs/BENCHMARKS.md, v18). */
+#define EX_WORN_VISITS 16u
 
 /* No branch before the campaign has run this many roots: until then no
  * state can be called rare (the top energy needs 1 in 1,000), and a bug
@@ -422,19 +433,39 @@ static uint32_t kept_most(const ex_shared *sh, const ex_kept *kept, uint32_t n, 
   return at;
 }
 
+/* The index of the job's kept way to bucket, or -1. */
+static int kept_find(const explorer *x, uint32_t bucket) {
+  const ex_kept *kept = job_kept(x);
+  for (uint32_t i = 0; i < x->sh->nkept[x->job]; i++)
+    if (kept[i].bucket == bucket)
+      return (int)i;
+  return -1;
+}
+
+/* 1 if the job's way to bucket has had its revisits (x->worn, by default
+ * EX_WORN_VISITS). */
+static int kept_worn(const explorer *x, uint32_t bucket) {
+  int i = kept_find(x, bucket);
+  return x->worn && i >= 0 && job_kept(x)[i].visits >= x->worn;
+}
+
 /* Keep the state this run reached after its current event for revisits
- * (c earlier runs of the campaign reached its bucket). When the job's
- * entries are full, it replaces the one most revisited for its bucket's
+ * (c earlier runs of the campaign reached its bucket): one way to each
+ * state, replaced once it is worn (kept_worn). When the job's entries are
+ * full, a new state replaces the one most revisited for its bucket's
  * rarity, if that one is less worth it. */
 static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, int node) {
   if (x->nadded > EX_KEPT_STEPS || !x->keep)
     return;
   ex_kept *kept = job_kept(x);
-  uint32_t *n = &x->sh->nkept[x->job], slot = *n;
-  for (uint32_t i = 0; i < *n; i++)
-    if (kept[i].bucket == bucket)
-      return; /* one way to the state is enough */
-  if (slot == x->keep) {
+  uint32_t *n = &x->sh->nkept[x->job], slot = *n, ways = 1;
+  int same = kept_find(x, bucket);
+  if (same >= 0) {
+    if (!kept_worn(x, bucket))
+      return; /* one way to the state is enough, until it is worn */
+    slot = (uint32_t)same;
+    ways = kept[same].ways + 1;
+  } else if (slot == x->keep) {
     uint64_t worst = 0;
     slot = kept_most(x->sh, kept, x->keep, &worst);
     if (worst <= (uint64_t)c + 1)
@@ -450,6 +481,7 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
   e->bucket = bucket;
   e->level = x->level;
   e->visits = 0;
+  e->ways = ways;
   e->site = x->sh->site_of[bucket];
   e->node = node;
   e->nadded = x->nadded;
@@ -488,8 +520,9 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
    * are where those get futures at all. A revisit's branches, one level
    * past the state they start from, keep too: a state reached only there
    * gets its own revisits, so a ladder of rare states is climbed one
-   * kept state after another. EX_KEPT_STEPS bounds how far. */
-  if (k && site && c < EX_KEEP_BELOW && x->depth)
+   * kept state after another. EX_KEPT_STEPS bounds how far. A worn way
+   * (EX_WORN_VISITS) gives way to this run's, however common the state. */
+  if (k && site && (c < EX_KEEP_BELOW || kept_worn(x, bucket % SF_FB_BUCKETS)) && x->depth)
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
   if (x->level >= x->depth)
     return;
@@ -857,8 +890,8 @@ static void print_stats(const explorer *x) {
           state_name(&sites[i], k, v, name, sizeof name);
           found = 1;
         }
-    printf("explore: kept %s at level %" PRIu32 ", %" PRIu32 " revisits\n", name, kept[e].level,
-           kept[e].visits);
+    printf("explore: kept %s at level %" PRIu32 ", %" PRIu32 " revisits, way %" PRIu32 "\n", name,
+           kept[e].level, kept[e].visits, kept[e].ways);
   }
 }
 
@@ -877,6 +910,7 @@ int cmd_explore(int argc, char **argv) {
   x.budget = 256;
   x.warmup = EX_WARMUP;
   x.keep = EX_KEPT;
+  x.worn = EX_WORN_VISITS;
   x.branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000);
   double seconds = 60;
   for (int i = 0; i < argc; i++) {
@@ -905,7 +939,7 @@ int cmd_explore(int argc, char **argv) {
         return cli_error("explore: bad --time '%s' (seconds)", argv[i]);
     } else if (has && (!strcmp(a, "--jobs") || !strcmp(a, "--depth") || !strcmp(a, "--energy") ||
                        !strcmp(a, "--budget") || !strcmp(a, "--seed") || !strcmp(a, "--roots") ||
-                       !strcmp(a, "--warmup") || !strcmp(a, "--keep"))) {
+                       !strcmp(a, "--warmup") || !strcmp(a, "--keep") || !strcmp(a, "--worn"))) {
       if (cli_parse_u64(argv[++i], &v) < 0)
         return cli_error("explore: bad %s '%s'", a, argv[i]);
       if (!strcmp(a, "--seed")) {
@@ -926,6 +960,7 @@ int cmd_explore(int argc, char **argv) {
                       : !strcmp(a, "--energy") ? &x.energy
                       : !strcmp(a, "--warmup") ? &x.warmup
                       : !strcmp(a, "--keep")   ? &x.keep
+                      : !strcmp(a, "--worn")   ? &x.worn
                                                : &x.budget;
         *f = (uint32_t)v;
       }
