@@ -385,6 +385,9 @@ void sim__connto_event(sim_world *w, uint32_t e);
 void sim__notify_event(sim_world *w, uint32_t e);
 void sim__conn_purge_node(sim_world *w, int node);
 void sim__conn_free_all(sim_world *w);
+/* The later of t and the arrival of the last segment queued on any
+ * connection (sim_in_flight_due). */
+uint64_t sim__conn_due(const sim_world *w, uint64_t t);
 
 /* disk.c */
 void sim__disk_crash(sim_world *w, int node);

@@ -270,14 +270,7 @@ uint64_t sim_in_flight_due(const sim_world *w) {
     if ((kind == EVK_MSG || kind == EVK_SEG) && h->time > t)
       t = h->time;
   }
-  /* the segments queued behind it: the last one's arrival */
-  for (uint32_t c = 0; c < w->conn_cap; c++)
-    for (int k = 0; k < 2; k++) {
-      const cdir_t *d = &w->conn[c].d[k];
-      if (w->conn[c].state != CS_FREE && d->q.n && d->last_at > t)
-        t = d->last_at;
-    }
-  return t;
+  return sim__conn_due(w, t); /* and the segments queued behind those */
 }
 
 void sim__deliver_msg(sim_world *w, uint32_t e) {
