@@ -433,38 +433,27 @@ static uint32_t kept_most(const ex_shared *sh, const ex_kept *kept, uint32_t n, 
   return at;
 }
 
-/* The index of the job's kept way to bucket, or -1. */
-static int kept_find(const explorer *x, uint32_t bucket) {
-  const ex_kept *kept = job_kept(x);
-  for (uint32_t i = 0; i < x->sh->nkept[x->job]; i++)
-    if (kept[i].bucket == bucket)
-      return (int)i;
-  return -1;
-}
-
-/* 1 if the job's way to bucket has had its revisits (x->worn, by default
- * EX_WORN_VISITS). */
-static int kept_worn(const explorer *x, uint32_t bucket) {
-  int i = kept_find(x, bucket);
-  return x->worn && i >= 0 && job_kept(x)[i].visits >= x->worn;
-}
-
 /* Keep the state this run reached after its current event for revisits
  * (c earlier runs of the campaign reached its bucket): one way to each
- * state, replaced once it is worn (kept_worn). When the job's entries are
- * full, a new state replaces the one most revisited for its bucket's
- * rarity, if that one is less worth it. */
+ * state. A state is kept while fewer than EX_KEEP_BELOW runs reached it;
+ * after that, only to replace its way once that one is worn (x->worn
+ * revisits, by default EX_WORN_VISITS). When the job's entries are full,
+ * a new state replaces the one most revisited for its bucket's rarity, if
+ * that one is less worth it. */
 static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, int node) {
   if (x->nadded > EX_KEPT_STEPS || !x->keep)
     return;
   ex_kept *kept = job_kept(x);
   uint32_t *n = &x->sh->nkept[x->job], slot = *n, ways = 1;
-  int same = kept_find(x, bucket);
-  if (same >= 0) {
-    if (!kept_worn(x, bucket))
-      return; /* one way to the state is enough, until it is worn */
-    slot = (uint32_t)same;
-    ways = kept[same].ways + 1;
+  for (uint32_t i = 0; i < *n; i++)
+    if (kept[i].bucket == bucket)
+      slot = i;
+  if (slot < *n) { /* one way to the state is enough, until it is worn */
+    if (!x->worn || kept[slot].visits < x->worn)
+      return;
+    ways = kept[slot].ways + 1;
+  } else if (c >= EX_KEEP_BELOW) {
+    return;
   } else if (slot == x->keep) {
     uint64_t worst = 0;
     slot = kept_most(x->sh, kept, x->keep, &worst);
@@ -521,8 +510,9 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
    * past the state they start from, keep too: a state reached only there
    * gets its own revisits, so a ladder of rare states is climbed one
    * kept state after another. EX_KEPT_STEPS bounds how far. A worn way
-   * (EX_WORN_VISITS) gives way to this run's, however common the state. */
-  if (k && site && (c < EX_KEEP_BELOW || kept_worn(x, bucket % SF_FB_BUCKETS)) && x->depth)
+   * (EX_WORN_VISITS) gives way to this run's, however common the state
+   * (keep_state). */
+  if (k && site && x->depth)
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
   if (x->level >= x->depth)
     return;
