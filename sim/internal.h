@@ -278,7 +278,15 @@ extern _Thread_local sim__cur_t sim__cur;
     sim__cur = saved_;                                                                             \
   } while (0)
 
-void sim__ev_free(sim_world *w, uint32_t e);
+/* Return event e to the pool (inline: one per dispatched event). */
+static inline void sim__ev_free(sim_world *w, uint32_t e) {
+  SIM_ASSERT(e < w->ev_cap);
+  ev_t *x = &w->ev[e];
+  x->kind = 0;
+  x->gen++;
+  x->next = w->ev_free;
+  w->ev_free = e;
+}
 void sim__ev_cancel(sim_world *w, uint32_t e);
 void sim__budget_stop(sim_world *w, const char *why);
 uint64_t sim__local_to_true(const node_t *nd, uint64_t d);

@@ -5,7 +5,8 @@
 
 /* ---- Message pool ---------------------------------------------------- */
 
-uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
+static inline __attribute__((always_inline)) uint32_t msg_alloc(sim_world *w, const void *data,
+                                                                size_t len) {
   if (w->inflight >= w->cfg.budgets.max_inflight) {
     sim__budget_stop(w, "in-flight messages budget");
     return NONE;
@@ -47,6 +48,10 @@ uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
   m->dir = 0;
   w->inflight++;
   return i;
+}
+
+uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
+  return msg_alloc(w, data, len);
 }
 
 void sim__msg_free(sim_world *w, uint32_t i) {
@@ -106,8 +111,9 @@ static void link_params(link_t *l, const sim_link_params *p) {
               p->queue_limit;
 }
 
-static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
-                      const msg_t *m, uint64_t b) {
+static inline __attribute__((always_inline)) void trace_msg(sim_world *w, unsigned kind,
+                                                            unsigned reason, int node, int peer,
+                                                            const msg_t *m, uint64_t b) {
   sim__trace_inline(w, kind, reason, node, peer, m->id, b, m->kind, m->data, m->len);
 }
 
@@ -165,7 +171,8 @@ static int schedule_delivery(sim_world *w, uint32_t i, uint64_t t) {
 }
 
 /* Put a copy in flight with its own delay (decision index n of `purpose`). */
-static void launch(sim_world *w, link_t *l, uint32_t i, uint64_t n, unsigned lat_purpose) {
+static inline __attribute__((always_inline)) void launch(sim_world *w, link_t *l, uint32_t i,
+                                                         uint64_t n, unsigned lat_purpose) {
   msg_t *m = &w->msg[i];
   const sim_link_params *p = &l->p;
   uint64_t d = latency(w, p, lat_purpose, m->from, m->to, n);
@@ -204,7 +211,7 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
     return 0;
   link_t *l = L(w, from, to);
   uint64_t n = l->seq++;
-  uint32_t i = sim__msg_alloc(w, msg, len);
+  uint32_t i = msg_alloc(w, msg, len);
   if (i == NONE)
     return 0;
   msg_t *m = &w->msg[i];

@@ -264,16 +264,8 @@ static uint32_t ev_alloc(sim_world *w) {
   return e;
 }
 
-void sim__ev_free(sim_world *w, uint32_t e) {
-  SIM_ASSERT(e < w->ev_cap);
-  ev_t *x = &w->ev[e];
-  x->kind = 0;
-  x->gen++;
-  x->next = w->ev_free;
-  w->ev_free = e;
-}
-
-static void heap_insert(sim_world *w, uint32_t e, uint64_t t) {
+static inline __attribute__((always_inline)) void heap_insert(sim_world *w, uint32_t e,
+                                                              uint64_t t) {
   ev_t *x = &w->ev[e];
   heap_ent h = {t, w->seq++ & 0xffffffffffull, e, HEAP_DRAWN}; /* FIFO: priority 0 */
   if (w->cfg.tiebreak == SIM_TIEBREAK_CHOICE) {
@@ -552,9 +544,9 @@ void sim__abandon(sim_world *w, sim_world *prev, int prev_node) {
 
 static void step(sim_world *w);
 
-int sim_step(sim_world *w) {
-  if (w->stopped || w->heap_n == 0)
-    return 0;
+/* The event and virtual-time budgets, before the next event (there is
+ * one): 1 to go on, else 0 and the run stops. */
+static inline int within_budgets(sim_world *w) {
   if (w->stats.events >= w->cfg.budgets.max_events) {
     sim__budget_stop(w, "event budget");
     return 0;
@@ -563,6 +555,12 @@ int sim_step(sim_world *w) {
     sim__budget_stop(w, "virtual time budget");
     return 0;
   }
+  return 1;
+}
+
+int sim_step(sim_world *w) {
+  if (w->stopped || w->heap_n == 0 || !within_budgets(w))
+    return 0;
   SIM__AS(w, -1, step(w));
   return 1;
 }
@@ -595,21 +593,36 @@ static void step(sim_world *w) {
 
 sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps) {
   uint64_t steps = 0;
+  sim_stop r;
+  sim__cur_t saved = sim__cur; /* as in sim_step, once for the whole run */
+  sim__cur.w = w;
+  sim__cur.node = -1;
   for (;;) {
-    if (w->failed)
-      return SIM_STOP_FAILURE;
-    if (w->stopped)
-      return SIM_STOP_BUDGET;
-    if (max_steps && steps >= max_steps)
-      return SIM_STOP_STEPS;
+    if (w->failed) {
+      r = SIM_STOP_FAILURE;
+      break;
+    }
+    if (w->stopped) {
+      r = SIM_STOP_BUDGET;
+      break;
+    }
+    if (max_steps && steps >= max_steps) {
+      r = SIM_STOP_STEPS;
+      break;
+    }
     if (w->heap_n == 0 || w->heap[0].time > until_ns) {
       if (until_ns != UINT64_MAX && until_ns > w->now)
         w->now = until_ns;
-      return w->heap_n == 0 ? SIM_STOP_QUIESCENT : SIM_STOP_TIME;
+      r = w->heap_n == 0 ? SIM_STOP_QUIESCENT : SIM_STOP_TIME;
+      break;
     }
-    if (sim_step(w))
+    if (within_budgets(w)) {
+      step(w);
       steps++;
+    }
   }
+  sim__cur = saved;
+  return r;
 }
 
 /* ---- Nodes ---------------------------------------------------------- */
