@@ -38,7 +38,9 @@ mkdir -p "$SRC" "$WORK" "$OUT"
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:symbolize=0
 [ "$FUZZING_ENGINE" = afl ] && export ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:silence_unsigned_overflow=1
-export AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1
+# no core binding: afl-fuzz refuses to start when every core already runs
+# a CPU-locked task (another fuzzer, a benchmark under taskset)
+export AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1
 
 bash "$SRCDIR/ossfuzz/build.sh" > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "build.sh"; }
 
