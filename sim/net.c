@@ -111,9 +111,10 @@ static void link_params(link_t *l, const sim_link_params *p) {
               p->queue_limit;
 }
 
-static inline __attribute__((always_inline)) void trace_msg(sim_world *w, unsigned kind,
-                                                            unsigned reason, int node, int peer,
-                                                            const msg_t *m, uint64_t b) {
+/* A message's trace record, off the hot paths: the send and the delivery
+ * of every datagram call sim__trace_inline themselves. */
+static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
+                      const msg_t *m, uint64_t b) {
   sim__trace_inline(w, kind, reason, node, peer, m->id, b, m->kind, m->data, m->len);
 }
 
@@ -220,7 +221,7 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
   m->id = ++w->msg_id;
   m->kind = w->cfg.classify ? w->cfg.classify(w->cfg.ctx, msg, len) : 0;
   w->stats.sent++;
-  trace_msg(w, SIM_EV_SEND, 0, from, to, m, 0);
+  sim__trace_inline(w, SIM_EV_SEND, 0, from, to, m->id, 0, m->kind, m->data, m->len);
   const sim_link_params *p = &l->p;
   if (l->blocked) {
     drop(w, i, SIM_DROP_PARTITION);
@@ -304,7 +305,7 @@ void sim__deliver_msg(sim_world *w, uint32_t e) {
   }
   int from = m->from, to = m->to;
   w->stats.delivered++;
-  trace_msg(w, SIM_EV_DELIVER, 0, to, from, m, 0);
+  sim__trace_inline(w, SIM_EV_DELIVER, 0, to, from, m->id, 0, m->kind, m->data, m->len);
   /* The entry is off every list and not free, so its buffer stays valid
    * while recv runs even if the callback sends (the pool may move). */
   uint8_t *data = m->data;

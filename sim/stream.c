@@ -431,12 +431,15 @@ void sim__conn_purge_node(sim_world *w, int node) {
 }
 
 uint64_t sim__conn_due(const sim_world *w, uint64_t t) {
-  for (uint32_t c = 0; c < w->conn_cap; c++)
+  for (uint32_t c = 0; c < w->conn_cap; c++) {
+    if (w->conn[c].state == CS_FREE)
+      continue;
     for (int k = 0; k < 2; k++) {
       const cdir_t *d = &w->conn[c].d[k];
-      if (w->conn[c].state != CS_FREE && d->q.n && d->last_at > t)
+      if (d->q.n && d->last_at > t)
         t = d->last_at;
     }
+  }
   return t;
 }
 
