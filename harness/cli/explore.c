@@ -446,8 +446,10 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
   ex_kept *kept = job_kept(x);
   uint32_t *n = &x->sh->nkept[x->job], slot = *n, ways = 1;
   for (uint32_t i = 0; i < *n; i++)
-    if (kept[i].bucket == bucket)
-      slot = i;
+    if (kept[i].bucket == bucket) {
+      slot = i; /* a state has at most one entry */
+      break;
+    }
   if (slot < *n) { /* one way to the state is enough, until it is worn */
     if (!x->worn || kept[slot].visits < x->worn)
       return;
