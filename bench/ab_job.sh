@@ -1,0 +1,95 @@
+#!/bin/sh
+# Two builds' default job (simfuzz fuzz --jobs 1) on one bug, side by side
+# in pairs. Each pair runs both builds at once, one per core (taskset), on
+# the same seed (--seed k*10^8), with the cores swapped every pair, so that
+# the machine's load falls on both arms alike. A single trial's time varies
+# several-fold from seed to seed and with the explorer's wall-clock branch
+# points; only many pairs tell two builds apart.
+#
+# Prints a line per pair as it ends ("k  A: 42.1 s  B: -"; "-" is a miss
+# within the budget), then per arm: hits, the median time (a miss counts as
+# the budget, so a median over misses is a lower bound, marked >=) and the
+# pairs it won.
+#
+# Usage: bench/ab_job.sh BUILD_A BUILD_B TARGET [--pairs N] [--first K]
+#                        [--budget S] [--cores C0,C1]
+#   --pairs N   pairs to run (default 10)
+#   --first K   the first pair's k (default 1); later runs past the seeds
+#               already used add independent pairs
+#   --budget S  each trial's --time (default 300)
+#   --cores     the two cores (default 0,1)
+set -eu
+A=$1; B=$2; T=$3; shift 3
+N=10; FIRST=1; BUDGET=300; CORES=0,1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pairs) N=$2; shift 2 ;;
+    --first) FIRST=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    --cores) CORES=$2; shift 2 ;;
+    *) echo "ab_job.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+for b in "$A" "$B"; do
+  [ -x "$b/bin/simfuzz-$T" ] || { echo "ab_job.sh: no $b/bin/simfuzz-$T" >&2; exit 2; }
+done
+c0=${CORES%,*}; c1=${CORES#*,}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+work=$(bench_workdir)
+trap 'rm -rf "$work"' EXIT
+# afl-fuzz is not run here, but a confirmation may start tools that bind cores
+export AFL_NO_AFFINITY=1
+
+# trial BUILD CORE K ARM: appends "K ARM SECONDS HIT" to $work/res
+trial() {
+  d="$work/$4$3"
+  mkdir "$d"
+  t0=$(date +%s.%N)
+  rc=0
+  taskset -c "$2" timeout -s INT $((BUDGET + 60)) "$1/bin/simfuzz-$T" fuzz -o "$d/out" \
+    --seed "$(($3 * 100000000))" --time "$BUDGET" --jobs 1 --stop-on-first -q \
+    > "$d/log" 2>&1 || rc=$?
+  t1=$(date +%s.%N)
+  hit=0
+  grep -q '^fuzz: confirmed /' "$d/log" && hit=1
+  [ $rc -le 1 ] || { echo "ab_job.sh: $4 k=$3 exited $rc:" >&2; tail -3 "$d/log" >&2; }
+  echo "$3 $4 $(echo "$t1 - $t0" | bc) $hit" >> "$work/res"
+  rm -rf "$d"
+}
+
+k=$FIRST
+while [ "$k" -lt $((FIRST + N)) ]; do
+  if [ $((k % 2)) = 0 ]; then ca=$c0; cb=$c1; else ca=$c1; cb=$c0; fi
+  trial "$A" "$ca" "$k" A &
+  trial "$B" "$cb" "$k" B &
+  wait
+  awk -v k="$k" -v b="$BUDGET" '$1 == k {
+      t[$2] = ($4 && $3 <= b + 30) ? sprintf("%.1f s", $3) : "-" }
+    END { printf "%s  A: %s  B: %s\n", k, t["A"], t["B"] }' "$work/res"
+  k=$((k + 1))
+done
+
+echo "ab_job.sh: $T, $N pairs from k=$FIRST, $BUDGET s each; A=$A B=$B"
+awk -v b="$BUDGET" '
+  { hit = $4 && $3 <= b + 30; s = hit ? $3 : b
+    n[$2]++; h[$2] += hit; v[$2, n[$2]] = s; miss[$2, n[$2]] = !hit
+    at[$1, $2] = s; ks[$1] = 1 }
+  END {
+    for (k in ks) {
+      if (at[k, "A"] < at[k, "B"]) won["A"]++
+      else if (at[k, "B"] < at[k, "A"]) won["B"]++
+    }
+    for (a = 0; a < 2; a++) {
+      arm = a ? "B" : "A"; m = n[arm]
+      for (i = 1; i <= m; i++) { w[i] = v[arm, i]; x[i] = miss[arm, i] }
+      for (i = 2; i <= m; i++)     # insertion sort, small m
+        for (j = i; j > 1 && w[j - 1] > w[j]; j--) {
+          t = w[j]; w[j] = w[j - 1]; w[j - 1] = t; t = x[j]; x[j] = x[j - 1]; x[j - 1] = t
+        }
+      med = m % 2 ? w[(m + 1) / 2] : (w[m / 2] + w[m / 2 + 1]) / 2
+      over = m % 2 ? x[(m + 1) / 2] : x[m / 2 + 1]
+      printf "%s: %d/%d hits, median %s%.1f s, faster in %d pairs\n", arm, h[arm], m,
+             over ? ">= " : "", med, won[arm] + 0
+    }
+  }' "$work/res"
