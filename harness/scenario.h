@@ -254,6 +254,12 @@ unsigned sf_step_flags(unsigned kind);
  *  a partition's heal), or 0 if none. */
 unsigned sf_step_ends(unsigned kind);
 
+/** When a run of s ends, in microseconds of virtual time: its last step
+ *  scheduled from the start (after_event 0; a step injected after an event
+ *  does not count) plus its tail (tail_ms, SF_DEFAULT_TAIL_MS if 0). An
+ *  open liveness window may keep the run going past it. */
+uint64_t sf_run_end_us(const sf_scenario *s);
+
 /** Number of steps that inject a fault (not heal, ops or liveness). */
 uint32_t sf_fault_steps(const sf_scenario *s);
 

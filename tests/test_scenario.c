@@ -59,6 +59,24 @@ static void check_roundtrip(const sf_scenario *s) {
   free(t);
 }
 
+/* When a run ends: the last step scheduled from the start plus the tail
+ * (the default if 0); a step injected after an event does not count. */
+TEST(run_end_is_the_last_root_step_plus_the_tail) {
+  sf_scenario *s = test_alloc(sizeof *s);
+  sf_scenario_init(s);
+  CHECK_EQ(sf_run_end_us(s), SF_DEFAULT_TAIL_MS * 1000ull);
+  s->nsteps = 3;
+  memset(s->steps, 0, 3 * sizeof s->steps[0]);
+  s->steps[0].kind = SF_STEP_HEAL, s->steps[0].at_us = 700000;
+  s->steps[1].kind = SF_STEP_HEAL, s->steps[1].at_us = 400000;
+  s->steps[2].kind = SF_STEP_HEAL, s->steps[2].at_us = 5000000, s->steps[2].after_event = 9;
+  s->tail_ms = 300;
+  CHECK_EQ(sf_run_end_us(s), 1000000);
+  s->tail_ms = 0;
+  CHECK_EQ(sf_run_end_us(s), 700000 + SF_DEFAULT_TAIL_MS * 1000ull);
+  free(s);
+}
+
 TEST(random_bytes_decode_bounded) {
   sf_scenario *s = alloc_s(), *t = alloc_s();
   uint8_t buf[2048];
@@ -468,4 +486,4 @@ TEST_MAIN(T(every_step_kind_roundtrips), T(branch_futures_bring_back_nodes_out_o
           T(truncated_and_oversized_protobufs), T(extreme_values_are_clamped),
           T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
-          T(afl_custom_mutator_and_trim))
+          T(afl_custom_mutator_and_trim), T(run_end_is_the_last_root_step_plus_the_tail))

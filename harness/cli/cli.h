@@ -458,7 +458,8 @@ int cmd_reach(int argc, char **argv);
   "  fuzzers.\n"                                                                                   \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
   "  stop it with its summary. No process outlives the command. --stats adds, per\n"               \
-  "  assertion-site state, the runs that reached it, and the states the first job kept.\n\n"       \
+  "  assertion-site state, the runs that reached it, and the states the first job kept\n"          \
+  "  (each with its moment and the end of its run, in virtual time).\n\n"                          \
   "OPTIONS\n"                                                                                      \
   "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
   "  --energy K default 8                        --budget B  default 256\n"                        \

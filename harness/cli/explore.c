@@ -97,6 +97,7 @@ typedef struct {
   uint32_t ways; /* ways to its state kept so far (see EX_WORN_VISITS) */
   uint32_t site; /* its assertion site's slot (revisit.h) */
   int32_t node;
+  uint64_t at_us, end_us; /* the state's moment and its run's end (us), for --stats */
   sf_step added[EX_KEPT_STEPS];
 } ex_kept;
 
@@ -475,6 +476,8 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
   e->ways = ways;
   e->site = x->sh->site_of[bucket];
   e->node = node;
+  e->at_us = sim_now(w) / 1000;
+  e->end_us = sf_run_end_us(x->s);
   e->nadded = x->nadded;
   memcpy(e->added, x->added, x->nadded * sizeof *x->added);
 }
@@ -882,8 +885,10 @@ static void print_stats(const explorer *x) {
           state_name(&sites[i], k, v, name, sizeof name);
           found = 1;
         }
-    printf("explore: kept %s at level %" PRIu32 ", %" PRIu32 " revisits, way %" PRIu32 "\n", name,
-           kept[e].level, kept[e].visits, kept[e].ways);
+    printf("explore: kept %s at level %" PRIu32 ", %" PRIu32 " revisits, way %" PRIu32
+           ", at %.3f s of a run to %.3f s\n",
+           name, kept[e].level, kept[e].visits, kept[e].ways, (double)kept[e].at_us / 1e6,
+           (double)kept[e].end_us / 1e6);
   }
 }
 

@@ -317,15 +317,6 @@ size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, ui
 
 /* ---- exploration branches -------------------------------------------------- */
 
-/* When the run of s ends: its last step scheduled at the start, plus the tail. */
-static uint64_t run_end_us(const sf_scenario *s) {
-  uint64_t last = 0;
-  for (uint32_t i = 0; i < s->nsteps; i++)
-    if (!s->steps[i].after_event && s->steps[i].at_us > last)
-      last = s->steps[i].at_us;
-  return last + (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
-}
-
 /* A delay of about log-uniform from 100 us to 3 s (one in 8 at once). */
 static uint64_t branch_delay(rng *r) {
   uint32_t k = below(r, 15);
@@ -375,7 +366,7 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
                          const sf_fork *at_fork, sf_step *out, uint32_t max) {
   int focus = at_fork ? at_fork->focus : -1;
   rng r = {seed ^ 0xb7a2c4f1ull};
-  uint64_t end = run_end_us(s);
+  uint64_t end = sf_run_end_us(s);
   if (end > SF_MAX_AT_US) /* a later time would not survive normalisation */
     end = SF_MAX_AT_US;
   if (now_us >= end || max == 0)

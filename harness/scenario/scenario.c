@@ -138,6 +138,14 @@ uint32_t sf_fault_steps(const sf_scenario *s) {
   return n;
 }
 
+uint64_t sf_run_end_us(const sf_scenario *s) {
+  uint64_t last = 0;
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    if (!s->steps[i].after_event && s->steps[i].at_us > last)
+      last = s->steps[i].at_us;
+  return last + (uint64_t)(s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS) * 1000;
+}
+
 void sf_scenario_init(sf_scenario *s) {
   /* steps[] and tape[] beyond their counts are never read: zero the
    * header only (the full struct is ~60 KB and this runs per execution) */
