@@ -544,17 +544,10 @@ static void fill_result(run_state *rs, sf_result *r, sim_stop stop) {
 static sim_stop execute(run_state *rs) {
   sim_world *w = rs->w;
   const sf_scenario *s = rs->s;
-  uint64_t last = 0;
-  for (uint32_t i = 0; i < s->nsteps; i++) {
-    const sf_step *st = &s->steps[i];
-    if (st->after_event) /* scheduled by after_event(); not part of the run's span */
-      continue;
-    if (st->at_us * 1000 > last)
-      last = st->at_us * 1000;
-    schedule_step(rs, st, i);
-  }
-  uint32_t tail = s->tail_ms ? s->tail_ms : SF_DEFAULT_TAIL_MS;
-  sim_stop stop = sim_run(w, last + (uint64_t)tail * SIM_NS_PER_MS, 0);
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    if (!s->steps[i].after_event) /* those are scheduled by after_event() */
+      schedule_step(rs, &s->steps[i], i);
+  sim_stop stop = sim_run(w, sf_run_end_us(s) * 1000, 0);
   if (stop == SIM_STOP_QUIESCENT || stop == SIM_STOP_TIME) {
     /* an open liveness window is judged at its deadline */
     if (sim_liveness_pending(w))
