@@ -5,6 +5,7 @@
 
 #include "scenario/textpb.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -47,17 +48,23 @@ void *cli_grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first) {
 
 uint8_t *cli_read_file_max(const char *path, size_t *len, size_t max, int too_big_is_error) {
   struct stat st;
-  if (stat(path, &st) != 0) {
+  /* non-blocking: a FIFO in place of a file must not hang the command */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &st) != 0) {
     cli_error("%s: %s", path, strerror(errno));
+    if (fd >= 0)
+      close(fd);
     return NULL;
   }
-  if (S_ISDIR(st.st_mode)) {
-    cli_error("%s: is a directory", path);
+  if (!S_ISREG(st.st_mode)) {
+    cli_error("%s: %s", path, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+    close(fd);
     return NULL;
   }
-  FILE *f = fopen(path, "rb");
+  FILE *f = fdopen(fd, "rb");
   if (!f) {
     cli_error("%s: %s", path, strerror(errno));
+    close(fd);
     return NULL;
   }
   cli_note_input(path);
@@ -495,6 +502,48 @@ int cli_make_dir(const char *cmd, const char *d) {
   else
     cli_error("%s: cannot create %s: %s", cmd, d, strerror(errno));
   return -1;
+}
+
+int cli_dir_writable(const char *cmd, const char *d) {
+  char probe[4200];
+  if (snprintf(probe, sizeof probe, "%s/.simfuzz-probe-XXXXXX", d) >= (int)sizeof probe)
+    return cli_error("%s: path too long: %s", cmd, d), -1;
+  int fd = mkstemp(probe);
+  if (fd < 0)
+    return cli_error("%s: cannot write in %s: %s", cmd, d, strerror(errno)), -1;
+  int bad = write(fd, "x", 1) != 1; /* a full disk refuses data, not always names */
+  close(fd);
+  remove(probe);
+  if (bad)
+    return cli_error("%s: cannot write in %s: %s", cmd, d, strerror(errno)), -1;
+  return 0;
+}
+
+/* The name of a temporary file of cli_create: ".<name>.tmp-XXXXXX". */
+static int is_tmp_name(const char *n) {
+  size_t l = strlen(n);
+  return n[0] == '.' && l > 12 && !strncmp(n + l - 11, ".tmp-", 5);
+}
+
+void cli_remove_stale_tmp(const char *d) {
+  DIR *dir = opendir(d);
+  if (!dir)
+    return;
+  struct dirent *e;
+  while ((e = readdir(dir))) {
+    char p[4400];
+    struct stat st;
+    if (!is_tmp_name(e->d_name) || snprintf(p, sizeof p, "%s/%s", d, e->d_name) >= (int)sizeof p)
+      continue;
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+      remove(p);
+  }
+  closedir(dir);
+}
+
+int cli_regular_file(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */

@@ -68,6 +68,15 @@ int cli_mkdirs(const char *d);
 /** cli_mkdirs(d); 0, or -1 after printing "cmd: ..." when d cannot be created
  *  or is not a directory. */
 int cli_make_dir(const char *cmd, const char *d);
+/** 0 if a file can be written in directory d (one is created, written and
+ *  removed); -1 after printing "cmd: cannot write in d: ...". */
+int cli_dir_writable(const char *cmd, const char *d);
+/** Remove the temporary files of cli_create (".NAME.tmp-XXXXXX") that a
+ *  write cut short by a signal left in directory d. */
+void cli_remove_stale_tmp(const char *d);
+/** 1 if path is a regular file itself (not a link, FIFO, device or
+ *  directory): the only kind a command takes from a directory listing. */
+int cli_regular_file(const char *path);
 /** 1 if both paths name the same existing file. */
 int cli_same_file(const char *a, const char *b);
 /** Load any scenario file (text, binary, crash file); -1 after an error. */
@@ -147,6 +156,8 @@ extern cli_limits cli_run_limits;
 /** Set by the tools' SIGINT/SIGTERM handlers: supervised children are
  *  killed and reaped, and the command ends with a summary. */
 extern volatile sig_atomic_t cli_interrupted;
+/** The stop signal (SIGINT, SIGTERM) that set cli_interrupted, or 0. */
+extern volatile sig_atomic_t cli_stop_signal;
 
 /** What a child sends on its result channel. */
 typedef struct cli_record {
@@ -199,13 +210,28 @@ typedef void (*cli_on_record)(void *ctx, const cli_record *rec);
 
 /** fork() after flushing stdio, for a child that must never outlive this
  *  process: it dies with it (PR_SET_PDEATHSIG on Linux), and exits at once
- *  if this process was already gone when it started. 0 in the child, its
+ *  if this process was already gone when it started. The child starts with
+ *  the default dispositions of the signals the tools handle (stop signals,
+ *  SIGALRM, SIGPIPE, SIGCHLD) and an empty signal mask. 0 in the child, its
  *  pid in the parent, -1 on failure. */
 pid_t cli_fork_tied(void);
 
+/** The one way to start a supervised child: cli_fork_tied(), in a process
+ *  group of its own (killed with it: cli_child_reap), with stdout and
+ *  stderr on a pipe that cli_child_wait drains. With io, also a result
+ *  channel and a heartbeat page (set in *io in the child). Returns 0 in the
+ *  child, its pid in the parent, -1 (nothing started). */
+pid_t cli_child_fork(cli_child *c, cli_child_io *io);
 /** Fork a child that runs body(arg, io) with stdout and stderr on a
  *  drained pipe, then exits 0. Returns 0, or -1 (nothing started). */
 int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io), void *arg);
+/** Start the program argv[0] as a supervised child (stdin /dev/null; its
+ *  output is the child's tail); 0, or -1 (nothing started). */
+int cli_child_exec(cli_child *c, char *const argv[]);
+/** Wait for pid (a child started in its own group) to end, kill what is
+ *  left of its process group, then reap it; *status its wait status.
+ *  0, or -1 if it was no child of this process. */
+int cli_child_reap(pid_t pid, int *status);
 /** Supervise the child until it ends: drain its output (keeping the tail),
  *  pass each result record to fn, kill it on the limits or when
  *  cli_interrupted is set, reap it. Returns CLI_END_*. */

@@ -64,6 +64,10 @@
 #define EX_FILES_PER_SIG 3u /* crash files kept per signature */
 #define EX_KEPT 16          /* rare states each job keeps for revisits */
 #define EX_KEPT_STEPS 48    /* steps a kept state's scenario may add to its root */
+/* A worker's heartbeat limit is the branches' time limit plus this: a
+ * branch that hangs is ended by its own alarm (and saved with its own
+ * scenario as a timeout) before its worker is taken for hung. */
+#define EX_HANG_SLACK_MS 3000u
 
 /* Campaign state shared by every process (one anonymous shared mapping). */
 typedef struct {
@@ -75,6 +79,9 @@ typedef struct {
   uint64_t tree[EX_MAX_JOBS];    /* branch runs of each job's current root */
   uint64_t revisits, ns_revisit; /* revisits of kept states; ns spent on them, in ns_branch too */
   uint64_t revisits_diverged;    /* revisits that did not reach their state bit for bit */
+  uint64_t saved, unsaved;       /* crash files written; failures whose file could not be */
+  uint64_t corpus_unsaved;       /* corpus files that could not be written */
+  uint32_t ended_well[EX_MAX_JOBS]; /* set by a branch or revisit that ends normally */
   uint32_t nkept[EX_MAX_JOBS];   /* states each job keeps (see ex_kept) */
   uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
   uint8_t site_of[SF_FB_BUCKETS];     /* the site slot of each bucket of a site's state */
@@ -182,6 +189,8 @@ static uint64_t now_ns(void) {
  * author named) get twice the energy; other buckets branch only once the
  * campaign has seen enough roots to call them rare. */
 static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
+  if (!k)
+    return 0; /* --energy 0: no branches */
   uint64_t rarity = (roots + 1) / ((uint64_t)c + 1);
   if (site)
     return rarity >= 100 ? 2 * k : rarity >= 10 ? k : rarity >= 3 ? 1 : 0;
@@ -234,18 +243,37 @@ static void report(explorer *x, const cli_outcome *o, const char *path, int firs
   cli_record_send(x->io->res_fd, &rec);
 }
 
-static void save_file(const char *dir, const char *prefix, const sf_scenario *s, char *path,
-                      size_t cap, int durable) {
+/* Save s as DIR/<prefix><sha1>; 0, or -1 (path "") when it could not be
+ * written (a full or read-only disk), which the caller counts. */
+static int save_file(const char *dir, const char *prefix, const sf_scenario *s, char *path,
+                     size_t cap, int durable) {
   static uint8_t buf[SF_MAX_INPUT];
   path[0] = 0;
   size_t n = sf_encode(s, buf, sizeof buf);
   if (n == 0 || n > sizeof buf)
-    return;
+    return -1;
   char hex[41];
   cli_sha1_hex(buf, n, hex);
   if (snprintf(path, cap, "%s/%s%s", dir, prefix, hex) >= (int)cap ||
-      (durable ? cli_write_file(path, buf, n) : cli_write_corpus_file(path, buf, n)) != 0)
+      (durable ? cli_write_file(path, buf, n) : cli_write_corpus_file(path, buf, n)) != 0) {
     path[0] = 0;
+    return -1;
+  }
+  return 0;
+}
+
+/* Save a failure's crash file (DIR/<prefix><sha1>) if its kind (hash h)
+ * has fewer than EX_FILES_PER_SIG; *first: it is the first of its kind.
+ * Counts the files written and the failures that could not be. */
+static void save_failure(ex_shared *sh, const char *dir, const char *prefix, uint64_t h,
+                         const sf_scenario *s, char *path, size_t cap, int *first) {
+  path[0] = 0;
+  if (!claim_sig(sh, h, first))
+    return;
+  if (save_file(dir, prefix, s, path, cap, 1) == 0)
+    add64(&sh->saved, 1);
+  else
+    add64(&sh->unsaved, 1);
 }
 
 /* A run of s failed (outcome o): replay it from its encoding in a fresh
@@ -266,15 +294,16 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
       o2 = rec.o;
       same = again.failed && !strcmp(o2.sig, o->sig) && o2.hash == o->hash;
     }
-    if (!same) {
+    if (!same) { /* kept as its own kind, with the same cap per kind */
       add64(&x->sh->diverged, 1);
-      save_file(x->out, "diverged-", s, path, sizeof path, 1);
+      int first;
+      save_failure(x->sh, x->out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), s, path,
+                   sizeof path, &first);
       return;
     }
   }
   int first;
-  if (claim_sig(x->sh, str_hash(o->sig), &first))
-    save_file(x->out, "crash-", s, path, sizeof path, 1);
+  save_failure(x->sh, x->out, "crash-", str_hash(o->sig), s, path, sizeof path, &first);
   report(x, o, path, first);
   if (x->stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -317,41 +346,69 @@ static void finish_run(explorer *x, const sf_result *r) {
   }
   if (keep) {
     char path[4096];
-    save_file(x->corpus, "", s, path, sizeof path, 0);
-    if (path[0])
+    if (save_file(x->corpus, "", s, path, sizeof path, 0) == 0)
       add64(&x->sh->corpus, 1);
+    else
+      add64(&x->sh->corpus_unsaved, 1);
   }
   if (s != x->s)
     free(s);
 }
 
 /* A branch that did not end normally: rebuild its scenario in the parent
- * (the same future, injected after the same event) and keep it as a crash. */
-static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t events, int status) {
+ * (the same future, injected after the same event) and keep it as a
+ * failure, with the signature a root's crash of the same kind gets
+ * (cli_crash_outcome: the signal and top frame, the assertion, timeout,
+ * out-of-memory, exit N). */
+static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t events,
+                           const cli_child *c, int ended) {
   for (uint32_t i = 0; i < nf; i++)
     fut[i].after_event = (uint32_t)events;
   sf_scenario *b = full_scenario(x, fut, nf);
   cli_outcome o;
-  memset(&o, 0, sizeof o);
-  o.node = -1;
-  snprintf(o.invariant, sizeof o.invariant, "crash");
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    snprintf(o.sig, sizeof o.sig, "timeout");
-  else if (WIFSIGNALED(status))
-    snprintf(o.sig, sizeof o.sig, "crash: signal %d", WTERMSIG(status));
-  else
-    snprintf(o.sig, sizeof o.sig, "crash: exit %d", WEXITSTATUS(status));
+  cli_crash_outcome(c, ended, &o);
   found(x, b, &o, 0);
   free(b);
 }
 
-/* cli_fork_tied() for a branch or a revisit, which keeps to the
- * branches' time limit: 0 in the child, its pid in the parent, -1. */
-static pid_t fork_child(const explorer *x) {
-  pid_t pid = cli_fork_tied();
+/* Fork a branch or a revisit: a supervised child (cli_child_fork: its own
+ * process group, its output drained by this process) that keeps to the
+ * branches' time limit (its alarm ends it: a "timeout"). 0 in the child,
+ * its pid in the parent, -1. */
+static pid_t fork_child(const explorer *x, cli_child *c) {
+  __atomic_store_n(&x->sh->ended_well[x->job], 0, __ATOMIC_RELAXED);
+  pid_t pid = cli_child_fork(c, NULL);
   if (pid == 0 && x->branch_timeout_s)
     alarm(x->branch_timeout_s);
   return pid;
+}
+
+/* A branch or revisit ends normally (end_child): the parent can tell this
+ * from a system under test that calls exit(0), which is a failure. */
+static void end_child(const explorer *x) {
+  fflush(stdout);
+  fflush(stderr);
+  __atomic_store_n(&x->sh->ended_well[x->job], 1, __ATOMIC_RELAXED);
+  _exit(0);
+}
+
+/* Wait for the child of fork_child, held to the memory limit (this
+ * process's own time limit waits meanwhile): CLI_END_*. */
+static int wait_child(const explorer *x, cli_child *c) {
+  unsigned left = alarm(0); /* a branch's time limit covers its own run only */
+  cli_limits lim = {0, cli_run_limits.rss_mb};
+  int ended = cli_child_wait(c, &lim, NULL, NULL);
+  if (left)
+    alarm(left);
+  uint32_t well = __atomic_exchange_n(&x->sh->ended_well[x->job], 0, __ATOMIC_RELAXED);
+  return ended == CLI_END_OK && !well ? CLI_END_CRASH : ended;
+}
+
+static cli_child *new_child(void) {
+  cli_child *c = malloc(sizeof *c);
+  if (!c)
+    sf_out_of_memory("explore");
+  return c;
 }
 
 /* Fork one branch at this moment. Returns in the child (which then runs
@@ -374,17 +431,21 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
    * heap) as well as the child's run */
   int top = x->level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
   uint64_t t0 = top ? now_ns() : 0;
-  pid_t pid = fork_child(x);
-  if (pid < 0)
+  cli_child *c = new_child();
+  pid_t pid = fork_child(x, c);
+  if (pid < 0) {
+    free(c);
     return;
+  }
   if (pid == 0) {
+    free(c); /* the parent's */
     x->level++;
     x->branch_id = id;
     x->forked_at = events;
     for (uint32_t i = 0; i < nf; i++) {
       fut[i].after_event = sf_run_inject(w, &fut[i]);
       if (fut[i].after_event != events) /* the world's event budget is spent */
-        _exit(0);
+        end_child(x);
       x->added[x->nadded++] = fut[i];
     }
     add64(&x->sh->branches, 1);
@@ -395,17 +456,13 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
     beat(x);
     return;
   }
-  unsigned left = alarm(0); /* a branch's time limit covers its own run only */
   x->forks++;
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  int ended = wait_child(x, c);
   if (top) /* nested branches are inside their top branch's time */
     add64(&x->sh->ns_branch, now_ns() - t0);
-  if (left)
-    alarm(left);
-  if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-    branch_crashed(x, fut, nf, events, st);
+  if (ended != CLI_END_OK)
+    branch_crashed(x, fut, nf, events, c, ended);
+  free(c);
 }
 
 /* This job's kept states (EX_KEPT entries). */
@@ -549,7 +606,7 @@ static void on_revisit(void *ctx, sim_world *w) {
   x->visit = NULL;
   if (sim_trace_hash(w) != hash) { /* the target is not deterministic */
     add64(&x->sh->revisits_diverged, 1);
-    _exit(0);
+    end_child(x);
   }
   for (uint32_t i = 0; i < x->energy && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED); i++) {
     uint64_t id = sim_mix64(x->branch_id ^ (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
@@ -558,9 +615,7 @@ static void on_revisit(void *ctx, sim_world *w) {
     if (x->level != level)
       return; /* the child: run on with the new future */
   }
-  fflush(stdout);
-  fflush(stderr);
-  _exit(0);
+  end_child(x);
 }
 
 static void make_root(explorer *x, uint64_t seed);
@@ -585,10 +640,14 @@ static void revisit(explorer *x, const sf_run_opts *o) {
   sh->site_visits[x->job][e->site]++;
   add64(&sh->revisits, 1);
   uint64_t t0 = now_ns();
-  pid_t pid = fork_child(x);
-  if (pid < 0)
+  cli_child *c = new_child();
+  pid_t pid = fork_child(x, c);
+  if (pid < 0) {
+    free(c);
     return;
+  }
   if (pid == 0) {
+    free(c); /* the parent's */
     make_root(x, e->seed);
     memcpy(x->added, e->added, e->nadded * sizeof *x->added);
     x->nadded = e->nadded;
@@ -605,13 +664,13 @@ static void revisit(explorer *x, const sf_run_opts *o) {
     sf_run(cli_target, s, &ro, &r);
     if (!x->visit) /* a branch of the revisit: its run is over */
       finish_run(x, &r);
-    fflush(stdout);
-    fflush(stderr);
-    _exit(0);
+    end_child(x);
   }
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
+  /* The revisit's own process re-runs a prefix that ran before without
+   * failing: if it fails now, the target is not deterministic. */
+  if (wait_child(x, c) != CLI_END_OK)
+    add64(&sh->revisits_diverged, 1);
+  free(c);
   uint64_t dt = now_ns() - t0;
   add64(&sh->ns_all, dt);
   add64(&sh->ns_branch, dt);
@@ -673,11 +732,8 @@ static void worker(void *arg, const cli_child_io *io) {
         add64(&x->sh->clean, 1);
       }
     }
-    if (x->level > 0) { /* a branch: its run is over */
-      fflush(stdout);
-      fflush(stderr);
-      _exit(0);
-    }
+    if (x->level > 0) /* a branch: its run is over */
+      end_child(x);
     if (r.crashed) { /* the target's state may be damaged: a fresh worker goes on */
       cli_record rec;
       memset(&rec, 0, sizeof rec);
@@ -754,6 +810,7 @@ static int deadline_stage;
 
 static void on_signal(int sig) {
   stop_signal = sig;
+  cli_stop_signal = sig;
   cli_interrupted = 1;
 }
 
@@ -780,7 +837,10 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
       cli_error("explore: cannot start a worker process: %s", strerror(errno));
       break;
     }
-    int ended = cli_child_wait(c, &cli_run_limits, on_record, &sv);
+    cli_limits lim = cli_run_limits;
+    if (lim.time_ms)
+      lim.time_ms += EX_HANG_SLACK_MS;
+    int ended = cli_child_wait(c, &lim, on_record, &sv);
     if (sv.done || ended == CLI_END_INTERRUPTED)
       break;
     if (sv.resume && ended == CLI_END_OK)
@@ -797,8 +857,7 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     int first;
     char path[4096] = "";
     add64(&x->sh->failures, 1);
-    if (claim_sig(x->sh, str_hash(o.sig), &first))
-      save_file(x->out, "crash-", x->s, path, sizeof path, 1);
+    save_failure(x->sh, x->out, "crash-", str_hash(o.sig), x->s, path, sizeof path, &first);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;
@@ -967,8 +1026,12 @@ int cmd_explore(int argc, char **argv) {
   }
   if (!x.out)
     return cli_error("explore: -o DIR is required (where crash files go)");
-  if (cli_make_dir("explore", x.out) < 0 || (x.corpus && cli_make_dir("explore", x.corpus) < 0))
+  if (cli_make_dir("explore", x.out) < 0 || (x.corpus && cli_make_dir("explore", x.corpus) < 0) ||
+      cli_dir_writable("explore", x.out) < 0 || (x.corpus && cli_dir_writable("explore", x.corpus) < 0))
     return EXIT_USAGE;
+  cli_remove_stale_tmp(x.out); /* left by a write a signal cut short */
+  if (x.corpus)
+    cli_remove_stale_tmp(x.corpus);
   if (cli_run_limits.time_ms)
     x.branch_timeout_s = (uint32_t)((cli_run_limits.time_ms + 999) / 1000);
   ex_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -1016,6 +1079,8 @@ int cmd_explore(int argc, char **argv) {
   memset(&it, 0, sizeof it);
   it.it_value.tv_sec = (time_t)seconds;
   it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+  if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+    it.it_value.tv_usec = 1; /* a zero timer is a disarmed one */
   it.it_interval.tv_sec = 5; /* then the grace period for branches in flight */
   setitimer(ITIMER_REAL, &it, NULL);
   uint64_t unique = 0, files = 0;
@@ -1038,9 +1103,7 @@ int cmd_explore(int argc, char **argv) {
   uint64_t sigs = 0;
   for (uint32_t i = 0; i < EX_SIGS; i++)
     sigs += sh->sig[i].hash != 0;
-  uint64_t runs = sh->roots + sh->branches + sh->revisits, kept = 0;
-  for (uint32_t i = 0; i < EX_SIGS; i++)
-    kept += sh->sig[i].count < EX_FILES_PER_SIG ? sh->sig[i].count : EX_FILES_PER_SIG;
+  uint64_t runs = sh->roots + sh->branches + sh->revisits;
   printf("explore: %" PRIu64 " roots, %" PRIu64 " branches (depth <= %" PRIu64 ", %" PRIu64
          " revisits), %.0f runs/s, %.1f s; %" PRIu64 " failures of %" PRIu64 " kinds, %" PRIu64
          " diverged on replay",
@@ -1051,17 +1114,29 @@ int cmd_explore(int argc, char **argv) {
   if (x.corpus)
     printf(", %" PRIu64 " corpus files", sh->corpus);
   printf("\n");
-  if (kept)
-    printf("explore: crash files in %s (at most %u per kind of failure)\n", x.out,
-           EX_FILES_PER_SIG);
+  if (sh->saved)
+    printf("explore: %" PRIu64 " crash files in %s (at most %u per kind of failure)\n", sh->saved,
+           x.out, EX_FILES_PER_SIG);
+  if (sh->diverged)
+    printf("explore: %" PRIu64 " failures did not fail again when re-run from their scenario (the "
+           "target is not deterministic): %s/diverged-*\n",
+           sh->diverged, x.out);
+  if (sh->corpus_unsaved)
+    cli_error("explore: %" PRIu64 " corpus files could not be written in %s", sh->corpus_unsaved,
+              x.corpus);
   if (x.stats)
     print_stats(&x);
   (void)unique;
   (void)files;
-  int failed = sh->failures > 0;
+  int failed = sh->failures > 0, replayed = sh->failures > sh->diverged;
+  uint64_t unsaved = sh->unsaved;
   munmap(sh, sizeof *sh);
   munmap(x.kept, kept_size);
+  if (unsaved) /* a failure that should have been kept was not */
+    return cli_error("explore: %" PRIu64 " failures could not be saved in %s (disk full or not "
+                     "writable?)",
+                     unsaved, x.out);
   if (stop_signal && !failed)
     return 128 + (int)stop_signal;
-  return failed ? EXIT_FAILED : EXIT_OK;
+  return !failed ? EXIT_OK : replayed ? EXIT_FAILED : EXIT_NONDET;
 }

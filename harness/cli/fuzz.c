@@ -1,10 +1,16 @@
 /* simfuzz fuzz: the default job for one target. The explorer (explore.c)
  * runs in this build, which is the lean one in a release build; with two
  * jobs or more and a libFuzzer binary of the target, one job runs
- * libFuzzer over the corpus the explorer grows. At the end every crash
- * file is confirmed: triaged in isolated children (the same failure and
- * trace hash three times) and, with --confirm, replayed by a sanitized
- * build of the tool. Files that do not confirm are moved aside. */
+ * libFuzzer over the corpus the explorer grows. At the end every failure
+ * file is confirmed by the engine that found it (one rule, confirm_file):
+ * the explorer's crash files in isolated children of this tool (the same
+ * failure and trace hash, twice, one of them run twice in one process),
+ * libFuzzer's files (crash, leak, timeout, out-of-memory) by the libFuzzer
+ * binary (the same signature twice), and, with --confirm, also by a
+ * sanitized build of the tool. A run fails when it reports a failure or
+ * dies (a signal, a limit); files that do not confirm are moved aside.
+ * Files that failed in the campaign but not when re-run from their
+ * scenario (diverged-*) are a determinism failure, reported as such. */
 #define _DEFAULT_SOURCE
 #include "cli.h"
 
@@ -20,6 +26,19 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* libFuzzer's artifacts are named <prefix><kind>-<sha1>: its own prefix
+ * keeps them apart from the explorer's crash-<sha1>. */
+#define LF_PREFIX "libfuzzer-"
+
+typedef struct {
+  const char *out, *confirm, *engine_arg, *time_s, *seed_s;
+  uint64_t jobs, seed;
+  double seconds;
+  int quiet, no_engine, first;
+  char crashes[4096], corpus[4096], aside[4096], log[4096], engine[PATH_MAX];
+  int have_engine;
+} fuzz_job;
 
 /* The libFuzzer binary of this target in the build this tool belongs to
  * (BUILD/bin/simfuzz-T -> BUILD/fuzz/T_fuzzer), if there is one. */
@@ -38,178 +57,382 @@ static int find_engine(char *out, size_t cap) {
   return access(out, X_OK) == 0 ? 0 : -1;
 }
 
-static pid_t start_engine(const char *engine, const char *corpus, const char *crashes,
-                          double seconds, uint64_t seed, const char *log) {
-  char t[64], a[4200], s[64], d[PATH_MAX + 8] = "-dict=";
-  snprintf(t, sizeof t, "-max_total_time=%.0f", seconds < 1 ? 1 : seconds);
-  /* the target's dictionary beside it: BUILD/fuzz/<t>_fuzzer -> <t>.dict */
+/* libFuzzer's -seed is a 32-bit number where 0 means "pick one at random":
+ * map ours into 1 .. 2^31 - 1, so every --seed gives a fixed run. */
+static unsigned engine_seed(uint64_t seed) {
+  return (unsigned)(seed % 2147483646u) + 1u;
+}
+
+/* The engine's dictionary beside it: BUILD/fuzz/<t>_fuzzer -> <t>.dict. */
+static void engine_dict(const char *engine, char *d, size_t cap) {
   size_t el = strlen(engine);
-  if (el > 7 && el + 6 < PATH_MAX && !strcmp(engine + el - 7, "_fuzzer")) {
-    memcpy(d + 6, engine, el - 7);
-    memcpy(d + 6 + el - 7, ".dict", 6);
+  d[0] = 0;
+  if (el > 7 && el + 12 < cap && !strcmp(engine + el - 7, "_fuzzer")) {
+    snprintf(d, cap, "-dict=%.*s.dict", (int)(el - 7), engine);
     if (access(d + 6, R_OK) != 0)
       d[0] = 0;
-  } else {
-    d[0] = 0;
   }
-  snprintf(a, sizeof a, "-artifact_prefix=%s/", crashes);
-  snprintf(s, sizeof s, "-seed=%" PRIu64, seed + 1);
-  pid_t p = cli_fork_tied();
-  if (p != 0)
-    return p;
-  FILE *f = freopen(log, "w", stdout);
-  if (f)
-    dup2(fileno(stdout), 2);
+}
+
+static pid_t start_engine(const fuzz_job *j) {
+  char t[64], a[4200], s[64], d[PATH_MAX + 8];
+  snprintf(t, sizeof t, "-max_total_time=%.0f", j->seconds < 1 ? 1 : j->seconds);
+  engine_dict(j->engine, d, sizeof d);
+  snprintf(a, sizeof a, "-artifact_prefix=%s/" LF_PREFIX, j->crashes);
+  snprintf(s, sizeof s, "-seed=%u", engine_seed(j->seed));
+  char *argv[12] = {(char *)j->engine, (char *)j->corpus, t, a, s, "-timeout=20",
+                    "-print_final_stats=1"};
+  int n = 7;
   if (d[0])
-    execl(engine, engine, corpus, t, a, s, d, "-timeout=20", "-print_final_stats=1", (char *)NULL);
-  else
-    execl(engine, engine, corpus, t, a, s, "-timeout=20", "-print_final_stats=1", (char *)NULL);
+    argv[n++] = d;
+  argv[n] = NULL;
+  pid_t p = cli_fork_tied();
+  if (p != 0) {
+    if (p > 0)
+      setpgid(p, p);
+    return p;
+  }
+  setpgid(0, 0); /* what it starts is killed with it */
+  /* never through a link planted at the log's name (checked before, and
+   * here without a window) */
+  int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0)
+    _exit(126);
+  dup2(fd, 1);
+  dup2(fd, 2);
+  execv(argv[0], argv);
   _exit(127);
 }
 
-/* Replay a file with a sanitized build of the tool: 1 if it fails there. */
-static int sanitized_replay(const char *tool, const char *file) {
-  pid_t p = cli_fork_tied();
-  if (p == 0) {
-    int null = open("/dev/null", 1);
-    if (null >= 0) {
-      dup2(null, 1);
-      dup2(null, 2);
-    }
-    execl(tool, tool, "replay", "-q", file, (char *)NULL);
-    _exit(127);
+/* ---- confirmation --------------------------------------------------------- */
+
+/* How a run of a program on a file ended: its signature (cli_crash_sig),
+ * "" if it passed (exit 0), "-" if it says nothing of the file (bad input
+ * or usage, cannot run, interrupted). */
+static void program_verdict(char *const argv[], char *sig, size_t cap) {
+  cli_child *c = malloc(sizeof *c);
+  snprintf(sig, cap, "-");
+  if (!c || cli_child_exec(c, argv) != 0) {
+    free(c);
+    return;
   }
-  int st = 0;
-  while (p > 0 && waitpid(p, &st, 0) < 0 && errno == EINTR) {
-  }
-  return p > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1;
+  int ended = cli_child_wait(c, &cli_run_limits, NULL, NULL);
+  int code = WIFEXITED(c->status) ? WEXITSTATUS(c->status) : -1;
+  if (ended == CLI_END_OK)
+    sig[0] = 0;
+  else if (ended == CLI_END_INTERRUPTED || code == EXIT_USAGE || code == 126 || code == 127)
+    snprintf(sig, cap, "-");
+  else
+    cli_crash_sig(c->tail, c->status, ended, sig, cap);
+  free(c);
 }
 
-int cmd_fuzz(int argc, char **argv) {
-  const char *out = NULL, *confirm = NULL, *engine_arg = NULL;
-  const char *time_s = "60", *seed_s = "0";
-  uint64_t jobs = 1, seed = 0;
-  int quiet = 0, no_engine = 0, first = 0;
+/* libFuzzer words its limits its own way: the same kinds as ours. */
+static void engine_kind(char *sig) {
+  if (strstr(sig, "libFuzzer: timeout"))
+    strcpy(sig, "timeout");
+  else if (strstr(sig, "libFuzzer: out-of-memory"))
+    strcpy(sig, "out-of-memory");
+}
+
+/* A libFuzzer file, by the libFuzzer binary: the same failure twice. */
+static int engine_confirms(const fuzz_job *j, const char *path, char *sig, size_t cap) {
+  char lim_t[32], lim_m[48], sig2[512];
+  snprintf(lim_t, sizeof lim_t, "-timeout=%" PRIu64,
+           cli_run_limits.time_ms ? (cli_run_limits.time_ms + 999) / 1000 : 20);
+  snprintf(lim_m, sizeof lim_m, "-rss_limit_mb=%" PRIu64,
+           cli_run_limits.rss_mb ? cli_run_limits.rss_mb : 2048);
+  char *argv[] = {(char *)j->engine, lim_t, lim_m, (char *)path, NULL};
+  program_verdict(argv, sig, cap);
+  if (!sig[0] || sig[0] == '-' || cli_interrupted)
+    return 0;
+  program_verdict(argv, sig2, sizeof sig2);
+  engine_kind(sig);
+  engine_kind(sig2);
+  return !strcmp(sig, sig2);
+}
+
+/* With --confirm: the sanitized tool's replay fails too (a report, or a
+ * death by signal or limit). */
+static int sanitized_fails(const fuzz_job *j, const char *path) {
+  char sig[512];
+  char *argv[] = {(char *)j->confirm, "replay", "-q", (char *)path, NULL};
+  program_verdict(argv, sig, sizeof sig);
+  return sig[0] && sig[0] != '-';
+}
+
+/* The verdict on one failure file; why (if not confirmed) and the label. */
+typedef struct {
+  int confirmed;
+  char sig[512];
+  const char *why, *label;
+} verdict;
+
+static void confirm_file(const fuzz_job *j, const char *path, int from_engine, sf_scenario *s,
+                         verdict *v) {
+  memset(v, 0, sizeof *v);
+  v->label = "";
+  cli_input_kind kind;
+  cli_outcome o1, o2;
+  int loaded = cli_load(path, s, &kind, NULL) == 0;
+  int lean = 0; /* this (lean) build fails it the same way every time */
+  if (from_engine) {
+    v->confirmed = engine_confirms(j, path, v->sig, sizeof v->sig);
+    v->why = "the libFuzzer build does not fail it the same way twice";
+    if (!v->confirmed || !loaded || cli_interrupted)
+      return;
+  }
+  if (loaded) {
+    cli_run_isolated(s, &o1, 1);
+    if (!cli_interrupted)
+      cli_run_isolated(s, &o2, 0);
+    lean = o1.sig[0] && !o1.nondet && !strcmp(o1.sig, o2.sig) && o1.hash == o2.hash;
+  }
+  if (cli_interrupted)
+    return;
+  if (from_engine) { /* confirmed by libFuzzer: the lean build names it */
+    if (!lean)
+      v->label = " (libFuzzer build; fails only under sanitizers)";
+    else
+      snprintf(v->sig, sizeof v->sig, "%s", o1.sig);
+    return;
+  }
+  v->confirmed = lean;
+  v->why = loaded ? "does not fail the same way every time" : "cannot be read";
+  snprintf(v->sig, sizeof v->sig, "%s", loaded ? o1.sig : "");
+  if (lean && j->confirm) {
+    v->confirmed = sanitized_fails(j, path);
+    v->why = "passes under sanitizers";
+    v->label = " (and under sanitizers)";
+  }
+}
+
+/* libFuzzer's file kinds that are failures; slow units are not. */
+static int engine_failure(const char *nm) {
+  static const char *const kinds[] = {LF_PREFIX "crash-", LF_PREFIX "leak-", LF_PREFIX "timeout-",
+                                      LF_PREFIX "oom-"};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (!strncmp(nm, kinds[i], strlen(kinds[i])))
+      return 1;
+  return 0;
+}
+
+typedef struct {
+  unsigned confirmed, moved, diverged, slow, left;
+} tally;
+
+static void move_aside(const fuzz_job *j, const char *path, const char *nm, tally *t) {
+  char dst[8192];
+  if (cli_make_dir("fuzz", j->aside) == 0 &&
+      snprintf(dst, sizeof dst, "%s/%s", j->aside, nm) < (int)sizeof dst && rename(path, dst) == 0)
+    t->moved++;
+}
+
+/* Confirm every failure file in DIR/crashes (regular files only: a FIFO
+ * or a link there is never opened). Stops early, leaving the rest where
+ * they are, if the job is interrupted. */
+static int confirm_all(const fuzz_job *j, tally *t) {
+  struct dirent **ents;
+  int k = scandir(j->crashes, &ents, NULL, alphasort);
+  if (k < 0)
+    return cli_error("fuzz: cannot list %s: %s", j->crashes, strerror(errno)), -1;
+  sf_scenario *s = cli_new_scenario();
+  for (int i = 0; i < k; i++) {
+    const char *nm = ents[i]->d_name;
+    char path[8192];
+    int mine = !strncmp(nm, "crash-", 6), engine = engine_failure(nm);
+    int ok = snprintf(path, sizeof path, "%s/%s", j->crashes, nm) < (int)sizeof path &&
+             cli_regular_file(path);
+    if (ok && !strncmp(nm, "diverged-", 9))
+      t->diverged++;
+    if (ok && !strncmp(nm, LF_PREFIX "slow-unit-", strlen(LF_PREFIX "slow-unit-")))
+      t->slow++;
+    if (!ok || (!mine && !engine) || cli_interrupted) {
+      t->left += ok && (mine || engine);
+      continue;
+    }
+    verdict v;
+    confirm_file(j, path, engine && j->have_engine, s, &v);
+    if (cli_interrupted) {
+      t->left++;
+    } else if (v.confirmed) {
+      t->confirmed++;
+      printf("fuzz: confirmed %s: %s%s\n", path, v.sig, v.label);
+    } else {
+      move_aside(j, path, nm, t);
+      printf("fuzz: NOT confirmed %s (%s)\n", path, v.why);
+    }
+  }
+  for (int i = 0; i < k; i++)
+    free(ents[i]);
+  free(ents);
+  free(s);
+  return 0;
+}
+
+/* ---- the job ---------------------------------------------------------------- */
+
+static void on_stop(int sig) {
+  cli_stop_signal = sig;
+  cli_interrupted = 1;
+}
+
+static int parse(fuzz_job *j, int argc, char **argv) {
+  j->time_s = "60";
+  j->seed_s = "0";
+  j->jobs = 1;
   for (int i = 0; i < argc; i++) {
+    int lim = cli_limit_option(argc, argv, &i); /* explore and confirmation keep to them */
+    if (lim < 0)
+      return EXIT_USAGE;
+    if (lim)
+      continue;
     const char *a = argv[i];
     int has = i + 1 < argc;
     if (!strcmp(a, "-o") && has)
-      out = argv[++i];
+      j->out = argv[++i];
     else if (!strcmp(a, "--time") && has)
-      time_s = argv[++i];
+      j->time_s = argv[++i];
     else if (!strcmp(a, "--jobs") && has) {
-      if (cli_parse_u64(argv[++i], &jobs) < 0 || jobs == 0 || jobs > 64)
+      if (cli_parse_u64(argv[++i], &j->jobs) < 0 || j->jobs == 0 || j->jobs > 64)
         return cli_error("fuzz: --jobs must be 1..64");
     } else if (!strcmp(a, "--seed") && has) {
-      seed_s = argv[++i];
-      if (cli_parse_u64(seed_s, &seed) < 0)
-        return cli_error("fuzz: bad --seed '%s'", seed_s);
+      j->seed_s = argv[++i];
+      if (cli_parse_u64(j->seed_s, &j->seed) < 0)
+        return cli_error("fuzz: bad --seed '%s' (a decimal number)", j->seed_s);
     } else if (!strcmp(a, "--engine") && has)
-      engine_arg = argv[++i];
+      j->engine_arg = argv[++i];
     else if (!strcmp(a, "--no-engine"))
-      no_engine = 1;
+      j->no_engine = 1;
     else if (!strcmp(a, "--confirm") && has)
-      confirm = argv[++i];
+      j->confirm = argv[++i];
     else if (!strcmp(a, "-q"))
-      quiet = 1;
+      j->quiet = 1;
     else if (!strcmp(a, "--stop-on-first"))
-      first = 1;
+      j->first = 1;
     else
       return cli_error("fuzz: unknown argument '%s' (see: %s help fuzz)", a, cli_prog);
   }
   char *end;
-  double seconds = strtod(time_s, &end);
-  if (*end || !(seconds > 0 && seconds < 1e7))
-    return cli_error("fuzz: bad --time '%s' (seconds)", time_s);
-  if (!out)
+  j->seconds = strtod(j->time_s, &end);
+  if (*end || !(j->seconds >= 0.001 && j->seconds < 1e7))
+    return cli_error("fuzz: bad --time '%s' (seconds, at least 0.001)", j->time_s);
+  if (!j->out)
     return cli_error("fuzz: -o DIR is required");
-  char crashes[4096], corpus[4096], aside[4096], log[4096], engine[PATH_MAX];
-  if (snprintf(crashes, sizeof crashes, "%s/crashes", out) >= (int)sizeof crashes ||
-      snprintf(corpus, sizeof corpus, "%s/corpus", out) >= (int)sizeof corpus ||
-      snprintf(aside, sizeof aside, "%s/unconfirmed", out) >= (int)sizeof aside ||
-      snprintf(log, sizeof log, "%s/libfuzzer.log", out) >= (int)sizeof log)
-    return cli_error("fuzz: path too long: %s", out);
-  if (cli_make_dir("fuzz", out) < 0 || cli_make_dir("fuzz", crashes) < 0 ||
-      cli_make_dir("fuzz", corpus) < 0)
-    return EXIT_USAGE;
-  int have_engine = 0;
-  if (!no_engine && jobs >= 2) {
-    if (engine_arg)
-      have_engine = snprintf(engine, sizeof engine, "%s", engine_arg) < (int)sizeof engine &&
-                    access(engine, X_OK) == 0;
+  if (j->confirm && access(j->confirm, X_OK) != 0)
+    return cli_error("fuzz: --confirm %s is not an executable", j->confirm);
+  if (snprintf(j->crashes, sizeof j->crashes, "%s/crashes", j->out) >= (int)sizeof j->crashes ||
+      snprintf(j->corpus, sizeof j->corpus, "%s/corpus", j->out) >= (int)sizeof j->corpus ||
+      snprintf(j->aside, sizeof j->aside, "%s/unconfirmed", j->out) >= (int)sizeof j->aside ||
+      snprintf(j->log, sizeof j->log, "%s/libfuzzer.log", j->out) >= (int)sizeof j->log)
+    return cli_error("fuzz: path too long: %s", j->out);
+  if (!j->no_engine && j->jobs >= 2) {
+    if (j->engine_arg)
+      j->have_engine = snprintf(j->engine, sizeof j->engine, "%s", j->engine_arg) <
+                           (int)sizeof j->engine &&
+                       access(j->engine, X_OK) == 0;
     else
-      have_engine = find_engine(engine, sizeof engine) == 0;
-    if (engine_arg && !have_engine)
-      return cli_error("fuzz: --engine %s is not an executable", engine_arg);
+      j->have_engine = find_engine(j->engine, sizeof j->engine) == 0;
+    if (j->engine_arg && !j->have_engine)
+      return cli_error("fuzz: --engine %s is not an executable", j->engine_arg);
   }
+  return EXIT_OK;
+}
+
+/* The explorer, and libFuzzer beside it; the explorer's exit status, and
+ * in *engine_failed whether libFuzzer ended badly on its own. */
+static int campaign(fuzz_job *j, int *engine_failed) {
   pid_t ep = -1;
-  if (have_engine) {
-    ep = start_engine(engine, corpus, crashes, seconds, seed, log);
-    if (!quiet)
-      printf("fuzz: libFuzzer job: %s (log %s)\n", engine, log);
+  if (j->have_engine) {
+    ep = start_engine(j);
+    if (!j->quiet && ep > 0)
+      printf("fuzz: libFuzzer job: %s (log %s)\n", j->engine, j->log);
   }
   char js[32];
-  snprintf(js, sizeof js, "%" PRIu64, have_engine ? jobs - 1 : jobs);
-  char *ex_argv[16] = {"-o",           crashes,  "--corpus", corpus,   "--time",
-                       (char *)time_s, "--jobs", js,         "--seed", (char *)seed_s};
+  snprintf(js, sizeof js, "%" PRIu64, j->have_engine ? j->jobs - 1 : j->jobs);
+  char *ex_argv[16] = {"-o",   j->crashes, "--corpus", j->corpus, "--time", (char *)j->time_s,
+                       "--jobs", js,       "--seed",   (char *)j->seed_s};
   int ex_argc = 10;
-  if (first)
+  if (j->first)
     ex_argv[ex_argc++] = "--stop-on-first";
-  if (quiet)
+  if (j->quiet)
     ex_argv[ex_argc++] = "-q";
   int rc = cmd_explore(ex_argc, ex_argv);
+  *engine_failed = 0;
   if (ep > 0) {
-    int st;
-    if (cli_interrupted || (first && rc == EXIT_FAILED))
+    int killed = cli_interrupted || (j->first && rc == EXIT_FAILED);
+    if (killed)
       kill(ep, SIGTERM);
-    while (waitpid(ep, &st, 0) < 0 && errno == EINTR)
-      kill(ep, SIGTERM);
+    int st = 0;
+    cli_child_reap(ep, &st);
+    *engine_failed = !killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    if (*engine_failed)
+      cli_error("fuzz: the libFuzzer job ended with %s %d (see %s)",
+                WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st)
+                                                                        : WTERMSIG(st),
+                j->log);
   }
-  if (rc > EXIT_FAILED && rc < 128)
-    return rc;
-  /* confirm every crash file */
-  struct dirent **ents;
-  int k = scandir(crashes, &ents, NULL, alphasort);
-  if (k < 0)
-    return cli_error("fuzz: cannot list %s: %s", crashes, strerror(errno));
-  sf_scenario *s = cli_new_scenario();
-  unsigned confirmed = 0, moved = 0;
-  for (int i = 0; i < k; i++) {
-    const char *nm = ents[i]->d_name;
-    char path[8192];
-    if (strncmp(nm, "crash-", 6) ||
-        snprintf(path, sizeof path, "%s/%s", crashes, nm) >= (int)sizeof path) {
-      free(ents[i]);
-      continue;
-    }
-    cli_input_kind kind;
-    cli_outcome o1, o2;
-    int ok = cli_load(path, s, &kind, NULL) == 0;
-    if (ok) {
-      cli_run_isolated(s, &o1, 1);
-      cli_run_isolated(s, &o2, 0);
-      ok = o1.sig[0] && !o1.nondet && !strcmp(o1.sig, o2.sig) && o1.hash == o2.hash;
-    }
-    int san = ok && confirm ? sanitized_replay(confirm, path) : ok;
-    if (ok && san) {
-      confirmed++;
-      printf("fuzz: confirmed %s: %s%s\n", path, o1.sig, confirm ? " (and under sanitizers)" : "");
-    } else {
-      char dst[8192];
-      if (cli_make_dir("fuzz", aside) == 0 &&
-          snprintf(dst, sizeof dst, "%s/%s", aside, nm) < (int)sizeof dst && rename(path, dst) == 0)
-        moved++;
-      printf("fuzz: NOT confirmed %s (%s)\n", path,
-             !ok ? "does not fail the same way every time" : "passes under sanitizers");
-    }
-    free(ents[i]);
+  return rc;
+}
+
+/* libFuzzer failed without leaving a failure file: a finding lost. */
+static int engine_lost(const fuzz_job *j) {
+  DIR *d = opendir(j->crashes);
+  struct dirent *e;
+  int any = 0;
+  while (d && (e = readdir(d)))
+    any |= engine_failure(e->d_name);
+  if (d)
+    closedir(d);
+  return !any;
+}
+
+static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed) {
+  if (cli_stop_signal) {
+    printf("fuzz: stopped by signal %d: %u confirmed, %u failure files in %s left unconfirmed\n",
+           (int)cli_stop_signal, t->confirmed, t->left, j->crashes);
+    return 128 + (int)cli_stop_signal;
   }
-  free(ents);
-  free(s);
-  printf("fuzz: %u confirmed failures in %s, %u moved to %s\n", confirmed, crashes, moved, aside);
-  if (confirmed)
+  printf("fuzz: %u confirmed failures in %s, %u moved to %s\n", t->confirmed, j->crashes, t->moved,
+         j->aside);
+  if (t->slow)
+    printf("fuzz: %u slow inputs (not failures): %s/" LF_PREFIX "slow-unit-*\n", t->slow,
+           j->crashes);
+  if (t->diverged)
+    printf("fuzz: %u failures did not fail again when re-run from their scenario (the target is "
+           "not deterministic; check-determinism shows where): %s/diverged-*\n",
+           t->diverged, j->crashes);
+  if (rc == EXIT_USAGE) /* explore said why: failures it could not save */
+    return EXIT_USAGE;
+  if (engine_failed && engine_lost(j))
+    return cli_error("fuzz: libFuzzer stopped on a failure it did not save");
+  if (t->confirmed)
     return EXIT_FAILED;
-  if (moved)
-    return EXIT_NONDET;
-  return rc == EXIT_FAILED ? EXIT_OK : rc;
+  return t->moved || t->diverged ? EXIT_NONDET : EXIT_OK;
+}
+
+int cmd_fuzz(int argc, char **argv) {
+  fuzz_job j;
+  memset(&j, 0, sizeof j);
+  if (parse(&j, argc, argv) != EXIT_OK)
+    return EXIT_USAGE;
+  if (cli_make_dir("fuzz", j.out) < 0 || cli_make_dir("fuzz", j.crashes) < 0 ||
+      cli_make_dir("fuzz", j.corpus) < 0 || cli_dir_writable("fuzz", j.crashes) < 0 ||
+      (j.have_engine && !cli_output_ok(j.log)))
+    return EXIT_USAGE;
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_stop; /* no SA_RESTART: the wait loops wake up */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int engine_failed;
+  int rc = campaign(&j, &engine_failed);
+  tally t = {0, 0, 0, 0, 0};
+  int listed = confirm_all(&j, &t);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (listed < 0)
+    return EXIT_USAGE;
+  return summary(&j, &t, rc, engine_failed);
 }

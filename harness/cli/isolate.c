@@ -14,6 +14,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -58,6 +59,7 @@ int cli_limit_option(int argc, char **argv, int *i) {
   return 1;
 }
 volatile sig_atomic_t cli_interrupted;
+volatile sig_atomic_t cli_stop_signal;
 
 /* Monotonic milliseconds: supervising a child is not part of any run. */
 static uint64_t now_ms(void) {
@@ -77,21 +79,32 @@ static void crash_report(int sig) {
   int n = backtrace(fr, 32);
   const char *where = "?";
   char buf[300];
-  for (int i = 1; i < n; i++) {
+  /* The handler's own frames (and a sanitizer's wrapper of it) come first,
+   * then the C library's (the signal's return path, raise, abort): the
+   * first frame after those is where the program crashed. */
+  int i = 1, in_libc = 0;
+  for (; i < n; i++) {
+    Dl_info info;
+    int libc = dladdr(fr[i], &info) && info.dli_fname &&
+               (strstr(info.dli_fname, "libc.so") || strstr(info.dli_fname, "libc-"));
+    if (libc)
+      in_libc = 1;
+    else if (in_libc)
+      break;
+  }
+  if (i >= n) /* no C library frame: a statically linked program */
+    i = 2 < n ? 2 : n - 1;
+  for (; i < n; i++) {
     Dl_info info;
     if (!dladdr(fr[i], &info) || !info.dli_fname)
       continue;
-    if (strstr(info.dli_fname, "libc.so") || strstr(info.dli_fname, "libc-"))
-      continue;
-    if (info.dli_sname && info.dli_saddr && info.dli_saddr != (void *)crash_report) {
+    if (info.dli_sname && info.dli_saddr) {
       snprintf(buf, sizeof buf, "%s", info.dli_sname);
     } else {
       const char *base = strrchr(info.dli_fname, '/');
       snprintf(buf, sizeof buf, "%s+0x%lx", base ? base + 1 : info.dli_fname,
                (unsigned long)((char *)fr[i] - (char *)info.dli_fbase));
     }
-    if (strstr(buf, "crash_report"))
-      continue;
     where = buf;
     break;
   }
@@ -103,6 +116,20 @@ static void crash_report(int sig) {
   raise(sig);
 }
 #endif
+
+/* The dispositions this tool's commands install (stop signals, deadlines,
+ * ignored SIGPIPE) and the signal mask: a child starts as a fresh process
+ * would, so a branch's alarm() ends the branch, not the campaign. The
+ * sanitizers' handlers (SIGSEGV, SIGBUS, ...) are left alone. */
+static void reset_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGALRM,
+                             SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    signal(sigs[i], SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
 
 pid_t cli_fork_tied(void) {
   pid_t parent = getpid(); /* simfuzz-allow-nondeterminism: the child checks its parent */
@@ -116,13 +143,40 @@ pid_t cli_fork_tied(void) {
 #endif
   if (getppid() != parent)
     _exit(0); /* the parent is already gone */
+  reset_signals();
+  return 0;
+}
+
+/* A child in a process group of its own: whatever the system under test
+ * starts is in it, and is killed with it (cli_child_reap). */
+static pid_t fork_group(void) {
+  pid_t pid = cli_fork_tied();
+  if (pid == 0)
+    setpgid(0, 0);
+  else if (pid > 0)
+    setpgid(pid, pid); /* no race with the parent's kill of the group */
+  return pid;
+}
+
+int cli_child_reap(pid_t pid, int *status) {
+  int st = 0;
+  if (pid <= 0)
+    return -1;
+#if defined(__linux__)
+  siginfo_t info;
+  while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+#endif
+  kill(-pid, SIGKILL); /* the group's stragglers: the leader's id is still taken */
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  if (status)
+    *status = st;
   return 0;
 }
 
 static void child_setup(int out_fd) {
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGPIPE, SIG_DFL);
   dup2(out_fd, 1);
   dup2(out_fd, 2);
   if (out_fd > 2)
@@ -180,51 +234,83 @@ int cli_record_send(int fd, const cli_record *rec) {
 
 /* ---- the parent's side ------------------------------------------------- */
 
-int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io), void *arg) {
+static void close_pair(int fd[2]) {
+  if (fd[0] >= 0)
+    close(fd[0]);
+  if (fd[1] >= 0)
+    close(fd[1]);
+}
+
+pid_t cli_child_fork(cli_child *c, cli_child_io *io) {
   memset(c, 0, sizeof *c);
   c->pid = -1;
   c->out_fd = c->res_fd = -1;
-  int out[2], res[2];
-  if (pipe(out) != 0)
-    return -1;
-  if (pipe(res) != 0) {
-    close(out[0]);
-    close(out[1]);
-    return -1;
-  }
-  void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) {
-    close(out[0]);
-    close(out[1]);
-    close(res[0]);
-    close(res[1]);
+  int out[2] = {-1, -1}, res[2] = {-1, -1};
+  void *page = MAP_FAILED;
+  if (pipe(out) != 0 || (io && pipe(res) != 0) ||
+      (io && (page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+                          0)) == MAP_FAILED)) {
+    close_pair(out);
+    close_pair(res);
     return -1;
   }
-  c->beat = page;
-  pid_t pid = cli_fork_tied();
+  c->beat = page == MAP_FAILED ? NULL : page;
+  pid_t pid = fork_group();
   if (pid < 0) {
-    munmap(page, 4096);
-    close(out[0]);
-    close(out[1]);
-    close(res[0]);
-    close(res[1]);
+    if (c->beat)
+      munmap((void *)c->beat, 4096);
+    c->beat = NULL;
+    close_pair(out);
+    close_pair(res);
     return -1;
   }
   if (pid == 0) {
     close(out[0]);
-    close(res[0]);
+    if (io) {
+      close(res[0]);
+      io->res_fd = res[1];
+      io->beat = c->beat;
+    }
     child_setup(out[1]);
-    cli_child_io io = {res[1], c->beat};
+    return 0;
+  }
+  close(out[1]);
+  if (io)
+    close(res[1]);
+  c->pid = pid;
+  c->out_fd = out[0];
+  c->res_fd = io ? res[0] : -1;
+  return pid;
+}
+
+int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io), void *arg) {
+  cli_child_io io;
+  pid_t pid = cli_child_fork(c, &io);
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
     body(arg, &io);
     fflush(stdout);
     fflush(stderr);
     _exit(0);
   }
-  close(out[1]);
-  close(res[1]);
-  c->pid = pid;
-  c->out_fd = out[0];
-  c->res_fd = res[0];
+  return 0;
+}
+
+int cli_child_exec(cli_child *c, char *const argv[]) {
+  pid_t pid = cli_child_fork(c, NULL);
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDONLY);
+    if (null >= 0 && null != 0) {
+      dup2(null, 0);
+      close(null);
+    }
+    execv(argv[0], argv);
+    fprintf(stderr, "%s: cannot run: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
   return 0;
 }
 
@@ -261,7 +347,7 @@ static uint64_t rss_mb(pid_t pid) {
 static void kill_child(cli_child *c, int why) {
   if (!c->ended_by) {
     c->ended_by = why;
-    kill(c->pid, SIGKILL);
+    kill(-(pid_t)c->pid, SIGKILL); /* the child's group: what it started too */
   }
 }
 
@@ -304,12 +390,12 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
     }
     if (exited && k == 0)
       break; /* the child is gone and its pipes are drained */
-    if (!exited) {
-      int st;
-      pid_t w = waitpid(c->pid, &st, WNOHANG);
-      if (w == c->pid) {
+    if (!exited) { /* ended? (reaped below, after its group is killed) */
+      siginfo_t info;
+      memset(&info, 0, sizeof info);
+      if (waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == c->pid) {
         exited = 1;
-        c->status = st;
         continue;
       }
     }
@@ -332,12 +418,9 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
   if (c->res_fd >= 0)
     close(c->res_fd);
   c->out_fd = c->res_fd = -1;
-  if (!exited) {
-    int st = 0;
-    while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    c->status = st;
-  }
+  int st = 0;
+  cli_child_reap((pid_t)c->pid, &st);
+  c->status = st;
   if (c->beat) {
     c->last_seed = __atomic_load_n(&c->beat[CLI_BEAT_SEED], __ATOMIC_RELAXED);
     c->runs = __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED);
@@ -390,21 +473,96 @@ static int assert_sig(const char *out, char *sig, size_t cap) {
   return 1;
 }
 
+/* The text after "ERROR: " of the last sanitizer or libFuzzer report line
+ * ("==123==ERROR: AddressSanitizer: ...", "==123== ERROR: libFuzzer: ...")
+ * in out, or NULL: text the system under test prints never counts. */
+static const char *sanitizer_error(const char *out) {
+  const char *found = NULL;
+  for (const char *p = strstr(out, "ERROR: "); p; p = strstr(p + 1, "ERROR: ")) {
+    const char *q = p;
+    if (q > out && q[-1] == ' ')
+      q--;
+    if (q - out < 3 || q[-1] != '=' || q[-2] != '=')
+      continue;
+    q -= 2;
+    const char *d = q;
+    while (d > out && d[-1] >= '0' && d[-1] <= '9')
+      d--;
+    if (d == q || d - out < 2 || d[-1] != '=' || d[-2] != '=' || (d - 2 > out && d[-3] != '\n'))
+      continue;
+    found = p + 7;
+  }
+  return found;
+}
+
+/* Frames of the sanitizers, libFuzzer and the C library, which every crash
+ * of their kind shares: never a crash's identity. */
+static int runtime_frame(const char *name, size_t n) {
+  static const char *const pre[] = {"__sanitizer", "__asan", "__ubsan", "__lsan", "__interceptor",
+                                    "fuzzer::",    "__GI_",  "__libc",  "abort",  "raise",
+                                    "gsignal",     "__pthread_kill", "pthread_kill",
+                                    "__assert",    "malloc", "calloc",  "realloc", "free",
+                                    "operator new", "__sigaction", "_start", "main"};
+  for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+    size_t l = strlen(pre[i]);
+    if (n >= l && !strncmp(name, pre[i], l))
+      return 1;
+  }
+  return 0;
+}
+
+/* The first frame of a sanitizer's stack (from "#0 ") that is the
+ * program's own: its function when symbolized, else module+offset
+ * (stable for one binary); "" if none. */
+static void top_frame(const char *from, char *frame, size_t cap) {
+  frame[0] = 0;
+  for (const char *f = strstr(from, "#0 "); f && *f == '#'; ) {
+    size_t line = strcspn(f, "\n");
+    const char *in = strstr(f, " in ");
+    const char *mod = memchr(f, '(', line);
+    if (in && in < f + line) { /* symbolized: the function */
+      in += 4;
+      size_t n = strcspn(in, " \n");
+      if (!runtime_frame(in, n)) {
+        snprintf(frame, cap, "%.*s", (int)(n < cap - 1 ? n : cap - 1), in);
+        return;
+      }
+    } else if (mod) {
+      const char *base = mod + 1;
+      for (const char *q = base; q < f + line && *q != ')'; q++)
+        if (*q == '/')
+          base = q + 1;
+      size_t n = strcspn(base, ")\n");
+      if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5)) {
+        snprintf(frame, cap, "%.*s", (int)(n < cap - 1 ? n : cap - 1), base);
+        return;
+      }
+    }
+    f += line;
+    while (*f == '\n' || *f == ' ')
+      f++;
+  }
+}
+
 void cli_crash_sig(const char *err, int status, int ended_by, char *sig, size_t cap) {
-  if (ended_by == CLI_END_TIMEOUT) {
-    snprintf(sig, cap, "timeout");
+  if (ended_by == CLI_END_TIMEOUT ||
+      (ended_by == CLI_END_CRASH && WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)) {
+    snprintf(sig, cap, "timeout"); /* SIGALRM: a branch's own time limit (explore) */
     return;
   }
   if (ended_by == CLI_END_OOM) {
     snprintf(sig, cap, "out-of-memory");
     return;
   }
+  if (ended_by == CLI_END_INTERRUPTED) {
+    snprintf(sig, cap, "interrupted");
+    return;
+  }
   if (assert_sig(err, sig, cap))
     return;
-  const char *e = last_of(err, "ERROR: ");
+  const char *e = sanitizer_error(err);
   char type[128] = "", frame[160] = "";
   if (e) {
-    e += 7;
     size_t n = strcspn(e, "\n");
     /* "AddressSanitizer: heap-use-after-free on address ..." -> 2 words */
     const char *sp = memchr(e, ' ', n);
@@ -418,27 +576,11 @@ void cli_crash_sig(const char *err, int status, int ended_by, char *sig, size_t 
     size_t n = strcspn(ub, "\n");
     snprintf(type, sizeof type, "UBSan %.*s", (int)(n < 100 ? n : 100), ub);
   }
-  const char *f = e ? strstr(e, "#0 ") : NULL;
-  const char *mine = last_of(err, "==simfuzz== crash: signal ");
-  if (f) {
-    size_t line = strcspn(f, "\n");
-    const char *in = strstr(f, " in ");
-    const char *mod = memchr(f, '(', line);
-    if (in && in < f + line) { /* symbolized: the function */
-      in += 4;
-      size_t n = strcspn(in, " \n");
-      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1), in);
-    } else if (mod) { /* not symbolized: module+offset, stable for one binary */
-      const char *base = mod + 1;
-      for (const char *q = base; q < f + line && *q != ')'; q++)
-        if (*q == '/')
-          base = q + 1;
-      size_t n = strcspn(base, ")\n");
-      snprintf(frame, sizeof frame, "%.*s", (int)(n < sizeof frame - 1 ? n : sizeof frame - 1),
-               base);
-    }
-  } else if (mine) { /* our own handler in an unsanitized build */
-    const char *in = strstr(mine, " in ");
+  const char *mine = last_of(err, "\n==simfuzz== crash: signal ");
+  if (e)
+    top_frame(e, frame, sizeof frame);
+  if (!frame[0] && mine) { /* our own handler (an abort(), or an unsanitized build) */
+    const char *in = strstr(mine + 1, " in ");
     if (in) {
       in += 4;
       size_t n = strcspn(in, "\n");
@@ -464,11 +606,12 @@ void cli_crash_outcome(const cli_child *c, int ended, cli_outcome *o) {
       last_of(c->tail, "simfuzz: out of memory in "))
     ended = CLI_END_OOM; /* simfuzz's own allocation failed: sf_out_of_memory */
   cli_crash_sig(c->tail, c->status, ended, o->sig, sizeof o->sig);
-  const char *inv = ended == CLI_END_TIMEOUT ? "timeout"
-                    : ended == CLI_END_OOM   ? "out-of-memory"
-                                             : "crash";
+  const char *inv = !strcmp(o->sig, "timeout")         ? "timeout"
+                    : !strcmp(o->sig, "out-of-memory") ? "out-of-memory"
+                    : !strcmp(o->sig, "interrupted")   ? "interrupted"
+                                                       : "crash";
   snprintf(o->invariant, sizeof o->invariant, "%s", inv);
-  const char *e = last_of(c->tail, "ERROR: ");
+  const char *e = sanitizer_error(c->tail);
   if (!e)
     e = last_of(c->tail, "Assertion `");
   if (!e)

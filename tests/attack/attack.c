@@ -1,0 +1,165 @@
+/*
+ * attack: the ladder test target (tests/targets/ladder.c) that misbehaves,
+ * for the default job's attack tests (tests/attacks.sh, docs/RELIABILITY.md).
+ *
+ * Three nodes exchange heartbeats. Once node 0 has been crashed and
+ * restarted twice and is then paused (a state that random roots almost
+ * never reach and the explorer's branches do), the system under test does
+ * what ATTACK names instead of failing an invariant:
+ *   1 hang         an endless loop
+ *   2 blowup       allocates without bound
+ *   3 two_aborts   abort() from one of two sites (by which node's event)
+ *   4 exit0        exit(0)
+ *   5 exit3        exit(3)
+ *   6 leak         loses an allocation (LeakSanitizer's finding)
+ *   7 overflow     reads past a heap block, in the libFuzzer binary only: a
+ *                  finding only a sanitizer sees, as in a release build
+ *                  of the command line (the tests' package is sanitized)
+ *   8 spawn        forks and execs `sleep 25`, then aborts
+ *   9 nondet       fails an invariant on every second run in a process
+ *  10 assert       a library's assert() (lib/attack_lib.c) fails
+ *  11 chatty       prints varying text and a fake error line, then aborts
+ */
+#include "attack_lib.h"
+#include "simfuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef ATTACK
+#error "ATTACK must name the misbehaviour (1..11)"
+#endif
+
+typedef struct {
+  uint32_t boots[3];
+  int done;
+} ladder;
+
+static unsigned runs_in_process; /* ATTACK 9: state that survives a run, on purpose */
+
+static void *create(int nodes) {
+  (void)nodes;
+  runs_in_process++;
+  return calloc(1, sizeof(ladder));
+}
+
+static void destroy(void *ctx) {
+  free(ctx);
+}
+
+static void boot(void *ctx, sim_world *w, int node, int restart) {
+  (void)restart;
+  ladder *l = ctx;
+  l->boots[node]++;
+  sim_timer_start(w, node, 10 * SIM_NS_PER_MS, 0);
+}
+
+static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
+  (void)ctx;
+  (void)tag;
+  char beat = (char)('0' + node);
+  for (int to = 0; to < 3; to++)
+    if (to != node)
+      sim_send(w, node, to, &beat, 1);
+  sim_timer_start(w, node, 10 * SIM_NS_PER_MS, 0);
+}
+
+static void recv(void *ctx, sim_world *w, int node, int from, const void *msg, size_t len) {
+  (void)ctx;
+  (void)w;
+  (void)node;
+  (void)from;
+  (void)msg;
+  (void)len;
+}
+
+static const sim_node_ops ops = {boot, recv, timer, NULL, NULL};
+
+__attribute__((noinline)) static void abort_site_one(void) {
+  fprintf(stderr, "attack: site one\n");
+  abort();
+}
+
+__attribute__((noinline)) static void abort_site_two(void) {
+  fprintf(stderr, "attack: site two\n");
+  abort();
+}
+
+static void *volatile lost;
+
+/* Defined in the libFuzzer binary only. */
+extern int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) __attribute__((weak));
+
+__attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
+  switch (ATTACK) {
+  case 1: {
+    volatile unsigned long spin = 0;
+    for (;;)
+      spin++;
+  }
+  case 2: {
+    void *volatile keep = NULL;
+    for (;;) {
+      void **p = malloc(16u << 20);
+      if (p) {
+        memset(p, 1, 16u << 20);
+        *p = keep;
+        keep = p;
+      }
+    }
+  }
+  case 3:
+    if (sim_now(w) / SIM_NS_PER_MS % 2)
+      abort_site_one();
+    abort_site_two();
+  case 4: exit(0);
+  case 5: exit(3);
+  case 6:
+    if (!l->done) {
+      lost = malloc(4096);
+      memset(lost, 2, 4096);
+      lost = NULL;
+    }
+    break;
+  case 7:
+    if (!l->done && LLVMFuzzerTestOneInput) {
+      char *p = malloc(16);
+      volatile char c = p[16 + (sim_now(w) & 1)];
+      (void)c;
+      free(p);
+    }
+    break;
+  case 8: {
+    pid_t p = fork();
+    if (p == 0) {
+      execlp("sleep", "sleep", "25", (char *)NULL);
+      _exit(127);
+    }
+    abort();
+  }
+  case 9: SIM_INVARIANT(w, 0, runs_in_process % 2 == 0, "odd_runs", "an odd-numbered run"); break;
+  case 10: attack_lib_check(l->boots[0]); break;
+  case 11:
+    fprintf(stderr, "ERROR: tab\there now, at %llu\n", (unsigned long long)sim_now(w));
+    abort();
+  default: break;
+  }
+  l->done = 1;
+}
+
+SF_ORACLE static void check_ladder(void *ctx, sim_world *w) {
+  ladder *l = ctx;
+  int rung = l->boots[0] >= 3;
+  SF_SOMETIMES(w, rung, "n0 restarted twice");
+  SF_MAXIMIZE(w, "boots of n0", l->boots[0]);
+  if (rung && sim_node_paused(w, 0))
+    misbehave(l, w);
+}
+
+static const sf_check invariants[] = {{"ladder", check_ladder}, {NULL, NULL}};
+
+SF_TARGET(.summary = "test only: a misbehaving ladder (attacks)", .min_nodes = 3, .max_nodes = 3,
+          .default_nodes = 3, .create = create, .destroy = destroy, .ops = &ops,
+          .invariants = invariants);
