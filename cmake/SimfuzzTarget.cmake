@@ -78,10 +78,18 @@ function(simfuzz_add_target)
   if(NOT T_KEEP_NDEBUG)
     target_compile_options(${sut} INTERFACE -UNDEBUG)
   endif()
+  # How every binary of the target links, in a library of its own that
+  # each binary links directly: link options reach a binary through
+  # $<LINK_ONLY:...> only under policy CMP0099 NEW, which a caller's old
+  # cmake_minimum_required() leaves OLD, so no option may travel that way.
+  set(sutlink simfuzz_sutlink_${name})
+  add_library(${sutlink} INTERFACE)
+  target_link_libraries(${sutlink} INTERFACE ${T_LIBRARIES})
+  target_link_libraries(${sut} INTERFACE ${sutlink})
   # a failed assert() in the target or a library linked statically into it
   # becomes the run's failure, with its site, node, time and trace hash
   if(NOT T_NO_ASSERT_HOOK)
-    target_link_options(${sut} INTERFACE -Wl,--wrap=__assert_fail)
+    target_link_options(${sutlink} INTERFACE -Wl,--wrap=__assert_fail)
   endif()
   # check sites named relative to the project (src/x.c:42), so one bug found
   # from two checkouts is one signature
@@ -95,9 +103,8 @@ function(simfuzz_add_target)
     if(NOT fn IN_LIST routable)
       message(FATAL_ERROR "simfuzz_add_target(${name}): ROUTE ${fn}: not one of ${routable}")
     endif()
-    target_link_options(${sut} INTERFACE -Wl,--wrap=${fn})
+    target_link_options(${sutlink} INTERFACE -Wl,--wrap=${fn})
   endforeach()
-  target_link_libraries(${sut} INTERFACE ${T_LIBRARIES})
 
   # the stub naming the target of a binary (sf_this_target)
   set(stub ${CMAKE_BINARY_DIR}/simfuzz-targets/${name}_stub.c)
@@ -111,10 +118,10 @@ function(simfuzz_add_target)
   # ---- plain: the target as objects (tests) and its command line ----
   add_library(sftarget_${name} OBJECT ${sources})
   # users of the objects get their link needs, not the target's defines
-  target_link_libraries(sftarget_${name} PRIVATE ${sut} INTERFACE $<LINK_ONLY:${sut}>
+  target_link_libraries(sftarget_${name} PRIVATE ${sut} INTERFACE ${sutlink}
     PUBLIC simfuzz::harness)
   add_executable(simfuzz-${name} ${stub})
-  target_link_libraries(simfuzz-${name} PRIVATE sftarget_${name} simfuzz::cli)
+  target_link_libraries(simfuzz-${name} PRIVATE sftarget_${name} ${sutlink} simfuzz::cli)
   set_target_properties(simfuzz-${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
   # ---- isolated: the target's objects linked into one relocatable object
@@ -132,17 +139,16 @@ function(simfuzz_add_target)
     add_custom_target(sftarget_${name}_isolate DEPENDS ${iso})
     add_library(sftarget_${name}_isolated INTERFACE)
     add_dependencies(sftarget_${name}_isolated sftarget_${name}_isolate)
-    target_link_libraries(sftarget_${name}_isolated INTERFACE ${iso} $<LINK_ONLY:${sut}>
-      simfuzz::harness)
+    target_link_libraries(sftarget_${name}_isolated INTERFACE ${iso} ${sutlink} simfuzz::harness)
   endif()
 
   # ---- libFuzzer ----
   if(NOT T_NO_FUZZERS AND TARGET simfuzz::libfuzzer AND CMAKE_C_COMPILER_ID MATCHES "Clang")
     add_executable(${name}_fuzzer ${stub} ${sources})
     if(T_SANITIZED_CORE)
-      target_link_libraries(${name}_fuzzer PRIVATE ${sut} simfuzz::libfuzzer_san)
+      target_link_libraries(${name}_fuzzer PRIVATE ${sut} ${sutlink} simfuzz::libfuzzer_san)
     else()
-      target_link_libraries(${name}_fuzzer PRIVATE ${sut} simfuzz::libfuzzer)
+      target_link_libraries(${name}_fuzzer PRIVATE ${sut} ${sutlink} simfuzz::libfuzzer)
     endif()
     set_target_properties(${name}_fuzzer PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
     if(engine)
@@ -154,7 +160,7 @@ function(simfuzz_add_target)
   # ---- AFL++: the same compilation through afl-clang-fast ----
   if(NOT T_NO_FUZZERS AND TARGET simfuzz::afl AND afl_cc)
     add_executable(${name}_afl ${stub} ${sources})
-    target_link_libraries(${name}_afl PRIVATE ${sut} simfuzz::afl)
+    target_link_libraries(${name}_afl PRIVATE ${sut} ${sutlink} simfuzz::afl)
     set_target_properties(${name}_afl PROPERTIES SIMFUZZ_UNSANITIZED ON
       C_COMPILER_LAUNCHER "sh;${launcher};${afl_cc}" C_LINKER_LAUNCHER "sh;${launcher};${afl_cc}"
       RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)

@@ -26,7 +26,8 @@ if [ "$rc" -ne 1 ]; then
   echo "no confirmed crash in 120 s (exit $rc, see $OUT/fuzz.log)"
   exit 1
 fi
-crash=$(ls "$OUT"/job/crashes/crash-* | head -1)
+# the first confirmed failure (the explorer's crash-*, or libFuzzer's libfuzzer-crash-*)
+crash=$(sed -n 's/^fuzz: confirmed \([^:]*\): .*/\1/p' "$OUT/fuzz.log" | head -1)
 grep -E "^(explore|fuzz): " "$OUT/fuzz.log" | grep -v "^explore: [0-9]* s," | head -4
 echo "found: $crash"
 

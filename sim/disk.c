@@ -32,7 +32,8 @@ static uint32_t page_bytes(const disk_t *d) {
 }
 
 /* Grow the page tables and the dirty flags to cover `need` bytes; returns
- * 0 or -ENOSPC (past the disk budget, or out of memory). */
+ * 0 or -ENOSPC (past the disk budget; or the host is out of memory, which
+ * also stops the run: sim__out_of_memory). */
 static int disk_reserve(sim_world *w, disk_t *d, uint64_t need) {
   if (need > w->cfg.budgets.max_disk_bytes)
     return -ENOSPC;
@@ -49,15 +50,15 @@ static int disk_reserve(sim_world *w, disk_t *d, uint64_t need) {
   uint64_t per = pb / d->p.sector_size;
   uint8_t **c = realloc(d->cpage, (size_t)n * sizeof *c);
   if (!c)
-    return -ENOSPC;
+    return sim__out_of_memory(w), -ENOSPC;
   d->cpage = c;
   uint8_t **u = realloc(d->dpage, (size_t)n * sizeof *u);
   if (!u)
-    return -ENOSPC;
+    return sim__out_of_memory(w), -ENOSPC;
   d->dpage = u;
   uint8_t *f = realloc(d->isdirty, (size_t)(n * per));
   if (!f)
-    return -ENOSPC;
+    return sim__out_of_memory(w), -ENOSPC;
   d->isdirty = f;
   memset(c + d->npages, 0, (size_t)(n - d->npages) * sizeof *c);
   memset(u + d->npages, 0, (size_t)(n - d->npages) * sizeof *u);
@@ -66,14 +67,14 @@ static int disk_reserve(sim_world *w, disk_t *d, uint64_t need) {
   return 0;
 }
 
-/* Page pi of both images, allocated if missing: 0 or -ENOSPC. */
-static int page_pair(disk_t *d, uint64_t pi) {
+/* Page pi of both images, allocated if missing: 0, or -ENOSPC when the
+ * host is out of memory (the run stops: sim__out_of_memory). */
+static int page_pair(sim_world *w, disk_t *d, uint64_t pi) {
   SIM_ASSERT(pi < d->npages);
   size_t pb = page_bytes(d);
-  if (!d->cpage[pi] && !(d->cpage[pi] = calloc(1, pb)))
-    return -ENOSPC;
-  if (!d->dpage[pi] && !(d->dpage[pi] = calloc(1, pb)))
-    return -ENOSPC;
+  if ((!d->cpage[pi] && !(d->cpage[pi] = calloc(1, pb))) ||
+      (!d->dpage[pi] && !(d->dpage[pi] = calloc(1, pb))))
+    return sim__out_of_memory(w), -ENOSPC;
   return 0;
 }
 
@@ -112,18 +113,18 @@ static uint8_t *sector(const disk_t *d, uint8_t **tab, uint32_t s) {
   return tab[at / pb] + at % pb;
 }
 
-static int mark_dirty(disk_t *d, uint32_t s) {
+static int mark_dirty(sim_world *w, disk_t *d, uint32_t s) {
   uint64_t per = page_bytes(d) / d->p.sector_size;
   SIM_ASSERT(s / per < d->npages);
   if (d->isdirty[s])
     return 0;
-  if (page_pair(d, s / per) < 0)
+  if (page_pair(w, d, s / per) < 0)
     return -ENOSPC;
   if (d->ndirty == d->dirtycap) {
     uint32_t cap = d->dirtycap ? d->dirtycap * 2 : 16;
     uint32_t *p = realloc(d->dirty, (size_t)cap * sizeof *p);
     if (!p)
-      return -ENOSPC;
+      return sim__out_of_memory(w), -ENOSPC;
     d->dirty = p;
     d->dirtycap = cap;
   }
@@ -174,7 +175,7 @@ int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, si
     return 0;
   uint32_t ss = d->p.sector_size;
   for (uint64_t s = off / ss; s <= (off + len - 1) / ss; s++)
-    if (mark_dirty(d, (uint32_t)s) < 0)
+    if (mark_dirty(w, d, (uint32_t)s) < 0)
       return -ENOSPC;
   cache_span(d, off, len, buf, NULL);
   if (off + len > d->size)
@@ -287,7 +288,7 @@ int sim_disk_truncate(sim_world *w, int node, uint64_t size) {
     /* zero the cut tail so a later extension reads zeros */
     uint32_t ss = d->p.sector_size;
     for (uint64_t s = size / ss; s * ss < d->size; s++)
-      if (mark_dirty(d, (uint32_t)s) < 0)
+      if (mark_dirty(w, d, (uint32_t)s) < 0)
         return -ENOSPC;
     cache_span(d, size, (size_t)(d->size - size), NULL, NULL);
   }

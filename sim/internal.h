@@ -198,8 +198,8 @@ struct sim_world {
   uint32_t ring_cap; /* power of two */
 
   sim_stats stats;
-  const char *budget_reason;
-  uint8_t stopped; /* failure or budget */
+  sim_budget budget; /* SIM_BUDGET_NONE until a budget stops the run */
+  uint8_t stopped;   /* failure or budget */
   uint8_t finished;
   uint8_t live_armed;
   uint32_t live_ev;
@@ -288,7 +288,10 @@ static inline void sim__ev_free(sim_world *w, uint32_t e) {
   w->ev_free = e;
 }
 void sim__ev_cancel(sim_world *w, uint32_t e);
-void sim__budget_stop(sim_world *w, const char *why);
+void sim__budget_stop(sim_world *w, sim_budget why);
+/** The host refused the simulator memory: the run stops (SIM_BUDGET_MEMORY)
+ *  and no failure after this counts. */
+#define sim__out_of_memory(w) sim__budget_stop((w), SIM_BUDGET_MEMORY)
 uint64_t sim__local_to_true(const node_t *nd, uint64_t d);
 
 /* ---- Trace records (inline: two per delivered message) ---- */

@@ -8,14 +8,14 @@
 static inline __attribute__((always_inline)) uint32_t msg_alloc(sim_world *w, const void *data,
                                                                 size_t len) {
   if (w->inflight >= w->cfg.budgets.max_inflight) {
-    sim__budget_stop(w, "in-flight messages budget");
+    sim__budget_stop(w, SIM_BUDGET_INFLIGHT);
     return NONE;
   }
   if (w->msg_free == NONE) {
     msg_t *m = sim__pool_grow(w->msg, &w->msg_cap, &w->msg_free, sizeof *m, offsetof(msg_t, next),
                               32, w->cfg.budgets.max_inflight + 32u);
     if (!m) {
-      sim__budget_stop(w, "out of memory");
+      sim__budget_stop(w, SIM_BUDGET_MEMORY);
       return NONE;
     }
     w->msg = m;
@@ -29,7 +29,7 @@ static inline __attribute__((always_inline)) uint32_t msg_alloc(sim_world *w, co
       c *= 2;
     uint8_t *d = realloc(m->data, c);
     if (!d) {
-      sim__budget_stop(w, "out of memory");
+      sim__budget_stop(w, SIM_BUDGET_MEMORY);
       return NONE;
     }
     m->data = d;

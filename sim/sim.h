@@ -396,7 +396,28 @@ int sim_set_current_node(sim_world *w, int node);
  *  was entered. */
 void sim__abandon(sim_world *w, sim_world *prev, int prev_node);
 
-/** Reason text for the last SIM_STOP_BUDGET, or NULL. */
+/** The budgets a run can stop on: XX(name, text). MEMORY is the host's
+ *  memory: an allocation of the simulator failed, which no run may see as
+ *  a fault (the harness ends the process as out of memory), since a finding
+ *  must not depend on the host. */
+#define SIM_BUDGET_MAP(XX)                                                                         \
+  XX(EVENTS, "event budget")                                                                       \
+  XX(TIME, "virtual time budget")                                                                  \
+  XX(INFLIGHT, "in-flight messages budget")                                                        \
+  XX(PENDING, "pending events budget")                                                             \
+  XX(MEMORY, "out of memory")
+
+/** Which budget stopped a run (SIM_BUDGET_NONE: none). */
+typedef enum {
+  SIM_BUDGET_NONE = 0,
+#define SIM_BUDGET_ENUM_(name, text) SIM_BUDGET_##name,
+  SIM_BUDGET_MAP(SIM_BUDGET_ENUM_)
+#undef SIM_BUDGET_ENUM_
+} sim_budget;
+
+/** The budget of the last SIM_STOP_BUDGET, or SIM_BUDGET_NONE. */
+sim_budget sim_budget_kind(const sim_world *w);
+/** Reason text for the last SIM_STOP_BUDGET (its budget's text), or NULL. */
 const char *sim_budget_reason(const sim_world *w);
 
 /** Counters of faults and events so far. */

@@ -35,8 +35,10 @@ static uint32_t conn_alloc(sim_world *w) {
   if (w->conn_free == NONE) {
     conn_t *c = sim__pool_grow(w->conn, &w->conn_cap, &w->conn_free, sizeof *c,
                                offsetof(conn_t, next), 8, UINT32_MAX); /* CS_FREE is 0 */
-    if (!c)
+    if (!c) { /* the host's memory, not a fault the target may see: the run stops */
+      sim__out_of_memory(w);
       return NONE;
+    }
     w->conn = c;
   }
   uint32_t i = w->conn_free;

@@ -152,8 +152,17 @@ int sim_nodes(const sim_world *w) {
 void *sim_ctx(const sim_world *w) {
   return w->cfg.ctx;
 }
+sim_budget sim_budget_kind(const sim_world *w) {
+  return w->budget;
+}
 const char *sim_budget_reason(const sim_world *w) {
-  return w->budget_reason;
+  static const char *const text[] = {NULL,
+#define SIM_BUDGET_TEXT_(name, t) t,
+                                     SIM_BUDGET_MAP(SIM_BUDGET_TEXT_)
+#undef SIM_BUDGET_TEXT_
+  };
+  SIM_ASSERT((size_t)w->budget < sizeof text / sizeof text[0]);
+  return text[w->budget];
 }
 int sim_event_node(const sim_world *w) {
   return w->ev_node;
@@ -162,10 +171,11 @@ const sim_stats *sim_get_stats(const sim_world *w) {
   return &w->stats;
 }
 
-void sim__budget_stop(sim_world *w, const char *why) {
+void sim__budget_stop(sim_world *w, sim_budget why) {
+  SIM_ASSERT(why != SIM_BUDGET_NONE);
   if (!w->stopped) {
     w->stopped = 1;
-    w->budget_reason = why;
+    w->budget = why;
   }
 }
 
@@ -291,14 +301,14 @@ static int heap_reserve(sim_world *w) {
   if (w->hole) /* the dispatched root's place is free */
     return 0;
   if (w->heap_n >= w->cfg.budgets.max_pending) {
-    sim__budget_stop(w, "pending events budget");
+    sim__budget_stop(w, SIM_BUDGET_PENDING);
     return -1;
   }
   if (w->heap_n == w->heap_cap) {
     uint32_t cap = w->heap_cap ? w->heap_cap * 2 : 64;
     heap_ent *h = realloc(w->heap, (size_t)cap * sizeof *h);
     if (!h) {
-      sim__budget_stop(w, "out of memory");
+      sim__budget_stop(w, SIM_BUDGET_MEMORY);
       return -1;
     }
     w->heap = h;
@@ -314,7 +324,7 @@ uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
     return NONE;
   uint32_t e = ev_alloc(w);
   if (e == NONE) {
-    sim__budget_stop(w, "pending events budget");
+    sim__budget_stop(w, SIM_BUDGET_PENDING);
     return NONE;
   }
   ev_t *x = &w->ev[e];
@@ -373,7 +383,7 @@ static void record_failure(sim_world *w, int live, int node, const char *name, c
 
 int sim__invariant_failed(sim_world *w, int node, const char *name, const char *file, int line,
                           const char *fmt, ...) {
-  if (w->failed)
+  if (w->failed || w->budget == SIM_BUDGET_MEMORY) /* not a finding: the host's memory */
     return 0;
   va_list ap;
   va_start(ap, fmt);
@@ -389,7 +399,7 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
 }
 
 static void liveness_failed(sim_world *w) {
-  if (w->failed)
+  if (w->failed || w->budget == SIM_BUDGET_MEMORY)
     return;
   /* called by the window's event, at its end */
   uint64_t ms = (w->now - w->live_from) / SIM_NS_PER_MS, at = w->live_from / SIM_NS_PER_MS;
@@ -548,11 +558,11 @@ static void step(sim_world *w);
  * one): 1 to go on, else 0 and the run stops. */
 static inline int within_budgets(sim_world *w) {
   if (w->stats.events >= w->cfg.budgets.max_events) {
-    sim__budget_stop(w, "event budget");
+    sim__budget_stop(w, SIM_BUDGET_EVENTS);
     return 0;
   }
   if (w->heap[0].time > w->cfg.budgets.max_time_ns) {
-    sim__budget_stop(w, "virtual time budget");
+    sim__budget_stop(w, SIM_BUDGET_TIME);
     return 0;
   }
   return 1;
@@ -865,14 +875,17 @@ int sim_clock_jump(sim_world *w, int node, int64_t delta_ns) {
 
 /* ---- Code-level fault points ---------------------------------------- */
 
-/* Find or insert key in a fixed open-addressing table; NULL when full. */
-static fp_ent *fp_slot(fp_ent **tab, uint32_t key, int insert) {
+/* Find or insert key in a fixed open-addressing table; NULL when full (or
+ * the host is out of memory, which stops the run: sim__out_of_memory). */
+static fp_ent *fp_slot(sim_world *w, fp_ent **tab, uint32_t key, int insert) {
   if (!*tab) {
     if (!insert)
       return NULL;
     *tab = calloc(FP_SLOTS, sizeof **tab);
-    if (!*tab)
+    if (!*tab) {
+      sim__out_of_memory(w);
       return NULL;
+    }
   }
   uint32_t h = (uint32_t)sim__mix(key) & (FP_SLOTS - 1);
   for (uint32_t i = 0; i < FP_SLOTS; i++) {
@@ -892,7 +905,7 @@ static fp_ent *fp_slot(fp_ent **tab, uint32_t key, int insert) {
 }
 
 int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm) {
-  fp_ent *s = fp_slot(&w->fp_force, site, 1);
+  fp_ent *s = fp_slot(w, &w->fp_force, site, 1);
   if (!s)
     return -ENOSPC;
   s->val = ppm < 0 ? -1 : (ppm > SIM_PPM ? SIM_PPM : ppm);
@@ -911,7 +924,7 @@ int sim_faultpoint(sim_world *w, int node, uint32_t site) {
   if (node < 0 || node >= w->n)
     return 0;
   uint32_t rate;
-  fp_ent *f = fp_slot(&w->fp_force, site, 0);
+  fp_ent *f = fp_slot(w, &w->fp_force, site, 0);
   if (f) {
     rate = f->val < 0 ? 0 : (uint32_t)f->val;
   } else {
@@ -922,7 +935,7 @@ int sim_faultpoint(sim_world *w, int node, uint32_t site) {
   }
   if (!rate)
     return 0;
-  fp_ent *c = fp_slot(&w->fp_count, ((uint32_t)node << 24) ^ site, 1);
+  fp_ent *c = fp_slot(w, &w->fp_count, ((uint32_t)node << 24) ^ site, 1);
   uint64_t n = c ? (uint64_t)c->val++ : w->stats.faultpoints_fired;
   if (!sim__chance(w, sim__sid(P_FP, (uint32_t)node, site), n, rate))
     return 0;

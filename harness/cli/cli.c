@@ -320,8 +320,10 @@ int cli_parse_time(const char *s, uint64_t *ns) {
 int cli_parse_u64(const char *s, uint64_t *v) {
   char *end;
   errno = 0;
-  *v = strtoull(s, &end, 0);
-  return errno || end == s || *end || s[0] == '-' ? -1 : 0;
+  if (s[0] < '0' || s[0] > '9') /* no sign, no space: digits only */
+    return -1;
+  *v = strtoull(s, &end, 10); /* decimal everywhere: "010" is ten, as in sweep --seeds */
+  return errno || end == s || *end ? -1 : 0;
 }
 
 int cli_parse_range(const char *s, uint64_t *a, uint64_t *b) {

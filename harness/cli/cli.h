@@ -121,7 +121,7 @@ const char *cli_kind_name(cli_input_kind k);
 sf_scenario *cli_new_scenario(void);
 /** "1.5", "300ms", "20us", "7s" -> ns; -1 if malformed. */
 int cli_parse_time(const char *s, uint64_t *ns);
-/** Unsigned integer (decimal or 0x); -1 if malformed. */
+/** Unsigned decimal integer (digits only: "010" is ten); -1 if malformed. */
 int cli_parse_u64(const char *s, uint64_t *v);
 /** "A-B" or "A" -> range; -1 if malformed. */
 int cli_parse_range(const char *s, uint64_t *a, uint64_t *b);
@@ -158,6 +158,14 @@ extern cli_limits cli_run_limits;
 extern volatile sig_atomic_t cli_interrupted;
 /** The stop signal (SIGINT, SIGTERM) that set cli_interrupted, or 0. */
 extern volatile sig_atomic_t cli_stop_signal;
+/** The tools' handler of SIGINT and SIGTERM: sets cli_stop_signal and
+ *  cli_interrupted. */
+void cli_on_stop(int sig);
+/** Install cli_on_stop for SIGINT and SIGTERM (without SA_RESTART, so wait
+ *  loops wake up), keeping the dispositions they replace in old. */
+void cli_catch_stop(struct sigaction old[2]);
+/** Put back what cli_catch_stop replaced. */
+void cli_restore_stop(const struct sigaction old[2]);
 
 /** What a child sends on its result channel. */
 typedef struct cli_record {
@@ -228,6 +236,11 @@ int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io
 /** Start the program argv[0] as a supervised child (stdin /dev/null; its
  *  output is the child's tail); 0, or -1 (nothing started). */
 int cli_child_exec(cli_child *c, char *const argv[]);
+/** Start the program at path (argv its arguments) in a tied child in a
+ *  process group of its own, stdin /dev/null, stdout on out_fd and stderr
+ *  on err_fd (-1: /dev/null); wait for it with cli_child_reap. Its pid, or
+ *  -1 (nothing started). */
+pid_t cli_spawn_program(const char *path, char *const argv[], int out_fd, int err_fd);
 /** Wait for pid (a child started in its own group) to end, kill what is
  *  left of its process group, then reap it; *status its wait status.
  *  0, or -1 if it was no child of this process. */
@@ -439,18 +452,30 @@ int cmd_reach(int argc, char **argv);
   "fuzz -o DIR : the default fuzzing job for this target\n\n"                                      \
   "SYNOPSIS\n"                                                                                     \
   "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--engine FUZZER | --no-engine]\n"               \
-  "       [--confirm SANITIZED_TOOL] [--stop-on-first] [-q]\n\n"                                   \
+  "       [--confirm SANITIZED_TOOL] [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-q]\n\n" \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
-  "  states) in this build for S seconds (default 60) on N jobs, saving crash files in\n"          \
-  "  DIR/crashes and new states in DIR/corpus. With N >= 2 and the target's libFuzzer\n"           \
-  "  binary (--engine, or BUILD/fuzz/<target>_fuzzer beside this tool), one job runs\n"            \
-  "  libFuzzer over DIR/corpus. Then every crash file is confirmed: it must fail the same\n"       \
-  "  way with the same trace hash in three isolated runs and, with --confirm, also in a\n"         \
-  "  sanitized build of this tool (e.g. build/asan/bin/simfuzz-<target>). Files that do\n"         \
-  "  not confirm are moved to DIR/unconfirmed.\n\n"                                                \
+  "  states) in this build for S seconds (default 60, at least 0.001) on N jobs, saving crash\n"   \
+  "  files in DIR/crashes and new states in DIR/corpus. With N >= 2 and the target's\n"            \
+  "  libFuzzer binary (--engine, or BUILD/fuzz/<target>_fuzzer beside this tool), one job runs\n"  \
+  "  libFuzzer over DIR/corpus; its findings are "                                                 \
+  "DIR/crashes/libfuzzer-{crash,leak,timeout,oom}-*\n"                                             \
+  "  (log: DIR/libfuzzer.log). Then every failure file is confirmed by the engine that found\n"    \
+  "  it: the explorer's must fail the same way with the same trace hash in three isolated\n"       \
+  "  runs of this tool and, with --confirm, also in a sanitized build of this tool (e.g.\n"        \
+  "  build/asan/bin/simfuzz-<target>); libFuzzer's must fail the same way twice in the\n"          \
+  "  libFuzzer binary, and are labelled 'fails only under sanitizers' when this build passes\n"    \
+  "  them. A run fails when it reports a failure or dies (a signal, a limit). Files that do\n"     \
+  "  not confirm are moved to DIR/unconfirmed. Failures that did not fail again when re-run\n"     \
+  "  from their scenario (DIR/crashes/diverged-*) show that the target is not deterministic.\n"    \
+  "  SIGINT or SIGTERM stop the job: what was not confirmed yet stays in DIR/crashes.\n\n"         \
+  "OPTIONS\n"                                                                                      \
+  "  --timeout S        wall-clock limit per run, branches included (default 20)\n"                \
+  "  --rss-limit-mb MB  memory limit of every run, branches included (default 2048)\n"             \
+  "  --seed N           first root seed (decimal); libFuzzer gets a fixed seed from it\n\n"        \
   "EXIT STATUS\n"                                                                                  \
-  "  0 no failure, 1 confirmed failures, 2 usage, 3 only unconfirmed failures\n"
+  "  0 no failure, 1 confirmed failures, 2 usage, or a failure that could not be saved,\n"         \
+  "  3 only unconfirmed or nondeterministic failures, 128+N stopped by signal N\n"
 
 #define HELP_EXPLORE                                                                               \
   "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
@@ -483,15 +508,21 @@ int cmd_reach(int argc, char **argv);
   "  runs that reach states no run reached before are saved there as seeds for the\n"              \
   "  fuzzers.\n"                                                                                   \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
-  "  stop it with its summary. No process outlives the command. --stats adds, per\n"               \
+  "  stop it with its summary. Each branch is held to the time and memory limits\n"                \
+  "  (--timeout, --rss-limit-mb): one that hangs, blows up, crashes or exits is saved as its\n"    \
+  "  own failure (timeout, out-of-memory, the signal and top frame, exit N), as a root's\n"        \
+  "  would be, and the campaign goes on. No process outlives the command: every worker and\n"      \
+  "  branch runs in a process group of its own, killed when it ends. --stats adds, per\n"          \
   "  assertion-site state, the runs that reached it, and the states the first job kept\n"          \
   "  (each with its moment and the end of its run, in virtual time).\n\n"                          \
   "OPTIONS\n"                                                                                      \
   "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
-  "  --energy K default 8                        --budget B  default 256\n"                        \
-  "  --seed N   first root seed (default 0)\n\n"                                                   \
+  "  --energy K default 8 (0: no branches)       --budget B  default 256\n"                        \
+  "  --seed N   first root seed (decimal, default 0)\n\n"                                          \
   "EXIT STATUS\n"                                                                                  \
-  "  0 no failure, 1 failures found, 2 usage, 128+N stopped by signal N\n"
+  "  0 no failure, 1 failures found, 2 usage or a failure that could not be saved (one line\n"     \
+  "  says so), 3 only failures that did not fail again when re-run (DIR/diverged-*: the\n"         \
+  "  target is not deterministic), 128+N stopped by signal N\n"
 
 #define HELP_REACH                                                                                 \
   "reach FILE|DIR... : which sometimes/reachable/maximize assertions a corpus reaches\n\n"         \

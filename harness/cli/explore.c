@@ -82,7 +82,7 @@ typedef struct {
   uint64_t saved, unsaved;       /* crash files written; failures whose file could not be */
   uint64_t corpus_unsaved;       /* corpus files that could not be written */
   uint32_t ended_well[EX_MAX_JOBS]; /* set by a branch or revisit that ends normally */
-  uint32_t nkept[EX_MAX_JOBS];   /* states each job keeps (see ex_kept) */
+  uint32_t nkept[EX_MAX_JOBS];      /* states each job keeps (see ex_kept) */
   uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
   uint8_t site_of[SF_FB_BUCKETS];     /* the site slot of each bucket of a site's state */
   uint8_t site_states[SF_FB_BUCKETS]; /* site states hashed to each bucket, up to 2 */
@@ -299,6 +299,8 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
       int first;
       save_failure(x->sh, x->out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), s, path,
                    sizeof path, &first);
+      if (x->stop_on_first) /* a determinism failure is a failure */
+        __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
       return;
     }
   }
@@ -804,15 +806,8 @@ static void on_record(void *ctx, const cli_record *rec) {
   fflush(stdout);
 }
 
-static volatile sig_atomic_t stop_signal;
 static ex_shared *deadline_sh;
 static int deadline_stage;
-
-static void on_signal(int sig) {
-  stop_signal = sig;
-  cli_stop_signal = sig;
-  cli_interrupted = 1;
-}
 
 /* The campaign's time is up: stop starting roots and branches; if the
  * branches in flight do not end within the grace period, kill them. */
@@ -1027,7 +1022,8 @@ int cmd_explore(int argc, char **argv) {
   if (!x.out)
     return cli_error("explore: -o DIR is required (where crash files go)");
   if (cli_make_dir("explore", x.out) < 0 || (x.corpus && cli_make_dir("explore", x.corpus) < 0) ||
-      cli_dir_writable("explore", x.out) < 0 || (x.corpus && cli_dir_writable("explore", x.corpus) < 0))
+      cli_dir_writable("explore", x.out) < 0 ||
+      (x.corpus && cli_dir_writable("explore", x.corpus) < 0))
     return EXIT_USAGE;
   cli_remove_stale_tmp(x.out); /* left by a write a signal cut short */
   if (x.corpus)
@@ -1048,12 +1044,10 @@ int cmd_explore(int argc, char **argv) {
     return cli_error("explore: cannot map shared memory: %s", strerror(errno));
   }
 
-  struct sigaction sa, old_int, old_term, old_alrm;
+  struct sigaction sa, old_stop[2], old_alrm;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal; /* no SA_RESTART: the wait loops wake up */
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  sigemptyset(&sa.sa_mask); /* no SA_RESTART: the wait loops wake up */
+  cli_catch_stop(old_stop);
   double t0 = now_s();
   started = shown = t0;
   /* job 0 runs in this process; the others in forked supervisors */
@@ -1096,8 +1090,7 @@ int cmd_explore(int argc, char **argv) {
   }
   memset(&it, 0, sizeof it);
   setitimer(ITIMER_REAL, &it, NULL);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  cli_restore_stop(old_stop);
   sigaction(SIGALRM, &old_alrm, NULL);
   double el = now_s() - t0;
   uint64_t sigs = 0;
@@ -1136,7 +1129,7 @@ int cmd_explore(int argc, char **argv) {
     return cli_error("explore: %" PRIu64 " failures could not be saved in %s (disk full or not "
                      "writable?)",
                      unsaved, x.out);
-  if (stop_signal && !failed)
-    return 128 + (int)stop_signal;
+  if (cli_stop_signal && !failed)
+    return 128 + (int)cli_stop_signal;
   return !failed ? EXIT_OK : replayed ? EXIT_FAILED : EXIT_NONDET;
 }

@@ -80,8 +80,8 @@ static pid_t start_engine(const fuzz_job *j) {
   engine_dict(j->engine, d, sizeof d);
   snprintf(a, sizeof a, "-artifact_prefix=%s/" LF_PREFIX, j->crashes);
   snprintf(s, sizeof s, "-seed=%u", engine_seed(j->seed));
-  char *argv[12] = {(char *)j->engine, (char *)j->corpus, t, a, s, "-timeout=20",
-                    "-print_final_stats=1"};
+  char *argv[12] = {(char *)j->engine, (char *)j->corpus,     t, a, s,
+                    "-timeout=20",     "-print_final_stats=1"};
   int n = 7;
   if (d[0])
     argv[n++] = d;
@@ -272,11 +272,6 @@ static int confirm_all(const fuzz_job *j, tally *t) {
 
 /* ---- the job ---------------------------------------------------------------- */
 
-static void on_stop(int sig) {
-  cli_stop_signal = sig;
-  cli_interrupted = 1;
-}
-
 static int parse(fuzz_job *j, int argc, char **argv) {
   j->time_s = "60";
   j->seed_s = "0";
@@ -328,9 +323,9 @@ static int parse(fuzz_job *j, int argc, char **argv) {
     return cli_error("fuzz: path too long: %s", j->out);
   if (!j->no_engine && j->jobs >= 2) {
     if (j->engine_arg)
-      j->have_engine = snprintf(j->engine, sizeof j->engine, "%s", j->engine_arg) <
-                           (int)sizeof j->engine &&
-                       access(j->engine, X_OK) == 0;
+      j->have_engine =
+          snprintf(j->engine, sizeof j->engine, "%s", j->engine_arg) < (int)sizeof j->engine &&
+          access(j->engine, X_OK) == 0;
     else
       j->have_engine = find_engine(j->engine, sizeof j->engine) == 0;
     if (j->engine_arg && !j->have_engine)
@@ -350,8 +345,9 @@ static int campaign(fuzz_job *j, int *engine_failed) {
   }
   char js[32];
   snprintf(js, sizeof js, "%" PRIu64, j->have_engine ? j->jobs - 1 : j->jobs);
-  char *ex_argv[16] = {"-o",   j->crashes, "--corpus", j->corpus, "--time", (char *)j->time_s,
-                       "--jobs", js,       "--seed",   (char *)j->seed_s};
+  char *ex_argv[16] = {"-o",     j->crashes,        "--corpus", j->corpus,
+                       "--time", (char *)j->time_s, "--jobs",   js,
+                       "--seed", (char *)j->seed_s};
   int ex_argc = 10;
   if (j->first)
     ex_argv[ex_argc++] = "--stop-on-first";
@@ -360,7 +356,7 @@ static int campaign(fuzz_job *j, int *engine_failed) {
   int rc = cmd_explore(ex_argc, ex_argv);
   *engine_failed = 0;
   if (ep > 0) {
-    int killed = cli_interrupted || (j->first && rc == EXIT_FAILED);
+    int killed = cli_interrupted || (j->first && rc != EXIT_OK); /* the explorer found one */
     if (killed)
       kill(ep, SIGTERM);
     int st = 0;
@@ -368,9 +364,8 @@ static int campaign(fuzz_job *j, int *engine_failed) {
     *engine_failed = !killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     if (*engine_failed)
       cli_error("fuzz: the libFuzzer job ended with %s %d (see %s)",
-                WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st)
-                                                                        : WTERMSIG(st),
-                j->log);
+                WIFEXITED(st) ? "exit status" : "signal",
+                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), j->log);
   }
   return rc;
 }
@@ -420,18 +415,13 @@ int cmd_fuzz(int argc, char **argv) {
       cli_make_dir("fuzz", j.corpus) < 0 || cli_dir_writable("fuzz", j.crashes) < 0 ||
       (j.have_engine && !cli_output_ok(j.log)))
     return EXIT_USAGE;
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop; /* no SA_RESTART: the wait loops wake up */
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  struct sigaction old[2];
+  cli_catch_stop(old);
   int engine_failed;
   int rc = campaign(&j, &engine_failed);
   tally t = {0, 0, 0, 0, 0};
   int listed = confirm_all(&j, &t);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  cli_restore_stop(old);
   if (listed < 0)
     return EXIT_USAGE;
   return summary(&j, &t, rc, engine_failed);

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,25 @@ int cli_limit_option(int argc, char **argv, int *i) {
 }
 volatile sig_atomic_t cli_interrupted;
 volatile sig_atomic_t cli_stop_signal;
+
+void cli_on_stop(int sig) {
+  cli_stop_signal = sig;
+  cli_interrupted = 1;
+}
+
+void cli_catch_stop(struct sigaction old[2]) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = cli_on_stop; /* no SA_RESTART: the wait loops wake up */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old[0]);
+  sigaction(SIGTERM, &sa, &old[1]);
+}
+
+void cli_restore_stop(const struct sigaction old[2]) {
+  sigaction(SIGINT, &old[0], NULL);
+  sigaction(SIGTERM, &old[1], NULL);
+}
 
 /* Monotonic milliseconds: supervising a child is not part of any run. */
 static uint64_t now_ms(void) {
@@ -122,7 +142,7 @@ static void crash_report(int sig) {
  * would, so a branch's alarm() ends the branch, not the campaign. The
  * sanitizers' handlers (SIGSEGV, SIGBUS, ...) are left alone. */
 static void reset_signals(void) {
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGALRM,
+  static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGALRM,
                              SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     signal(sigs[i], SIG_DFL);
@@ -242,14 +262,15 @@ static void close_pair(int fd[2]) {
 }
 
 pid_t cli_child_fork(cli_child *c, cli_child_io *io) {
-  memset(c, 0, sizeof *c);
+  memset(c, 0, offsetof(cli_child, tail)); /* the tail's bytes count from tail_len */
+  c->tail[0] = 0;
   c->pid = -1;
   c->out_fd = c->res_fd = -1;
   int out[2] = {-1, -1}, res[2] = {-1, -1};
   void *page = MAP_FAILED;
   if (pipe(out) != 0 || (io && pipe(res) != 0) ||
-      (io && (page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-                          0)) == MAP_FAILED)) {
+      (io && (page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
+                 MAP_FAILED)) {
     close_pair(out);
     close_pair(res);
     return -1;
@@ -295,6 +316,26 @@ int cli_child_spawn(cli_child *c, void (*body)(void *arg, const cli_child_io *io
     _exit(0);
   }
   return 0;
+}
+
+pid_t cli_spawn_program(const char *path, char *const argv[], int out_fd, int err_fd) {
+  pid_t pid = fork_group();
+  if (pid != 0)
+    return pid;
+  int null = open("/dev/null", O_RDWR);
+  if (null >= 0) {
+    dup2(null, 0);
+    if (out_fd < 0)
+      dup2(null, 1);
+    if (err_fd < 0)
+      dup2(null, 2);
+  }
+  if (out_fd >= 0)
+    dup2(out_fd, 1);
+  if (err_fd >= 0)
+    dup2(err_fd, 2);
+  execv(path, argv);
+  _exit(127);
 }
 
 int cli_child_exec(cli_child *c, char *const argv[]) {
@@ -389,7 +430,7 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
       }
     }
     if (exited && k == 0)
-      break; /* the child is gone and its pipes are drained */
+      break;       /* the child is gone and its pipes are drained */
     if (!exited) { /* ended? (reaped below, after its group is killed) */
       siginfo_t info;
       memset(&info, 0, sizeof info);
@@ -498,11 +539,12 @@ static const char *sanitizer_error(const char *out) {
 /* Frames of the sanitizers, libFuzzer and the C library, which every crash
  * of their kind shares: never a crash's identity. */
 static int runtime_frame(const char *name, size_t n) {
-  static const char *const pre[] = {"__sanitizer", "__asan", "__ubsan", "__lsan", "__interceptor",
-                                    "fuzzer::",    "__GI_",  "__libc",  "abort",  "raise",
-                                    "gsignal",     "__pthread_kill", "pthread_kill",
-                                    "__assert",    "malloc", "calloc",  "realloc", "free",
-                                    "operator new", "__sigaction", "_start", "main"};
+  static const char *const pre[] = {"__sanitizer",   "__asan",   "__ubsan",      "__lsan",
+                                    "__interceptor", "fuzzer::", "__GI_",        "__libc",
+                                    "abort",         "raise",    "gsignal",      "__pthread_kill",
+                                    "pthread_kill",  "__assert", "malloc",       "calloc",
+                                    "realloc",       "free",     "operator new", "__sigaction",
+                                    "_start",        "main"};
   for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
     size_t l = strlen(pre[i]);
     if (n >= l && !strncmp(name, pre[i], l))
@@ -516,7 +558,7 @@ static int runtime_frame(const char *name, size_t n) {
  * (stable for one binary); "" if none. */
 static void top_frame(const char *from, char *frame, size_t cap) {
   frame[0] = 0;
-  for (const char *f = strstr(from, "#0 "); f && *f == '#'; ) {
+  for (const char *f = strstr(from, "#0 "); f && *f == '#';) {
     size_t line = strcspn(f, "\n");
     const char *in = strstr(f, " in ");
     const char *mod = memchr(f, '(', line);

@@ -9,9 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 if
+ * the bytes there are not one (a stray continuation byte, an overlong or
+ * surrogate form, a sequence cut short). */
+static size_t utf8_len(const unsigned char *s) {
+  unsigned c = s[0];
+  size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+  if (c >= 0xf5 || !n)
+    return 0;
+  for (size_t i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) || (c == 0xf0 && s[1] < 0x90) ||
+      (c == 0xf4 && s[1] >= 0x90))
+    return 0;
+  return n;
+}
+
 void cli_json_str(FILE *f, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    unsigned char c = *p;
     if (c == '"' || c == '\\')
       fprintf(f, "\\%c", c);
     else if (c == '\n')
@@ -22,8 +39,16 @@ void cli_json_str(FILE *f, const char *s) {
       fprintf(f, "\\u%04x", c);
     else if (c == '<') /* keeps "</script>" out of an HTML page */
       fputs("\\u003c", f);
-    else
+    else if (c < 0x80)
       fputc(c, f);
+    else { /* JSON is UTF-8: a byte that is not part of a character is U+FFFD */
+      size_t n = utf8_len(p);
+      if (n)
+        fwrite(p, 1, n, f);
+      else
+        fputs("\\ufffd", f);
+      p += n ? n - 1 : 0;
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include "engine/mutate.h"
 #include "scenario/textpb.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stddef.h>
@@ -275,17 +276,16 @@ static int write_timeline(const char *path, const char *scenario_path) {
   FILE *f = cli_create(path, tmp, sizeof tmp);
   if (!f)
     return -1;
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fileno(f), 1);
-    dup2(fileno(f), 2);
-    execl("/proc/self/exe", cli_prog, "--target", cli_target->name, "replay", scenario_path,
-          (char *)NULL);
-    _exit(127);
+  fflush(f);
+  char *argv[] = {(char *)cli_prog,      "--target", (char *)cli_target->name, "replay",
+                  (char *)scenario_path, NULL};
+  pid_t pid = cli_spawn_program("/proc/self/exe", argv, fileno(f), fileno(f));
+  int st = 0;
+  if (pid < 0 || cli_child_reap(pid, &st) != 0) {
+    fclose(f);
+    remove(tmp);
+    return cli_error("%s: cannot run the replay for the timeline: %s", path, strerror(errno)), -1;
   }
-  int st;
-  waitpid(pid, &st, 0);
   if (WIFSIGNALED(st)) { /* the system under test crashed: that is the timeline's end */
     fprintf(f, "(the replay was killed by signal %d here)\n", WTERMSIG(st));
     return cli_commit(f, tmp, path);

@@ -221,8 +221,11 @@ static unsigned count_files(const char *dir) {
   if (!d)
     return 0;
   struct dirent *e;
-  while ((e = readdir(d)))
-    n += e->d_name[0] != '.';
+  while ((e = readdir(d))) {
+    char p[PATHCAP];
+    n += e->d_name[0] != '.' && snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < (int)sizeof p &&
+         cli_regular_file(p);
+  }
   closedir(d);
   return n;
 }
@@ -255,6 +258,8 @@ static unsigned damaged(const char *dir, int strict, int keep) {
       continue;
     char p[PATHCAP], hex[41];
     path2(p, dir, e->d_name);
+    if (!cli_regular_file(p)) /* a FIFO or a link is never opened */
+      continue;
     const char *want = sha1_of_name(e->d_name);
     if (!want) {
       bad += strict;
@@ -453,7 +458,39 @@ static int state_file(const char *name, char *path) {
   return 1;
 }
 
-/* known.tsv: target TAB signature [TAB id] per line; ids are f<number>. */
+/* known.tsv's fields are escaped: a backslash, tab, newline or carriage
+ * return in a target name or a signature is \\, \t, \n, \r, so every line
+ * has its three fields whatever a failure's text holds. */
+static void write_field(FILE *f, const char *s) {
+  for (; *s; s++) {
+    const char *esc = *s == '\\'   ? "\\\\"
+                      : *s == '\t' ? "\\t"
+                      : *s == '\n' ? "\\n"
+                      : *s == '\r' ? "\\r"
+                                   : NULL;
+    if (esc)
+      fputs(esc, f);
+    else
+      fputc(*s, f);
+  }
+}
+
+/* Undo write_field in place. */
+static void unescape(char *s) {
+  char *o = s;
+  for (; *s; s++) {
+    if (*s != '\\' || !s[1]) {
+      *o++ = *s;
+      continue;
+    }
+    s++;
+    *o++ = *s == 't' ? '\t' : *s == 'n' ? '\n' : *s == 'r' ? '\r' : *s;
+  }
+  *o = 0;
+}
+
+/* known.tsv: target TAB signature [TAB id] per line (escaped: write_field);
+ * ids are f<number>. */
 static void read_known(void) {
   char path[PATHCAP];
   if (!state_file("known.tsv", path))
@@ -479,6 +516,8 @@ static void read_known(void) {
       if (id[0] == 'f' && sscanf(id + 1, "%lu", &v) == 1 && v >= N.next_id)
         N.next_id = v + 1;
     }
+    unescape(line);
+    unescape(sig);
     add_known(line, sig, id);
   }
   fclose(f);
@@ -539,20 +578,23 @@ static void tool(char *out, const char *t) {
  * inbox with libFuzzer's. */
 static void explore_target(target_stat *ts, unsigned long night, unsigned long secs,
                            const char *corpus, const char *inbox) {
-  char cli[PATHCAP], out[PATHCAP], log[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
+  char cli[PATHCAP], log[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
   tool(cli, ts->name);
-  snprintf(out, sizeof out, "%s/%s.explore", N.work, ts->name);
   snprintf(log, sizeof log, "%s/%s.explore.log", N.work, ts->name);
   snprintf(a_time, sizeof a_time, "%lu", secs);
   snprintf(a_jobs, sizeof a_jobs, "%lu", N.jobs);
   snprintf(a_seed, sizeof a_seed, "%lu", (night % 1000000ul) * 1000000000ul);
-  remove_tree(out);
   phase("explore");
   note("night %lu: exploring %s for %lus", night, ts->name, secs);
-  char *argv[] = {cli,    "explore", "-o",   out,        "--time",       a_time, "--jobs",
-                  a_jobs, "--seed",  a_seed, "--corpus", (char *)corpus, "-q",   NULL};
+  /* its crash files (and diverged-* ones) land in the inbox at once, each
+   * written whole (a night stopped meanwhile keeps them, as libFuzzer's) */
+  char *argv[] = {cli,    "explore", "-o",   (char *)inbox, "--time",       a_time, "--jobs",
+                  a_jobs, "--seed",  a_seed, "--corpus",    (char *)corpus, "-q",   NULL};
   int st = run(argv, log, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) /* 1: failures found */
+  if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE) /* it says why: failures it could not save */
+    die("the explorer of %s could not save what it found (disk full?)", ts->name);
+  if (!WIFEXITED(st) ||
+      (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != EXIT_FAILED && WEXITSTATUS(st) != EXIT_NONDET))
     note("  %s: the explorer ended abnormally (see %s)", ts->name, log);
   FILE *f = fopen(log, "r");
   char line[1024];
@@ -563,19 +605,6 @@ static void explore_target(target_stat *ts, unsigned long night, unsigned long s
   if (f)
     fclose(f);
   ts->execs += ts->explore_runs;
-  DIR *d = opendir(out);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (strncmp(e->d_name, "crash-", 6))
-      continue;
-    char src[PATHCAP], dst[PATHCAP];
-    path2(src, out, e->d_name);
-    path2(dst, inbox, e->d_name);
-    put(src, dst);
-  }
-  if (d)
-    closedir(d);
-  remove_tree(out);
 }
 
 /* Which assertion sites (SF_SOMETIMES, SF_REACHABLE, SF_MAXIMIZE) the
@@ -609,6 +638,35 @@ static void reach_target(target_stat *ts) {
     fclose(f);
 }
 
+/* A target's name is what simfuzz_add_target allows (letters, digits,
+ * _): a name that is a path, a line or a table cell of its own is none. */
+static int target_name_ok(const char *t) {
+  if (!*t)
+    return 0;
+  for (; *t; t++)
+    if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9') ||
+          *t == '_'))
+      return 0;
+  return 1;
+}
+
+/* Every path the night will make a directory of, for every target, is a
+ * directory or absent: checked before any fuzzing, as known.tsv is, so a
+ * damaged state fails at once rather than after the budget. */
+static void check_layout(void) {
+  static const char *const fmt[] = {"%s/corpus/%s", "%s/corpus/%s.old", "%s/corpus/.merge-%s",
+                                    "%s/crashes/%s", "%s/inbox/%s"};
+  for (int i = 0; i < N.ntargets; i++)
+    for (size_t k = 0; k < sizeof fmt / sizeof fmt[0]; k++) {
+      char p[PATHCAP];
+      struct stat st;
+      if (snprintf(p, sizeof p, fmt[k], N.state, N.t[i].name) >= (int)sizeof p)
+        die("path too long: %s", N.state);
+      if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+        die("cannot use %s: it is not a directory (move it away)", p);
+    }
+}
+
 static void fuzz_target(target_stat *ts, unsigned long night) {
   const char *t = ts->name;
   char fz[PATHCAP], corpus[PATHCAP], old[PATHCAP], merged[PATHCAP], inbox[PATHCAP], tmp[PATHCAP];
@@ -627,6 +685,8 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
   remove_tree(merged);
   mkdirs(corpus);
   mkdirs(inbox);
+  cli_remove_stale_tmp(corpus); /* writes a stopped night cut short */
+  cli_remove_stale_tmp(inbox);
   unsigned crash_before = count_files(inbox);
   if (count_files(corpus) == 0) { /* a first night: the seed corpus */
     char seeds[PATHCAP];
@@ -739,15 +799,24 @@ static void triage_target(const char *t) {
       continue;
     char f[PATHCAP], line[4096], sig[512] = "", status[32] = "";
     path2(f, inbox, e->d_name);
+    if (!cli_regular_file(f)) { /* a FIFO or a link is never opened */
+      note("  %s: skipping %s: not a regular file", t, f);
+      continue;
+    }
     char(*dn)[PATHCAP] = cli_grow(N.done, &N.done_cap, N.ndone, sizeof *N.done, 64);
     if (!dn)
       die("out of memory");
     N.done = dn;
     snprintf(N.done[N.ndone++], PATHCAP, "%s", f);
     char *tri[] = {cli, "triage", "--json", "--binary", f, NULL};
-    if (first_line(tri, line, sizeof line) != 0 ||
-        cli_json_field(line, "signature", sig, sizeof sig) != 0 ||
-        cli_json_field(line, "status", status, sizeof status) != 0 || !strcmp(status, "ok")) {
+    int judged = first_line(tri, line, sizeof line) == 0 &&
+                 cli_json_field(line, "signature", sig, sizeof sig) == 0 &&
+                 cli_json_field(line, "status", status, sizeof status) == 0;
+    if (judged && !strcmp(status, "ok") && !strncmp(e->d_name, "diverged-", 9)) {
+      /* the explorer saw it fail, and its re-run from the file did not:
+       * the target is not deterministic, a failure of its own */
+      snprintf(sig, sizeof sig, "nondeterminism: failed in the explorer, passes when re-run");
+    } else if (!judged || !strcmp(status, "ok")) {
       N.seen++; /* passes on replay: a flaky input (timeout, OOM under load) */
       continue;
     }
@@ -1098,8 +1167,15 @@ int cmd_nightly(int argc, char **argv) {
     struct dirent *e;
     while (d && (e = readdir(d))) {
       size_t n = strlen(e->d_name);
-      if (n > 7 && !strcmp(e->d_name + n - 7, "_fuzzer") && N.ntargets < MAX_TARGETS)
-        snprintf(N.t[N.ntargets++].name, sizeof N.t[0].name, "%.*s", (int)(n - 7), e->d_name);
+      if (n <= 7 || strcmp(e->d_name + n - 7, "_fuzzer") || N.ntargets >= MAX_TARGETS)
+        continue;
+      char *name = N.t[N.ntargets].name;
+      snprintf(name, sizeof N.t[0].name, "%.*s", (int)(n - 7), e->d_name);
+      if (target_name_ok(name))
+        N.ntargets++;
+      else
+        note("skipping %s/%s: not a simfuzz target's fuzzer (a name of letters, digits and _)", p,
+             e->d_name);
     }
     if (d)
       closedir(d);
@@ -1121,6 +1197,9 @@ int cmd_nightly(int argc, char **argv) {
   }
   if (!N.ntargets)
     die("no fuzzers in %s (build with clang, or give --build)", p);
+  for (int i = 0; i < N.ntargets; i++)
+    if (!target_name_ok(N.t[i].name))
+      die("'%s' is not a target name (letters, digits and _)", N.t[i].name);
   for (int i = 0; i < N.ntargets; i++) {
     char fz[PATHCAP], cli[PATHCAP];
     snprintf(fz, sizeof fz, "%s/fuzz/%s_fuzzer", N.build, N.t[i].name);
@@ -1151,6 +1230,7 @@ int cmd_nightly(int argc, char **argv) {
   close(pf);
   unlink(sub);
   read_known();
+  check_layout();
   state_file("nights", sub);
   unsigned long night = night_number();
 
@@ -1179,9 +1259,12 @@ int cmd_nightly(int argc, char **argv) {
   phase("state");
   char known_w[PATHCAP], nights_w[PATHCAP];
   FILE *kf = open_work("known.tsv", known_w);
-  for (size_t i = 0; i < N.nknown; i++)
-    fprintf(kf, "%s\t%s%s%s\n", N.known[i].target, N.known[i].sig, N.known[i].id[0] ? "\t" : "",
-            N.known[i].id);
+  for (size_t i = 0; i < N.nknown; i++) {
+    write_field(kf, N.known[i].target);
+    fputc('\t', kf);
+    write_field(kf, N.known[i].sig);
+    fprintf(kf, "%s%s\n", N.known[i].id[0] ? "\t" : "", N.known[i].id);
+  }
   close_work(kf, known_w);
   (void)nights_w;
   FILE *nf = open_work("nights", nights_w);

@@ -93,6 +93,11 @@ static int collect(const char *path, char ***files, size_t *n, size_t *cap) {
   if (stat(path, &sb) < 0)
     return cli_error("reach: cannot read %s: %s", path, strerror(errno));
   if (!S_ISDIR(sb.st_mode)) {
+    size_t len; /* a FIFO, a device, an unreadable file: a usage error, now */
+    uint8_t *data = cli_read_file(path, &len);
+    if (!data)
+      return -1;
+    free(data);
     char **f = cli_grow(*files, cap, *n, sizeof **files, 64);
     if (!f || !(f[*n] = strdup(path)))
       sf_out_of_memory("reach");
@@ -108,7 +113,7 @@ static int collect(const char *path, char ***files, size_t *n, size_t *cap) {
     char full[4096];
     if (ents[i]->d_name[0] != '.' &&
         snprintf(full, sizeof full, "%s/%s", path, ents[i]->d_name) < (int)sizeof full &&
-        stat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        cli_regular_file(full)) {
       char **f = cli_grow(*files, cap, *n, sizeof **files, 64);
       if (!f || !(f[*n] = strdup(full)))
         sf_out_of_memory("reach");

@@ -1,4 +1,5 @@
 /* simfuzz replay and check-determinism. */
+#define _DEFAULT_SOURCE /* on_exit */
 #include "cli.h"
 
 #include <errno.h>
@@ -117,7 +118,31 @@ static void summary(const char *name, cli_input_kind k, const sf_result *r) {
          r->failed && !r->failure.is_liveness ? r->failure.name : "");
 }
 
+/* The file being replayed while the system under test runs (else NULL):
+ * a run that the program ends with exit() is a crash of the run, "exit N",
+ * whose status is 1 like any failure's; 3, say, would read as a
+ * determinism mismatch. */
+static const char *volatile running;
+
+#if defined(__GLIBC__)
+static void on_program_exit(int status, void *arg) {
+  (void)arg;
+  if (!running)
+    return;
+  fflush(stdout);
+  fprintf(stderr,
+          "%s: FAILED crash: exit %d (the system under test called exit() during the run)\n",
+          running, status);
+  _exit(EXIT_FAILED);
+}
+#endif
+
 int cmd_replay(int argc, char **argv) {
+#if defined(__GLIBC__)
+  static int hooked;
+  if (!hooked++)
+    on_exit(on_program_exit, NULL);
+#endif
   timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
   int quiet = 0, rc = EXIT_OK;
   int nfiles = 0;
@@ -175,8 +200,10 @@ int cmd_replay(int argc, char **argv) {
     o.on_finish = finish;
     o.finish_ctx = &fc;
     sf_result r, r2;
+    running = path;
     sf_run(cli_target, s, &o, &r);
     sf_run(cli_target, s, NULL, &r2);
+    running = NULL;
     summary(path, k, &r);
     if (r2.hash != r.hash) {
       printf("%s: DETERMINISM MISMATCH: a second run gave trace hash %016" PRIx64
@@ -312,22 +339,20 @@ static int fresh_hash(const char *path, uint64_t *h) {
   int fd[2];
   if (pipe(fd) != 0)
     return -1;
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid == 0) {
-    close(fd[0]);
-    dup2(fd[1], 1);
-    execl("/proc/self/exe", cli_prog, "--target", cli_target->name, "__hash", path, (char *)NULL);
-    _exit(127);
-  }
+  char *argv[] = {(char *)cli_prog, "--target",   (char *)cli_target->name,
+                  "__hash",         (char *)path, NULL};
+  fflush(stdout);
+  pid_t pid = cli_spawn_program("/proc/self/exe", argv, fd[1], 2);
   close(fd[1]);
+  if (pid < 0) {
+    close(fd[0]);
+    return -1;
+  }
   char buf[64] = {0};
   ssize_t n = read(fd[0], buf, sizeof buf - 1);
   close(fd[0]);
-  int st;
-  waitpid(pid, &st, 0);
-  if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+  int st = 0;
+  if (cli_child_reap(pid, &st) != 0 || n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
     return -1;
   *h = strtoull(buf, NULL, 16);
   return 0;

@@ -140,13 +140,6 @@ static void on_record(void *ctx, const cli_record *rec) {
     failure(st, rec->seed, &rec->o);
 }
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig) {
-  stop_signal = sig;
-  cli_interrupted = 1;
-}
-
 int cmd_sweep(int argc, char **argv) {
   uint64_t a = 0, b = 999;
   const char *out = NULL;
@@ -193,12 +186,8 @@ int cmd_sweep(int argc, char **argv) {
     free(st.s);
     return cli_error("sweep: out of memory");
   }
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal; /* no SA_RESTART: the wait loop wakes up */
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  struct sigaction old[2];
+  cli_catch_stop(old);
 
   uint64_t next = a, last = a - 1; /* last: the last seed known to be run */
   int finished = 0, internal = 0;
@@ -238,15 +227,14 @@ int cmd_sweep(int argc, char **argv) {
   }
   if (cli_interrupted && !finished) /* the seed being run did not finish */
     last = c->runs ? c->last_seed - 1 : next - 1;
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  cli_restore_stop(old);
   if (st.tty && !quiet)
     fprintf(stderr, "\r\033[K");
   uint64_t runs = last + 1 - a;
-  if (stop_signal)
+  if (cli_stop_signal)
     printf("sweep: interrupted by signal %d after %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64
            "), %" PRIu64 " failures\n",
-           (int)stop_signal, runs, a, last, st.failures);
+           (int)cli_stop_signal, runs, a, last, st.failures);
   else
     printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs, a,
            a + runs - 1, st.failures);
@@ -260,5 +248,5 @@ int cmd_sweep(int argc, char **argv) {
     return EXIT_USAGE; /* a failure that should have been kept was not */
   if (st.failures)
     return EXIT_FAILED;
-  return stop_signal ? 128 + (int)stop_signal : EXIT_OK;
+  return cli_stop_signal ? 128 + (int)cli_stop_signal : EXIT_OK;
 }

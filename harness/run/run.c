@@ -643,8 +643,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   }
   rs->in_execute = 0;
   set_active(rs->outer);
-  if (stop == SIM_STOP_BUDGET && sim_budget_reason(rs->w) &&
-      !strcmp(sim_budget_reason(rs->w), "out of memory"))
+  if (sim_budget_kind(rs->w) == SIM_BUDGET_MEMORY) /* the host's, never a finding */
     sf_out_of_memory("the simulator");
   sf_result res;
   fill_result(rs, &res, stop);

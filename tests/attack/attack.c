@@ -7,7 +7,8 @@
  * never reach and the explorer's branches do), the system under test does
  * what ATTACK names instead of failing an invariant:
  *   1 hang         an endless loop
- *   2 blowup       allocates without bound
+ *   2 blowup       allocates 3 GiB (no limit the tests set lets it get there),
+ *                  then spins
  *   3 two_aborts   abort() from one of two sites (by which node's event)
  *   4 exit0        exit(0)
  *   5 exit3        exit(3)
@@ -15,7 +16,7 @@
  *   7 overflow     reads past a heap block, in the libFuzzer binary only: a
  *                  finding only a sanitizer sees, as in a release build
  *                  of the command line (the tests' package is sanitized)
- *   8 spawn        forks and execs `sleep 25`, then aborts
+ *   8 spawn        forks and execs `sleep 25.25`, then aborts
  *   9 nondet       fails an invariant on every second run in a process
  *  10 assert       a library's assert() (lib/attack_lib.c) fails
  *  11 chatty       prints varying text and a fake error line, then aborts
@@ -101,7 +102,7 @@ __attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
   }
   case 2: {
     void *volatile keep = NULL;
-    for (;;) {
+    for (int i = 0; i < 192; i++) {
       void **p = malloc(16u << 20);
       if (p) {
         memset(p, 1, 16u << 20);
@@ -109,6 +110,8 @@ __attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
         keep = p;
       }
     }
+    for (volatile unsigned long spin = 0;;)
+      spin++;
   }
   case 3:
     if (sim_now(w) / SIM_NS_PER_MS % 2)
@@ -134,7 +137,7 @@ __attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
   case 8: {
     pid_t p = fork();
     if (p == 0) {
-      execlp("sleep", "sleep", "25", (char *)NULL);
+      execlp("sleep", "sleep", "25.25", (char *)NULL);
       _exit(127);
     }
     abort();

@@ -1,0 +1,417 @@
+#!/bin/sh
+# The default job (fuzz, explore, reach, the nightly job) under attack by
+# a system under test that misbehaves inside the explorer's branches
+# (tests/attack: the ladder target that hangs, blows up, aborts at two
+# sites, exits, leaks, overflows, spawns processes, is not deterministic,
+# asserts in a library, prints fake errors, only in a state random roots
+# almost never reach), built as an outside project with
+# cmake_minimum_required(VERSION 3.16) from the installed package; and
+# under signals, full disks, FIFOs, links and hostile names. Each check
+# fails on the code before docs/RELIABILITY.md's "The default job under
+# attack" (issue 35), whose table names the checks.
+# Usage: tests/attacks.sh BUILD_DIR PREFIX [CASE...]   (no CASE: all)
+set -u
+B=$(cd "$1" && pwd)
+P=$(cd "$2" && pwd)
+shift 2
+T_NAME=attacks
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$B/CMakeCache.txt")
+gen=$(sed -n 's/^CMAKE_GENERATOR:[A-Z]*=//p' "$B/CMakeCache.txt")
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+# ---- the attack project, from a copy (tests never write into the tree) ----
+cp -R "$SRC/tests/attack" "$work/src"
+if ! cmake -S "$work/src" -B "$work/b" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
+       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$P" > "$work/cfg.log" 2>&1 ||
+   ! cmake --build "$work/b" > "$work/build.log" 2>&1; then
+  tail -n 30 "$work/cfg.log" "$work/build.log"
+  fail "the attack project does not build"
+fi
+A=$work/b/bin
+F=$work/b/fuzz
+tool() { echo "$A/simfuzz-attack_$1"; }
+wanted() { [ -z "$CASES" ] && return 0; for c in $CASES; do [ "$c" = "$1" ] && return 0; done; return 1; }
+CASES="$*"
+run() { # LOG CMD...: run with a generous guard against hangs; status in $rc
+  log=$1; shift
+  timeout -k 5 300 "$@" > "$log" 2>&1
+  rc=$?
+}
+count() { # DIR GLOB: how many files match
+  c=0
+  for f in "$1"/$2; do [ -e "$f" ] && c=$((c + 1)); done
+  echo $c
+}
+first() { # DIR GLOB: the first matching name, or nothing
+  for f in "$1"/$2; do [ -e "$f" ] && echo "${f##*/}" && return; done
+}
+ok_if() { # COND-STATUS MESSAGE LOG
+  if [ "$1" = 0 ]; then ok "$2"; else bad "$2: $(tail -n 8 "$3")"; fi
+}
+
+# A scenario that reaches the misbehaving state (every variant runs the
+# same ladder up to there): the explorer's first finding on two_aborts.
+run "$work/trig.log" "$(tool two_aborts)" explore -o "$work/trig" --time 200 --stop-on-first -q
+TRIG=$(ls "$work"/trig/crash-* 2>/dev/null | head -n 1)
+[ -n "$TRIG" ] || fail "no scenario reaches the attack state: $(cat "$work/trig.log")"
+
+# 1. a hang inside a branch: that branch, killed and saved as a timeout
+# with its own scenario; the campaign goes on
+if wanted hang; then
+  run "$work/hang.log" "$(tool hang)" fuzz -o "$work/hang" --time 200 --timeout 2 --stop-on-first \
+    --no-engine -q
+  f=$(sed -n 's/^fuzz: confirmed \([^:]*\): timeout$/\1/p' "$work/hang.log" | head -n 1)
+  t=$([ -n "$f" ] && "$(tool hang)" triage --timeout 2 "$f")
+  [ "$rc" = 1 ] && [ "${t##*: }" = timeout ] && [ ! -d "$work/hang/unconfirmed" ]
+  ok_if $? "a hung branch is a confirmed timeout of its own scenario (exit $rc)" "$work/hang.log"
+  run "$work/hang2.log" "$(tool hang)" explore -o "$work/hang2" --time 30 --timeout 1 -q
+  el=$(sed -n 's/.* runs\/s, \([0-9]*\)\.[0-9] s;.*/\1/p' "$work/hang2.log")
+  grep -q "FAILED timeout" "$work/hang2.log" && [ "${el:-0}" -ge 30 ]
+  ok_if $? "a campaign whose branches hang runs its whole time (${el:-?} of 30 s)" "$work/hang2.log"
+fi
+
+# 2. a blow-up inside a branch: held to --rss-limit-mb, saved as
+# out-of-memory with its own scenario (by explore, and confirmed by fuzz)
+if wanted blowup; then
+  run "$work/oomx.log" "$(tool blowup)" explore -o "$work/oomx" --time 200 --rss-limit-mb 1200 \
+    --stop-on-first -q
+  f=$(ls "$work"/oomx/crash-* 2> /dev/null | head -n 1)
+  t=$([ -n "$f" ] && "$(tool blowup)" triage --rss-limit-mb 1200 "$f")
+  grep -q "FAILED out-of-memory" "$work/oomx.log" && [ "${t##*: }" = out-of-memory ]
+  ok_if $? "explore: a branch over the memory limit is an out-of-memory of its own scenario" \
+    "$work/oomx.log"
+  run "$work/oom.log" "$(tool blowup)" fuzz -o "$work/oom" --time 200 --rss-limit-mb 1200 \
+    --stop-on-first --no-engine -q
+  grep -q "^fuzz: confirmed .*: out-of-memory$" "$work/oom.log" && [ "$rc" = 1 ]
+  ok_if $? "fuzz: the blow-up is a confirmed out-of-memory (exit $rc)" "$work/oom.log"
+fi
+
+# 3. two abort() sites in branches are two kinds of failure
+if wanted two_aborts; then
+  # the explorer until it reported two kinds (once it reached the state,
+  # its revisits reach it again and again; 200 s at most), then fuzz
+  # confirms what it saved
+  "$(tool two_aborts)" explore -o "$work/two/crashes" --time 200 -q > "$work/two-ex.log" 2>&1 &
+  xp=$!
+  for _ in $(seq 1 400); do
+    [ "$(grep -c "FAILED crash: signal 6" "$work/two-ex.log")" -ge 2 ] && break
+    kill -0 $xp 2> /dev/null || break
+    sleep 0.5
+  done
+  kill -TERM $xp 2> /dev/null
+  wait $xp
+  run "$work/two.log" "$(tool two_aborts)" fuzz -o "$work/two" --time 0.01 --no-engine -q
+  kinds=$(sed -n 's/^fuzz: confirmed [^:]*: \(crash: signal 6 .*\)/\1/p' "$work/two.log" | sort -u |
+    wc -l)
+  [ "$rc" = 1 ] && [ "$kinds" -ge 2 ]
+  ok_if $? "two abort() sites in branches: $kinds confirmed signatures (exit $rc)" "$work/two.log"
+  # 9b. --confirm: a sanitized replay that dies of SIGABRT fails (the tool
+  # itself is the sanitized build here); only the files already there
+  run "$work/conf.log" "$(tool two_aborts)" fuzz -o "$work/two" --time 0.01 --no-engine \
+    --confirm "$(tool two_aborts)" -q
+  grep -q "^fuzz: confirmed .*signal 6.*(and under sanitizers)$" "$work/conf.log" && [ "$rc" = 1 ] &&
+    ! grep -q "NOT confirmed" "$work/conf.log"
+  ok_if $? "--confirm: death by SIGABRT in the sanitized replay is a failure (exit $rc)" \
+    "$work/conf.log"
+fi
+
+# 9a. a mistyped --confirm is a usage error, before any fuzzing
+if wanted confirm_path; then
+  s0=$(date +%s)
+  run "$work/cpath.log" "$(tool two_aborts)" fuzz -o "$work/cpath" --time 30 --no-engine \
+    --confirm "$work/no-such-tool" -q
+  [ "$rc" = 2 ] && [ $(($(date +%s) - s0)) -lt 20 ] && grep -q "is not an executable" "$work/cpath.log"
+  ok_if $? "a mistyped --confirm is a usage error at once (exit $rc)" "$work/cpath.log"
+fi
+
+# 10. a branch whose system under test calls exit(0) fails as a root does
+if wanted exit0; then
+  run "$work/e0.log" "$(tool exit0)" fuzz -o "$work/e0" --time 200 --stop-on-first --no-engine -q
+  grep -q "^fuzz: confirmed .*: crash: exit 0$" "$work/e0.log" && [ "$rc" = 1 ]
+  ok_if $? "exit(0) in a branch is the failure 'crash: exit 0' (exit $rc)" "$work/e0.log"
+fi
+
+# 20. replay of a scenario whose program calls exit(3): a failure (1), not
+# a determinism mismatch (3)
+if wanted exit3; then
+  run "$work/e3.log" "$(tool exit3)" replay -q "$TRIG"
+  [ "$rc" = 1 ] && grep -q "FAILED crash: exit 3" "$work/e3.log"
+  ok_if $? "replay: the program's exit(3) is a failure, exit 1 (got $rc)" "$work/e3.log"
+fi
+
+# 7. libFuzzer's own findings: a LeakSanitizer leak file is confirmed by
+# the libFuzzer build (which is the only one that sees it)
+if wanted leak; then
+  mkdir -p "$work/leak/corpus" && cp "$TRIG" "$work/leak/corpus/"
+  run "$work/leak.log" "$(tool leak)" fuzz -o "$work/leak" --time 15 --jobs 2 \
+    --engine "$F/attack_leak_fuzzer" -q
+  grep -q "^fuzz: confirmed .*/libfuzzer-leak-.*LeakSanitizer.*fails only under sanitizers" \
+    "$work/leak.log" && [ "$rc" = 1 ]
+  ok_if $? "libFuzzer's leak file is a confirmed failure (exit $rc)" "$work/leak.log"
+fi
+
+# 8. a finding only a sanitizer sees, without --confirm: confirmed by the
+# engine that found it and labelled, never called flaky
+if wanted overflow; then
+  mkdir -p "$work/ovf/corpus" && cp "$TRIG" "$work/ovf/corpus/"
+  run "$work/ovf.log" "$(tool overflow)" fuzz -o "$work/ovf" --time 15 --jobs 2 \
+    --engine "$F/attack_overflow_fuzzer" -q
+  grep -q "^fuzz: confirmed .*/libfuzzer-crash-.*heap-buffer-overflow.*fails only under sanitizers" \
+    "$work/ovf.log" && [ "$rc" = 1 ] && [ ! -d "$work/ovf/unconfirmed" ]
+  ok_if $? "an ASan-only finding of libFuzzer is confirmed and labelled (exit $rc)" "$work/ovf.log"
+fi
+
+# 6. a target that is not deterministic: exit 3, a report, at most 3 files
+if wanted nondet; then
+  run "$work/nd.log" "$(tool nondet)" fuzz -o "$work/nd" --time 200 --stop-on-first --no-engine -q
+  n=$(count "$work/nd/crashes" "diverged-*")
+  [ "$rc" = 3 ] && grep -q "did not fail again when re-run" "$work/nd.log" && [ "$n" -ge 1 ] &&
+    [ "$n" -le 3 ]
+  ok_if $? "nondeterminism: exit $rc, $n diverged files, reported" "$work/nd.log"
+fi
+
+# 16. processes the system under test starts never outlive the job
+if wanted spawn; then
+  run "$work/sp.log" "$(tool spawn)" fuzz -o "$work/sp" --time 200 --stop-on-first --no-engine -q
+  sleep 1
+  left=$(pgrep -f -c "sleep 25.25" || true)
+  [ "$rc" = 1 ] && [ "$left" = 0 ]
+  ok_if $? "no process outlives fuzz ($left left, exit $rc)" "$work/sp.log"
+  pkill -f "sleep 25.25" 2> /dev/null
+fi
+
+# 13. a library's assert() gives a report in the command line of an
+# outside project with an old CMake minimum, as in the libFuzzer binary
+if wanted assert; then
+  run "$work/as.log" "$(tool assert)" replay "$TRIG"
+  [ "$rc" = 1 ] && grep -q "FAILED assert" "$work/as.log" && grep -q "trace hash\|hash [0-9a-f]" "$work/as.log"
+  ok_if $? "assert() in a LIBRARIES entry is a reported failure with a hash (exit $rc)" \
+    "$work/as.log"
+fi
+
+# 12. signatures never hold the program's own text; the nightly job files
+# one failure once, whatever the program prints, across nights
+if wanted chatty; then
+  sig=$("$(tool chatty)" triage "$TRIG" 2>&1)
+  case "$sig" in
+    *tab* | *ERROR* | *now*) bad "a signature holds program output: $sig" ;;
+    *": crash: signal 6"*) ok "the signature of a crash is its signal and site: ${sig##*: }" ;;
+    *) bad "triage: $sig" ;;
+  esac
+  st=$work/night
+  mkdir -p "$st/corpus/attack_chatty" "$work/nb/fuzz" "$work/nb/bin"
+  cp "$TRIG" "$st/corpus/attack_chatty/$(sha1sum "$TRIG" | cut -c1-40)"
+  for f in "$A"/*; do ln -s "$f" "$work/nb/bin/"; done
+  ln -s "$F/attack_chatty_fuzzer" "$work/nb/fuzz/"
+  ln -s "$F/attack_chatty.dict" "$work/nb/fuzz/"
+  run "$work/n1.log" "$A/simfuzz" nightly --state "$st" --build "$work/nb" --budget 4 --jobs 1
+  rc1=$rc
+  # the merge drops an input that crashes: the bug is in the corpus again
+  cp "$TRIG" "$st/corpus/attack_chatty/$(sha1sum "$TRIG" | cut -c1-40)"
+  run "$work/n2.log" "$A/simfuzz" nightly --state "$st" --build "$work/nb" --budget 4 --jobs 1
+  ids=$(cut -f3 "$st/known.tsv" | tr '\n' ' ')
+  [ "$rc1" = 1 ] && [ "$rc" = 0 ] && [ "$(wc -l < "$st/known.tsv")" = 1 ] &&
+    grep -q "^attack_chatty	crash: signal 6 [^	]*	f0000$" "$st/known.tsv" &&
+    grep -q "[1-9][0-9]* known" "$work/n2.log"
+  ok_if $? "nightly: one failure filed once over two nights (exits $rc1, $rc; ids $ids)" "$work/n2.log"
+  # 19. a damaged state is found before any fuzzing
+  : > "$st/corpus/attack_chatty.old"
+  s0=$(date +%s)
+  run "$work/n3.log" "$A/simfuzz" nightly --state "$st" --build "$work/nb" --budget 30 --jobs 1
+  [ "$rc" = 2 ] && [ $(($(date +%s) - s0)) -lt 25 ] && grep -q "not a directory" "$work/n3.log"
+  ok_if $? "nightly: a file in place of corpus/<t>.old stops the night before fuzzing" "$work/n3.log"
+  rm -f "$st/corpus/attack_chatty.old"
+  # 17. a FIFO in the inbox; 20. a stale temporary file in the corpus
+  mkdir -p "$st/inbox/attack_chatty" && mkfifo "$st/inbox/attack_chatty/crash-fifo"
+  : > "$st/corpus/attack_chatty/.0123.tmp-AbCdEf"
+  run "$work/n4.log" "$A/simfuzz" nightly --state "$st" --build "$work/nb" --budget 3 --jobs 1
+  [ "$rc" = 0 ] && [ ! -e "$st/corpus/attack_chatty/.0123.tmp-AbCdEf" ]
+  ok_if $? "nightly: a FIFO in the inbox is skipped, stale temporary files go (exit $rc)" \
+    "$work/n4.log"
+  # 20. a fuzzer whose name is no target's (a '|', which breaks the table)
+  cp -R "$work/nb" "$work/nbad"
+  ln -s "$F/attack_chatty_fuzzer" "$work/nbad/fuzz/bad|name_fuzzer"
+  run "$work/n5.log" "$A/simfuzz" nightly --state "$work/nbad-state" --build "$work/nbad" \
+    --budget 2 --jobs 1
+  [ "$rc" != 2 ] && grep -q "skipping .*bad|name_fuzzer" "$work/n5.log" &&
+    ! grep -q "bad|name" "$work/nbad-state/reports/latest.md"
+  ok_if $? "nightly: a fuzzer named 'bad|name' is skipped with a note (exit $rc)" "$work/n5.log"
+fi
+
+# 11. SIGTERM to the nightly job in its explorer phase keeps the explorer's
+# crash files in the inbox (a quarter of the budget is the explorer's,
+# after libFuzzer, which is a stand-in here that ends at once)
+if wanted nightly_term; then
+  st=$work/nterm
+  mkdir -p "$work/nt/fuzz" "$work/nt/bin"
+  for f in "$A"/*; do ln -s "$f" "$work/nt/bin/"; done
+  ln -s "$F/attack_two_aborts.dict" "$work/nt/fuzz/"
+  # a libFuzzer that finds nothing at once: the night goes on to the explorer
+  printf '#!/bin/sh\nexit 0\n' > "$work/nt/fuzz/attack_two_aborts_fuzzer"
+  chmod +x "$work/nt/fuzz/attack_two_aborts_fuzzer"
+  "$A/simfuzz" nightly --state "$st" --build "$work/nt" --budget 400 --jobs 1 > "$work/nt.log" 2>&1 &
+  np=$!
+  got="" before=""
+  for _ in $(seq 1 400); do # the explorer's first crash file, then SIGTERM
+    if [ -z "$before" ] && grep -q "exploring" "$work/nt.log"; then
+      before=$(ls "$st/inbox/attack_two_aborts" 2> /dev/null | tr '\n' ' ')" "
+    elif [ -n "$before" ]; then
+      for f in "$st"/inbox/attack_two_aborts/crash-*; do
+        case "$before" in *"${f##*/} "*) ;; *) [ -e "$f" ] && got=${f##*/} ;; esac
+      done
+      [ -n "$got" ] && break
+    fi
+    kill -0 $np 2> /dev/null || break
+    sleep 0.5
+  done
+  kill -TERM $np
+  wait $np
+  rc=$?
+  [ -n "$got" ] && [ "$rc" = 143 ] && [ -f "$st/inbox/attack_two_aborts/$got" ]
+  ok_if $? "SIGTERM in the explorer phase: its crash file ${got:-(none)} waits in the inbox (exit $rc)" \
+    "$work/nt.log"
+fi
+
+# 3. Ctrl-C during fuzz: nothing is judged after it; the files stay, exit 130
+if wanted interrupt; then
+  mkdir -p "$work/int/crashes"
+  cp "$work"/trig/crash-* "$work/int/crashes/"
+  "$(tool two_aborts)" fuzz -o "$work/int" --time 120 --no-engine -q > "$work/int.log" 2>&1 &
+  fp=$!
+  sleep 4
+  kill -INT $fp
+  wait $fp
+  rc=$?
+  [ "$rc" = 130 ] && [ ! -d "$work/int/unconfirmed" ] && ! grep -q "signal 9" "$work/int.log" &&
+    [ "$(count "$work/int/crashes" "crash-*")" -ge 1 ] && grep -q "left unconfirmed" "$work/int.log"
+  ok_if $? "SIGINT: no failure moved or relabelled, exit $rc" "$work/int.log"
+fi
+
+# 4. a full disk: one error line and exit 2, never exit 0 with nothing saved
+if wanted full_disk; then
+  mkdir -p "$work/full"
+  if mount -t tmpfs -o size=200k tmpfs "$work/full" 2> /dev/null; then
+    run "$work/full.log" "$(tool two_aborts)" fuzz -o "$work/full/j" --time 200 --stop-on-first \
+      --no-engine -q
+    umount "$work/full"
+    [ "$rc" = 2 ] && grep -q "could not be saved" "$work/full.log"
+    ok_if $? "a full disk: 'could not be saved' and exit $rc" "$work/full.log"
+  else
+    echo "skip: cannot mount a small tmpfs here (not root?)"
+  fi
+  mkdir -p "$work/ro"
+  # (through a pipe: the limit holds for the log file too)
+  rc=$( (ulimit -f 0 && trap '' XFSZ && "$(tool two_aborts)" explore -o "$work/ro" --time 5 -q \
+    2>&1; echo "exit $?") | tee "$work/ro.log" | sed -n 's/^exit //p')
+  [ "$rc" = 2 ] && grep -q "cannot write in" "$work/ro.log"
+  ok_if $? "an output that takes no data: one error line and exit 2 at once (got $rc)" "$work/ro.log"
+fi
+
+# 17, 18, 20: FIFOs, links, tiny times, seeds, energy, names, files
+if wanted small; then
+  mkdir -p "$work/fifo/crashes" && mkfifo "$work/fifo/crashes/crash-fifo"
+  run "$work/fifo.log" "$(tool two_aborts)" fuzz -o "$work/fifo" --time 1 --no-engine -q
+  [ "$rc" = 0 ]
+  ok_if $? "a FIFO named crash-* in crashes/ is skipped (exit $rc)" "$work/fifo.log"
+  run "$work/rfifo.log" "$(tool two_aborts)" reach "$work/fifo/crashes/crash-fifo"
+  [ "$rc" = 2 ]
+  ok_if $? "reach on a FIFO: exit $rc at once" "$work/rfifo.log"
+  run "$work/mem.log" "$(tool two_aborts)" reach /proc/self/mem
+  [ "$rc" = 2 ]
+  ok_if $? "reach /proc/self/mem: exit $rc" "$work/mem.log"
+  run "$work/tiny.log" "$(tool two_aborts)" explore -o "$work/tiny" --time 1e-9 -q
+  [ "$rc" = 0 ]
+  ok_if $? "explore --time 1e-9 ends (exit $rc)" "$work/tiny.log"
+  run "$work/tinyf.log" "$(tool two_aborts)" fuzz -o "$work/tiny" --time 1e-9 -q
+  [ "$rc" = 2 ]
+  ok_if $? "fuzz --time 1e-9 is refused (exit $rc)" "$work/tinyf.log"
+  mkdir -p "$work/link" && echo precious > "$work/victim" && ln -s "$work/victim" "$work/link/libfuzzer.log"
+  run "$work/link.log" "$(tool two_aborts)" fuzz -o "$work/link" --time 2 --jobs 2 \
+    --engine "$F/attack_two_aborts_fuzzer" -q
+  [ "$rc" = 2 ] && [ "$(cat "$work/victim")" = precious ]
+  ok_if $? "fuzz refuses to write its log through a link (exit $rc)" "$work/link.log"
+  run "$work/hex.log" "$(tool two_aborts)" explore -o "$work/hex" --seed 0x10 --roots 1 -q
+  [ "$rc" = 2 ]
+  ok_if $? "--seed 0x10 is not a decimal seed (exit $rc)" "$work/hex.log"
+  run "$work/lfs.log" "$(tool two_aborts)" fuzz -o "$work/lfs" --time 2 --jobs 2 \
+    --seed 18446744073709551615 --engine "$F/attack_two_aborts_fuzzer" -q
+  # (2^64 - 1) mod (2^31 - 2) + 1
+  grep -q "Seed: 16$" "$work/lfs/libfuzzer.log"
+  ok_if $? "--seed 2^64-1 gives libFuzzer a fixed seed" "$work/lfs/libfuzzer.log"
+  run "$work/en.log" "$(tool two_aborts)" explore -o "$work/en" --energy 0 --warmup 0 --roots 3000 -q
+  grep -q " 0 branches" "$work/en.log"
+  ok_if $? "--energy 0 forks no branch" "$work/en.log"
+  mkdir -p "$work/utf" && cp "$TRIG" "$work/utf/$(printf 'bad\377name')"
+  "$(tool two_aborts)" reach --json "$work/utf" > "$work/utf.json" 2> "$work/utf.err"
+  python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read().decode("utf-8"))' \
+    "$work/utf.json" 2> "$work/utf.err"
+  ok_if $? "reach --json of a non-UTF-8 name is valid JSON" "$work/utf.err"
+  mkdir -p "$work/stale/corpus" && : > "$work/stale/corpus/.0123.tmp-AbCdEf"
+  run "$work/stale.log" "$(tool two_aborts)" fuzz -o "$work/stale" --time 1 --no-engine -q
+  [ ! -e "$work/stale/corpus/.0123.tmp-AbCdEf" ]
+  ok_if $? "fuzz removes the temporary files a stopped job left" "$work/stale.log"
+fi
+# 15. a fork() that fails in minimize's last child (the timeline's
+# replay) is an error, not a timeline made of an uninitialised status
+if wanted fork; then
+  cat > "$work/shim.c" << 'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static long n, limit = -1;
+static pid_t root;
+__attribute__((constructor)) static void init(void) {
+  char me[32];
+  snprintf(me, sizeof me, "%ld", (long)getpid());
+  const char *seen = getenv("SHIM_SEEN");
+  if (seen && strcmp(seen, me))
+    return; /* a child, or a program one ran: not counted (the tool's own re-exec is) */
+  setenv("SHIM_SEEN", me, 1);
+  root = getpid();
+  if (getenv("SHIM_FAIL_AFTER"))
+    limit = atol(getenv("SHIM_FAIL_AFTER"));
+}
+pid_t fork(void) {
+  pid_t (*real)(void) = (pid_t(*)(void))dlsym(RTLD_NEXT, "fork");
+  if (root && getpid() == root) {
+    if (limit >= 0 && n >= limit) {
+      errno = EAGAIN;
+      return -1;
+    }
+    n++;
+  }
+  return real();
+}
+__attribute__((destructor)) static void fini(void) {
+  const char *o = getenv("SHIM_COUNT");
+  FILE *f = root && getpid() == root && o ? fopen(o, "w") : NULL;
+  if (f) {
+    fprintf(f, "%ld\n", n);
+    fclose(f);
+  }
+}
+EOF
+  if "$cc" -shared -fPIC -o "$work/shim.so" "$work/shim.c" -ldl 2> "$work/shim.log"; then
+    m="$(tool two_aborts) minimize -q $TRIG"
+    # shellcheck disable=SC2086 # m is a command line
+    LD_PRELOAD=$work/shim.so SHIM_COUNT=$work/forks $m -o "$work/m1.pb" > "$work/m1.log" 2>&1
+    n=$(cat "$work/forks" 2> /dev/null)
+    # shellcheck disable=SC2086
+    LD_PRELOAD=$work/shim.so SHIM_FAIL_AFTER=$((${n:-1} - 1)) $m -o "$work/m2.pb" > "$work/m2.log" 2>&1
+    rc=$?
+    [ "${n:-0}" -ge 1 ] && [ -f "$work/m1.pb.timeline.txt" ] && [ "$rc" = 2 ] &&
+      grep -q "cannot run the replay for the timeline" "$work/m2.log" &&
+      [ ! -e "$work/m2.pb.timeline.txt" ]
+    ok_if $? "minimize: a failed fork for the timeline is an error, exit $rc (${n:-?} forks)" \
+      "$work/m2.log"
+  else
+    bad "cannot build the fork shim: $(cat "$work/shim.log")"
+  fi
+fi
+finish
