@@ -164,6 +164,9 @@ void cli_on_stop(int sig);
 /** Install cli_on_stop for SIGINT and SIGTERM (without SA_RESTART, so wait
  *  loops wake up), keeping the dispositions they replace in old. */
 void cli_catch_stop(struct sigaction old[2]);
+/** Say that this process changed a signal's disposition (a handler of its
+ *  own): its children reset it (cli_fork_tied). cli_catch_stop says so. */
+void cli_signals_changed(void);
 /** Put back what cli_catch_stop replaced. */
 void cli_restore_stop(const struct sigaction old[2]);
 

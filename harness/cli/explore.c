@@ -1059,6 +1059,7 @@ int cmd_explore(int argc, char **argv) {
       x.job = j;
       sa.sa_handler = on_deadline;
       sigaction(SIGALRM, &sa, NULL);
+      cli_signals_changed(); /* its workers must not inherit on_deadline */
       uint64_t u, f;
       supervise(&x, &u, &f);
       fflush(stdout);
@@ -1069,6 +1070,7 @@ int cmd_explore(int argc, char **argv) {
   }
   sa.sa_handler = on_deadline;
   sigaction(SIGALRM, &sa, &old_alrm);
+  cli_signals_changed();
   struct itimerval it;
   memset(&it, 0, sizeof it);
   it.it_value.tv_sec = (time_t)seconds;

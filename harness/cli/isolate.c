@@ -61,6 +61,11 @@ int cli_limit_option(int argc, char **argv, int *i) {
 }
 volatile sig_atomic_t cli_interrupted;
 volatile sig_atomic_t cli_stop_signal;
+static int signals_reset; /* reset_signals ran here or in a parent since the last change */
+
+void cli_signals_changed(void) {
+  signals_reset = 0;
+}
 
 void cli_on_stop(int sig) {
   cli_stop_signal = sig;
@@ -68,6 +73,7 @@ void cli_on_stop(int sig) {
 }
 
 void cli_catch_stop(struct sigaction old[2]) {
+  cli_signals_changed(); /* a child of this process resets them again */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = cli_on_stop; /* no SA_RESTART: the wait loops wake up */
@@ -142,6 +148,9 @@ static void crash_report(int sig) {
  * would, so a branch's alarm() ends the branch, not the campaign. The
  * sanitizers' handlers (SIGSEGV, SIGBUS, ...) are left alone. */
 static void reset_signals(void) {
+  if (signals_reset)
+    return;
+  signals_reset = 1;
   static const int sigs[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGALRM,
                              SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
@@ -197,10 +206,13 @@ int cli_child_reap(pid_t pid, int *status) {
 }
 
 static void child_setup(int out_fd) {
+  static int handlers_set; /* inherited: a branch's parent set them */
   dup2(out_fd, 1);
   dup2(out_fd, 2);
   if (out_fd > 2)
     close(out_fd);
+  if (handlers_set++)
+    return;
 #if defined(__GLIBC__)
   void *warm[2];
   backtrace(warm, 2); /* loads the unwinder now, not inside a signal */
