@@ -158,10 +158,13 @@ fi
 
 # 7. libFuzzer's own findings: a LeakSanitizer leak file is confirmed by
 # the libFuzzer build (which is the only one that sees it)
+with_engine() { # VARIANT: fuzz --jobs 2 with libFuzzer, whose corpus holds the trigger
+  mkdir -p "$work/$1/corpus" && cp "$TRIG" "$work/$1/corpus/"
+  run "$work/$1.log" "$(tool "$1")" fuzz -o "$work/$1" --time 15 --jobs 2 \
+    --engine "$F/attack_$1_fuzzer" -q
+}
 if wanted leak; then
-  mkdir -p "$work/leak/corpus" && cp "$TRIG" "$work/leak/corpus/"
-  run "$work/leak.log" "$(tool leak)" fuzz -o "$work/leak" --time 15 --jobs 2 \
-    --engine "$F/attack_leak_fuzzer" -q
+  with_engine leak
   grep -q "^fuzz: confirmed .*/libfuzzer-leak-.*LeakSanitizer.*fails only under sanitizers" \
     "$work/leak.log" && [ "$rc" = 1 ]
   ok_if $? "libFuzzer's leak file is a confirmed failure (exit $rc)" "$work/leak.log"
@@ -170,12 +173,11 @@ fi
 # 8. a finding only a sanitizer sees, without --confirm: confirmed by the
 # engine that found it and labelled, never called flaky
 if wanted overflow; then
-  mkdir -p "$work/ovf/corpus" && cp "$TRIG" "$work/ovf/corpus/"
-  run "$work/ovf.log" "$(tool overflow)" fuzz -o "$work/ovf" --time 15 --jobs 2 \
-    --engine "$F/attack_overflow_fuzzer" -q
+  with_engine overflow
   grep -q "^fuzz: confirmed .*/libfuzzer-crash-.*heap-buffer-overflow.*fails only under sanitizers" \
-    "$work/ovf.log" && [ "$rc" = 1 ] && [ ! -d "$work/ovf/unconfirmed" ]
-  ok_if $? "an ASan-only finding of libFuzzer is confirmed and labelled (exit $rc)" "$work/ovf.log"
+    "$work/overflow.log" && [ "$rc" = 1 ] && [ ! -d "$work/overflow/unconfirmed" ]
+  ok_if $? "an ASan-only finding of libFuzzer is confirmed and labelled (exit $rc)" \
+    "$work/overflow.log"
 fi
 
 # 6. a target that is not deterministic: exit 3, a report, at most 3 files

@@ -38,14 +38,21 @@ static void check_stopped(sim_world *w) {
   CHECK_EQ(sim_run(w, UINT64_MAX, 0), SIM_STOP_BUDGET);
 }
 
+/* The host refuses every allocation while `call` runs; it returns want. */
+#define REFUSED(w, call, want)                                                                     \
+  do {                                                                                             \
+    host_full = 1;                                                                                 \
+    int64_t got_ = (call);                                                                         \
+    host_full = 0;                                                                                 \
+    CHECK_EQ(got_, (want));                                                                        \
+    check_stopped(w);                                                                              \
+  } while (0)
+
 TEST(disk_write_stops_the_run) {
   recorder *r = recorder_new();
   sim_world *w = world(r);
   CHECK_EQ(sim_budget_kind(w), SIM_BUDGET_NONE);
-  host_full = 1;
-  CHECK_EQ(sim_disk_write(w, 0, 0, "lost", 4), -ENOSPC);
-  host_full = 0;
-  check_stopped(w);
+  REFUSED(w, sim_disk_write(w, 0, 0, "lost", 4), -ENOSPC);
   FX_END();
 }
 
@@ -54,20 +61,15 @@ TEST(disk_page_stops_the_run) {
   sim_world *w = world(r);
   CHECK_EQ(sim_disk_write(w, 0, 0, "x", 1), 1); /* the page tables exist */
   CHECK_EQ(sim_disk_sync(w, 0), 0);
-  host_full = 1; /* the next page of the images cannot be had */
-  CHECK_EQ(sim_disk_write(w, 0, 64 * 1024, "lost", 4), -ENOSPC);
-  host_full = 0;
-  check_stopped(w);
+  /* the next page of the images cannot be had */
+  REFUSED(w, sim_disk_write(w, 0, 64 * 1024, "lost", 4), -ENOSPC);
   FX_END();
 }
 
 TEST(connection_stops_the_run) {
   recorder *r = recorder_new();
   sim_world *w = world(r);
-  host_full = 1;
-  CHECK_EQ(sim_connect(w, 0, 1), -EMFILE);
-  host_full = 0;
-  check_stopped(w);
+  REFUSED(w, sim_connect(w, 0, 1), -EMFILE);
   FX_END();
 }
 

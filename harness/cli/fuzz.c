@@ -86,22 +86,16 @@ static pid_t start_engine(const fuzz_job *j) {
   if (d[0])
     argv[n++] = d;
   argv[n] = NULL;
-  pid_t p = cli_fork_tied();
-  if (p != 0) {
-    if (p > 0)
-      setpgid(p, p);
-    return p;
-  }
-  setpgid(0, 0); /* what it starts is killed with it */
   /* never through a link planted at the log's name (checked before, and
    * here without a window) */
   int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0)
-    _exit(126);
-  dup2(fd, 1);
-  dup2(fd, 2);
-  execv(argv[0], argv);
-  _exit(127);
+    return cli_error("fuzz: cannot write %s: %s", j->log, strerror(errno)), -1;
+  pid_t p = cli_spawn_program(argv[0], argv, fd, fd);
+  close(fd);
+  if (p < 0)
+    cli_error("fuzz: cannot start %s: %s", j->engine, strerror(errno));
+  return p;
 }
 
 /* ---- confirmation --------------------------------------------------------- */
@@ -116,7 +110,13 @@ static void program_verdict(char *const argv[], char *sig, size_t cap) {
     free(c);
     return;
   }
-  int ended = cli_child_wait(c, &cli_run_limits, NULL, NULL);
+  /* the program keeps to the run's time limit itself (libFuzzer's
+   * -timeout, the tool's --timeout); a sanitizer's report, symbolized,
+   * can take long past it on a loaded machine */
+  cli_limits lim = cli_run_limits;
+  if (lim.time_ms)
+    lim.time_ms += 60000;
+  int ended = cli_child_wait(c, &lim, NULL, NULL);
   int code = WIFEXITED(c->status) ? WEXITSTATUS(c->status) : -1;
   if (ended == CLI_END_OK)
     sig[0] = 0;
@@ -125,14 +125,6 @@ static void program_verdict(char *const argv[], char *sig, size_t cap) {
   else
     cli_crash_sig(c->tail, c->status, ended, sig, cap);
   free(c);
-}
-
-/* libFuzzer words its limits its own way: the same kinds as ours. */
-static void engine_kind(char *sig) {
-  if (strstr(sig, "libFuzzer: timeout"))
-    strcpy(sig, "timeout");
-  else if (strstr(sig, "libFuzzer: out-of-memory"))
-    strcpy(sig, "out-of-memory");
 }
 
 /* A libFuzzer file, by the libFuzzer binary: the same failure twice. */
@@ -147,8 +139,6 @@ static int engine_confirms(const fuzz_job *j, const char *path, char *sig, size_
   if (!sig[0] || sig[0] == '-' || cli_interrupted)
     return 0;
   program_verdict(argv, sig2, sizeof sig2);
-  engine_kind(sig);
-  engine_kind(sig2);
   return !strcmp(sig, sig2);
 }
 
@@ -354,7 +344,7 @@ static int campaign(fuzz_job *j, int *engine_failed) {
   if (j->quiet)
     ex_argv[ex_argc++] = "-q";
   int rc = cmd_explore(ex_argc, ex_argv);
-  *engine_failed = 0;
+  *engine_failed = j->have_engine && ep < 0; /* it could not be started: said above */
   if (ep > 0) {
     int killed = cli_interrupted || (j->first && rc != EXIT_OK); /* the explorer found one */
     if (killed)
@@ -370,16 +360,22 @@ static int campaign(fuzz_job *j, int *engine_failed) {
   return rc;
 }
 
-/* libFuzzer failed without leaving a failure file: a finding lost. */
-static int engine_lost(const fuzz_job *j) {
-  DIR *d = opendir(j->crashes);
+/* 1 if directory dir holds one of libFuzzer's failure files. */
+static int has_engine_file(const char *dir) {
+  DIR *d = opendir(dir);
   struct dirent *e;
   int any = 0;
   while (d && (e = readdir(d)))
     any |= engine_failure(e->d_name);
   if (d)
     closedir(d);
-  return !any;
+  return any;
+}
+
+/* libFuzzer failed without leaving a failure file (confirmed or moved
+ * aside): a finding lost. */
+static int engine_lost(const fuzz_job *j) {
+  return !has_engine_file(j->crashes) && !has_engine_file(j->aside);
 }
 
 static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed) {

@@ -615,6 +615,12 @@ void cli_crash_sig(const char *err, int status, int ended_by, char *sig, size_t 
   if (assert_sig(err, sig, cap))
     return;
   const char *e = sanitizer_error(err);
+  /* libFuzzer's own limits are the same kinds as ours (its stack at the
+   * moment of a timeout is no identity) */
+  if (e && (!strncmp(e, "libFuzzer: timeout", 18) || !strncmp(e, "libFuzzer: out-of-memory", 24))) {
+    snprintf(sig, cap, "%s", e[11] == 't' ? "timeout" : "out-of-memory");
+    return;
+  }
   char type[128] = "", frame[160] = "";
   if (e) {
     size_t n = strcspn(e, "\n");

@@ -335,27 +335,12 @@ static void put(const char *src, const char *dst) {
 /* ---- children --------------------------------------------------------------- */
 
 /* Start argv in its own process group (a stop signal kills the whole
- * group) with stdout on out_fd and stderr on err_fd (-1: /dev/null); the
- * child closes close_fd. Returns its pid, which is the night's child. */
-static pid_t spawn(char *const argv[], int out_fd, int err_fd, int close_fd) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
+ * group) with stdout on out_fd and stderr on err_fd (-1: /dev/null)
+ * (cli_spawn_program). Returns its pid, which is the night's child. */
+static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
+  pid_t pid = cli_spawn_program(argv[0], argv, out_fd, err_fd);
   if (pid < 0)
     die("cannot start %s: %s", argv[0], strerror(errno));
-  if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (close_fd >= 0)
-      close(close_fd);
-    int nul = open("/dev/null", O_WRONLY);
-    dup2(out_fd >= 0 ? out_fd : nul, 1);
-    dup2(err_fd >= 0 ? err_fd : nul, 2);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  setpgid(pid, pid); /* no race with a signal before the child did it */
   N.child = pid;
   return pid;
 }
@@ -372,7 +357,7 @@ static void child_done(void) {
  * Returns the wait status. */
 static int run(char *const argv[], const char *out_path, int err_null) {
   int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  pid_t pid = spawn(argv, fd, err_null ? -1 : fd, -1);
+  pid_t pid = spawn(argv, fd, err_null ? -1 : fd);
   if (fd >= 0)
     close(fd);
   int st = 0, polls = 0; /* after a stop signal: SIGTERM, then SIGKILL 60 polls (3 s) on */
@@ -402,7 +387,7 @@ static int first_line(char *const argv[], char *buf, size_t cap) {
   int fd[2];
   if (pipe(fd) != 0)
     die("cannot start %s: %s", argv[0], strerror(errno));
-  pid_t pid = spawn(argv, fd[1], -1, fd[0]);
+  pid_t pid = spawn(argv, fd[1], -1);
   close(fd[1]);
   size_t n = 0;
   for (;;) { /* keep reading to the end, so the child never blocks */
