@@ -5,6 +5,7 @@
 # Prints one line per variant: exit status, confirmed files and distinct
 # signatures, files moved to unconfirmed/, diverged files, processes left
 # behind, debris (temporary or probe files) in the job directory.
+# Several instances may run side by side on disjoint variant lists.
 # Usage: bench/attack_soak.sh ATTACK_BUILD SECONDS [VARIANT...]
 #   ATTACK_BUILD  a build of tests/attack (as tests/attacks.sh makes one)
 set -u
@@ -32,10 +33,13 @@ for v in $V; do
   kinds=$(sed -n 's/^fuzz: confirmed [^:]*: //p' "$work/$v.log" | sort -u | wc -l)
   unc=$(find "$j/unconfirmed" -type f 2> /dev/null | wc -l)
   div=$(find "$j/crashes" -name 'diverged-*' 2> /dev/null | wc -l)
-  left=$(pgrep -f -c "simfuzz-attack_$v|attack_${v}_fuzzer|sleep 25.25" || true)
+  pat="simfuzz-attack_$v|attack_${v}_fuzzer"
+  # only spawn starts `sleep 25.25`; other variants may run beside it
+  [ "$v" = spawn ] && pat="$pat|sleep 25.25"
+  left=$(pgrep -f -c "$pat" || true)
   debris=$(find "$j" -name '.*.tmp-*' -o -name '.simfuzz-probe-*' 2> /dev/null | wc -l)
   printf '%-11s %4s %9s %5s %11s %8s %4s %6s\n' "$v" "$rc" "$conf" "$kinds" "$unc" "$div" "$left" \
     "$debris"
   sed -n 's/^fuzz: confirmed [^:]*: /    /p' "$work/$v.log" | sort | uniq -c
-  pkill -f "sleep 25.25" 2> /dev/null
+  [ "$v" = spawn ] && pkill -f "sleep 25.25" 2> /dev/null
 done

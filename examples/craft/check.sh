@@ -8,6 +8,7 @@
 #     must pass; findings of another build than craft_kv pass on craft_kv,
 #     whose adapter avoids them (regressions/craft_kv/: findings no adapter
 #     can avoid, expected to fail there too);
+#   - craft_io_test: the backend's durability promises under disk errors;
 #   - a sweep of craft_kv is clean and replays deterministically;
 #   - the fuzzers run (a bounded libFuzzer campaign on craft_kv); a failure
 #     it finds must be one of the known findings.
@@ -24,6 +25,8 @@ for f in "$B"/corpus/craft_kv/*.pb; do
   "$B/bin/simfuzz-craft_kv" replay -q "$f" > "$work/r" 2>&1 || { bad "seed $f"; cat "$work/r"; }
 done
 ok "seeds pass"
+if "$B/craft_io_test" > "$work/io" 2>&1; then ok "craft_io_test ($(grep -c '^ok' "$work/io") checks)"
+else bad "craft_io_test"; cat "$work/io"; fi
 n=0
 for dir in "$D"/regressions/*/; do
   t=$(basename "$dir")

@@ -15,6 +15,11 @@ enum { MSG_MAGIC = 0xc7, META_LEN = 24, ENTRY_HEAD = 30, MAX_WIRE_ENTRIES = 4096
 typedef struct req {
   struct req *next;
   int64_t due; /* disk requests: monotonic time of completion */
+  /* appends: where the entries went, and the failed syncs before they were
+   * written (any failed sync after that may have dropped them) */
+  raft_index first;
+  raft_term prev_term;
+  uint64_t sync_epoch;
   struct raft_io_append *append;
   raft_io_append_cb append_cb;
   struct raft_io_send *send;
@@ -43,7 +48,8 @@ typedef struct {
   sim_timer tick_timer;
   int started, closed;
   craft_disk_errors mode;
-  int dead; /* fail-stop: a disk error happened; the node crashes at once */
+  int dead;               /* fail-stop: a disk error happened; the node crashes at once */
+  uint64_t sync_failures; /* failed syncs so far (each decided the dirty sectors) */
   queue disk, net;
   craft_io_stats stats;
 } impl;
@@ -85,6 +91,17 @@ static int disk_error(impl *s) {
 
 /* ---- disk ---------------------------------------------------------------- */
 
+/* Make the written-back cache durable. A failed sync decides every dirty
+ * sector as a crash would (sim.h, sync_eio_ppm): whatever was written and
+ * not yet synced may be gone, also for the appends still waiting for their
+ * own sync, which complete() then fails (their sync_epoch is older). */
+static int disk_sync(impl *s) {
+  if (sim_disk_sync(s->w, s->node) == 0)
+    return 0;
+  s->sync_failures++;
+  return -1;
+}
+
 static int meta_write(impl *s, raft_term term, raft_id vote) {
   if (s->dead)
     return 0; /* fail-stop: nothing more reaches the disk or the network */
@@ -92,8 +109,8 @@ static int meta_write(impl *s, raft_term term, raft_id vote) {
   sf_put64(b, s->meta_seq + 1);
   sf_put64(b + 8, term);
   sf_put64(b + 16, vote);
-  int rv = sf_record_write(&s->meta, s->w, s->node, (s->meta_seq + 1) % 2, b, sizeof b, 1);
-  if (rv != 0)
+  int rv = sf_record_write(&s->meta, s->w, s->node, (s->meta_seq + 1) % 2, b, sizeof b, 0);
+  if (rv != 0 || disk_sync(s) != 0)
     return disk_error(s);
   s->meta_seq++;
   s->term = term;
@@ -195,6 +212,23 @@ static req *pop(queue *q) {
   return r;
 }
 
+/* An append failed (returning errors to raft): as libuv's backend does, the
+ * appends queued behind it fail with it (they continue its entries, and
+ * were written before the failed sync), and the next entry goes where its
+ * first one went. Raft truncates its own log at that index. */
+static void append_failed(impl *s, queue *q, const req *r) {
+  for (req *o = q->head; o; o = o->next)
+    if (o->append && o->status == 0) {
+      o->status = RAFT_IOERR;
+      o->due = r->due; /* completes in this same pass, in order */
+    }
+  if (r->first < s->next_index) {
+    s->next_index = r->first;
+    s->last_term = r->prev_term;
+  }
+  SIM_ASSERT(s->next_index >= 1);
+}
+
 /* Complete every request that is due (all of them, with RAFT_CANCELED, when
  * the backend closes). A callback may submit new requests. */
 static void complete(impl *s, queue *q, uint64_t tag, int cancel) {
@@ -207,9 +241,11 @@ static void complete(impl *s, queue *q, uint64_t tag, int cancel) {
     if (r->append) {
       if (!cancel && status == 0) { /* the write-back cache reaches the disk */
         s->stats.syncs++;
-        if (sim_disk_sync(s->w, s->node) != 0) {
+        if (disk_sync(s) != 0) {
           s->stats.sync_errors++;
           status = disk_error(s);
+        } else if (r->sync_epoch != s->sync_failures) {
+          status = RAFT_IOERR; /* an earlier failed sync decided these entries */
         }
       }
       if (s->dead && !cancel) { /* fail-stop: never acknowledged; the crash cancels it */
@@ -219,6 +255,8 @@ static void complete(impl *s, queue *q, uint64_t tag, int cancel) {
           q->tail = r;
         return;
       }
+      if (status != 0 && !cancel)
+        append_failed(s, q, r);
       if (r->append_cb)
         r->append_cb(r->append, status);
     } else if (r->send_cb) {
@@ -292,7 +330,7 @@ static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
     if (r > 0 && sf_record_erase(&s->log, s->w, s->node, i, 0) != 0)
       return RAFT_IOERR;
   }
-  if (sim_disk_sync(s->w, s->node) != 0)
+  if (disk_sync(s) != 0)
     return RAFT_IOERR;
   struct raft_entry *arr = NULL;
   uint8_t *batch = NULL;
@@ -593,6 +631,8 @@ static int m_append(struct raft_io *io, struct raft_io_append *areq,
   if (!r)
     return RAFT_NOMEM;
   s->stats.appends++;
+  r->first = s->next_index;
+  r->prev_term = s->last_term;
   for (unsigned i = 0; i < n && r->status == 0 && !s->dead; i++) /* cached now, durable later */
     if ((r->status = entry_write(s, s->next_index + i, i ? entries[i - 1].term : s->last_term,
                                  &entries[i])) == RAFT_IOERR)
@@ -601,6 +641,7 @@ static int m_append(struct raft_io *io, struct raft_io_append *areq,
     s->next_index += n;
     s->last_term = entries[n - 1].term;
   }
+  r->sync_epoch = s->sync_failures;
   r->append = areq;
   r->append_cb = cb;
   /* disk latency 0.5-4 ms, completions in submission order */

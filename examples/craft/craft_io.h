@@ -21,7 +21,11 @@
  * is a crash", as in PostgreSQL and etcd): the node stops at once - nothing
  * it does from then on is sent or made durable, and it crashes at the same
  * virtual instant; raft never sees the error. CRAFT_RETURN_ERRORS hands the
- * error to raft (RAFT_IOERR), which exercises its error paths.
+ * error to raft (RAFT_IOERR), which exercises its error paths. There, as in
+ * libuv's backend, a failed append fails the appends queued behind it and
+ * the next append goes to its index; and no append is acknowledged whose
+ * entries a failed sync may have dropped (a failed sync decides unsynced
+ * sectors as a crash does), whichever request that sync was made for.
  *
  * Snapshots are not implemented: the target sets the snapshot threshold out
  * of reach of any run, and snapshot_put/snapshot_get fail with RAFT_IOERR.
