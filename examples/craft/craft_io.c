@@ -2,6 +2,8 @@
  * craft_io.h for the model of network, disk, time and randomness). */
 #include "craft_io.h"
 
+#include "craft_compat.h"
+
 #include "simfuzz_record.h"
 #include "simfuzz_wire.h"
 
@@ -318,6 +320,11 @@ static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
     bytes += e.buf.len;
     last = e.term;
   }
+  /* Bootstrap writes the first entry and then the term, and syncs both; a
+   * crash (or a failed sync) can keep the entry alone. Term 0 means that
+   * bootstrap never completed: no log (raft asserts as much at start). */
+  if (s->term == 0)
+    n = bytes = last = 0;
   /* Stale records may lie beyond the end (an erase or a write before them
    * lost in a crash): erase them, or a later append could make them part of
    * the log again. */
@@ -426,7 +433,7 @@ static int m_set_vote(struct raft_io *io, raft_id id) {
 
 /* Bytes of a message's encoding (before the seal). */
 static size_t wire_size(const struct raft_message *m) {
-  size_t n = 2 + 8 * 5;
+  size_t n = 2 + 8 * 5 + CRAFT_WIRE_EXTRA; /* craft_compat.h: version, capacity */
   if (m->type == RAFT_IO_APPEND_ENTRIES)
     for (unsigned i = 0; i < m->append_entries.n_entries; i++)
       n += 14 + m->append_entries.entries[i].buf.len;
@@ -438,6 +445,9 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
   sf_enc_init(&e, buf, cap);
   sf_enc_u8(&e, MSG_MAGIC);
   sf_enc_u8(&e, (uint8_t)m->type);
+#if defined(CRAFT_HAS_MSG_VERSION)
+  sf_enc_u8(&e, craft_msg_version(m));
+#endif
   switch (m->type) {
   case RAFT_IO_REQUEST_VOTE: {
     const struct raft_request_vote *p = &m->request_vote;
@@ -453,6 +463,10 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
     sf_enc_u64(&e, p->term);
     sf_enc_u8(&e, p->vote_granted);
     sf_enc_u8(&e, (uint8_t)p->pre_vote);
+#if defined(CRAFT_HAS_CAPACITY)
+    sf_enc_u16(&e, p->features);
+    sf_enc_u16(&e, p->capacity);
+#endif
     break;
   }
   case RAFT_IO_APPEND_ENTRIES: {
@@ -475,6 +489,10 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
     sf_enc_u64(&e, p->term);
     sf_enc_u64(&e, p->rejected);
     sf_enc_u64(&e, p->last_log_index);
+#if defined(CRAFT_HAS_CAPACITY)
+    sf_enc_u16(&e, p->features);
+    sf_enc_u16(&e, p->capacity);
+#endif
     break;
   }
   case RAFT_IO_TIMEOUT_NOW: {
@@ -518,6 +536,9 @@ static int decode(sf_dec *d, struct raft_message *m) {
   if (sf_dec_u8(d) != MSG_MAGIC)
     return -1;
   m->type = sf_dec_u8(d);
+#if defined(CRAFT_HAS_MSG_VERSION)
+  uint8_t version = sf_dec_u8(d);
+#endif
   switch (m->type) {
   case RAFT_IO_REQUEST_VOTE: {
     struct raft_request_vote *p = &m->request_vote;
@@ -535,7 +556,15 @@ static int decode(sf_dec *d, struct raft_message *m) {
     p->term = sf_dec_u64(d);
     p->vote_granted = sf_dec_u8(d) != 0;
     uint8_t pv = sf_dec_u8(d);
+#if defined(CRAFT_HAS_TRIBOOL)
     p->pre_vote = pv <= raft_tribool_false ? (raft_tribool)pv : raft_tribool_unknown;
+#else
+    p->pre_vote = pv != 0;
+#endif
+#if defined(CRAFT_HAS_CAPACITY)
+    p->features = sf_dec_u16(d);
+    p->capacity = sf_dec_u16(d);
+#endif
     break;
   }
   case RAFT_IO_APPEND_ENTRIES: {
@@ -555,6 +584,10 @@ static int decode(sf_dec *d, struct raft_message *m) {
     p->term = sf_dec_u64(d);
     p->rejected = sf_dec_u64(d);
     p->last_log_index = sf_dec_u64(d);
+#if defined(CRAFT_HAS_CAPACITY)
+    p->features = sf_dec_u16(d);
+    p->capacity = sf_dec_u16(d);
+#endif
     break;
   }
   case RAFT_IO_TIMEOUT_NOW: {
@@ -566,6 +599,9 @@ static int decode(sf_dec *d, struct raft_message *m) {
   }
   default: return -1;
   }
+#if defined(CRAFT_HAS_MSG_VERSION)
+  craft_set_msg_version(m, version);
+#endif
   return sf_dec_ok(d) ? 0 : -1;
 }
 
@@ -723,6 +759,9 @@ int craft_io_init(struct raft_io *io, sim_world *w, int node, craft_disk_errors 
   sf_records_init(&s->log, w, node, sf_records_end(&s->meta, 1), ENTRY_HEAD + CRAFT_MAX_ENTRY);
   s->disk_unreadable = read_state(s) != 0;
   io->version = 1;
+#if defined(CRAFT_HAS_CAPACITY)
+  io->capacity = 0xffff; /* the reserved disk capacity: the simulated disk has room */
+#endif
   io->impl = s;
   io->init = m_init;
   io->close = m_close;
@@ -808,9 +847,9 @@ int craft_describe(const void *msg, size_t have, size_t len, char *buf, size_t c
   memset(&m, 0, sizeof m);
   if (decode(&d, &m) != 0) { /* a prefix (timelines keep 24 bytes): type and term */
     unsigned t = craft_msg_type(msg, have);
-    if (t && have >= 10)
+    if (t && have >= 10 + CRAFT_WIRE_VERSION)
       return snprintf(buf, cap, "%s t%llu", type_name(t),
-                      (unsigned long long)sf_get64((const uint8_t *)msg + 2));
+                      (unsigned long long)sf_get64((const uint8_t *)msg + 2 + CRAFT_WIRE_VERSION));
     return snprintf(buf, cap, "%s", type_name(t));
   }
   switch (m.type) {

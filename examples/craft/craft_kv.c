@@ -39,6 +39,7 @@
  *   liveness             after every fault is healed, one leader that every
  *                        node follows, every commit index at the leader's
  */
+#include "craft_compat.h"
 #include "craft_io.h"
 #include "linearize.h"
 #include "simfuzz.h"
@@ -264,18 +265,7 @@ static struct raft_heap heap = {NULL,      h_malloc,  h_free,        h_calloc,
 #define DISK_ERRORS CRAFT_FAIL_STOP
 #endif
 
-/* ---- log helpers (raft's in-memory log: struct raft_log) --------------- */
-
-static size_t log_n(const struct raft_log *l) {
-  return l->back >= l->front ? l->back - l->front : l->size - l->front + l->back;
-}
-
-/* Entry with log index `index`, or NULL. */
-static const struct raft_entry *log_at(const struct raft_log *l, raft_index index) {
-  if (index <= l->offset || index - l->offset > log_n(l))
-    return NULL;
-  return &l->entries[(l->front + (index - l->offset - 1)) % l->size];
-}
+/* ---- log helpers (raft's in-memory log: craft_compat.h) ---------------- */
 
 static uint64_t entry_hash(const struct raft_entry *e) {
   return sf_checksum(e->term * 4 + e->type, e->buf.base, e->buf.len);
@@ -634,19 +624,19 @@ static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
     cnode *cn = running(w, i);
     if (!cn)
       continue;
-    const struct raft_log *l = &cn->raft.log;
+    struct raft *r = &cn->raft;
+    size_t n = craft_log_count(r);
+    raft_index offset = craft_log_offset(r);
     const craft_io_stats *st = craft_io_get_stats(&cn->io);
     /* every change of raft's log goes through an append or a truncate */
-    uint64_t fp =
-        sim_mix64(st->appends ^ sim_mix64(st->truncates ^ sim_mix64(log_n(l) ^ l->offset << 32)));
+    uint64_t fp = sim_mix64(st->appends ^ sim_mix64(st->truncates ^ sim_mix64(n ^ offset << 32)));
     if (fp == cn->log_fp)
       continue;
     cn->log_fp = fp;
     uint64_t chain = 0;
-    size_t n = log_n(l);
     for (size_t k = 0; k < n; k++) {
-      raft_index index = l->offset + 1 + k;
-      const struct raft_entry *e = log_at(l, index);
+      raft_index index = offset + 1 + k;
+      const struct raft_entry *e = craft_log_at(r, index);
       chain = sim_mix64(chain ^ entry_hash(e));
       lm_ent *s = lm_slot(c, index, e->term);
       if (s && s->index == 0 && lm_make_room(c)) /* a new pair: room first */
@@ -680,7 +670,7 @@ static SF_ORACLE void committed_stable(void *ctx, sim_world *w) {
       continue;
     raft_index ci = cn->raft.commit_index;
     for (raft_index x = cn->commit_seen + 1; x <= ci && x <= MAX_INDEX; x++) {
-      const struct raft_entry *e = log_at(&cn->raft.log, x);
+      const struct raft_entry *e = craft_log_at(&cn->raft, x);
       if (!e)
         continue;
       uint64_t h = entry_hash(e);
@@ -718,7 +708,7 @@ static SF_ORACLE void leader_completeness(void *ctx, sim_world *w) {
     for (raft_index x = 1; x <= c->committed; x++) {
       if (!c->commit_term[x] || c->commit_in[x] >= t)
         continue;
-      const struct raft_entry *e = log_at(&cn->raft.log, x);
+      const struct raft_entry *e = craft_log_at(&cn->raft, x);
       SIM_INVARIANT(w, i, e && e->term == c->commit_term[x] && entry_hash(e) == c->commit_hash[x],
                     "leader_completeness",
                     "n%d became leader of term %llu without the entry committed at index %llu "
