@@ -10,6 +10,14 @@
  * A raft instance that stops after an error (RAFT_UNAVAILABLE) is
  * restarted, as a process supervisor would.
  *
+ * Built from a source tree (CRAFT_FROM_SOURCE, bugs/trees.sh), the workload
+ * is wider: pre-vote is on in half of the runs (a choice of the scenario),
+ * and a transfer names its target (op value % (nodes + 1); 0 lets raft
+ * pick). Several entries reach raft_apply() at once when a scenario's
+ * client operation repeats with no interval (raft since 2024 asserts one
+ * buffer per raft_apply()). Debian's build keeps the workload its
+ * regression scenarios were found with.
+ *
  * Three builds of this file:
  *   craft_kv         disk errors are fail-stop (the node crashes, raft never
  *                    sees them), allocations do not fail: looks for protocol
@@ -18,6 +26,9 @@
  *                    allocations can fail (a FaultPoint step with
  *                    k = SIM_FAULTPOINT_ALLOC): raft's error paths
  *   craft_kv_uninit  (CRAFT_RAW_MALLOC) raft's memory is not zero-filled
+ * and, for source trees only, CRAFT_ALLOC_FAULTS alone: allocations can
+ * fail, disk errors stay fail-stop (releases since 2024 assert that the v0
+ * backend never returns a disk error).
  *
  * Oracles, from the Raft paper (figure 3):
  *   election_safety      at most one leader per term (after every event)
@@ -50,6 +61,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(CRAFT_ERRORS) && !defined(CRAFT_ALLOC_FAULTS)
+#define CRAFT_ALLOC_FAULTS 1 /* raft's allocations can fail */
+#endif
+
 enum {
   KEYS = 8,
   MAX_INDEX = 8192,    /* committed entries tracked (the disk holds about as many) */
@@ -61,7 +76,8 @@ enum {
   OP_PUT = 0,
   OP_GET = 1,
   OP_CAS = 2,
-  OP_TRANSFER = 3
+  OP_TRANSFER = 3,
+  STREAM_RUN = 0x81 /* sim_draw() stream of the run's own choices (pre-vote) */
 };
 
 typedef struct cluster cluster;
@@ -150,7 +166,7 @@ typedef struct ahdr {
 _Static_assert(sizeof(ahdr) % 16 == 0, "aligned payloads");
 
 static void *raw_alloc(size_t n) {
-#if defined(CRAFT_ERRORS)
+#if defined(CRAFT_ALLOC_FAULTS)
   return sf_malloc(n); /* fails when the fault point fires */
 #else
   return malloc(n);
@@ -405,6 +421,10 @@ static void boot(void *ctx, sim_world *w, int node, int restart) {
   raft_set_election_timeout(&cn->raft, ELECTION_MS);
   raft_set_heartbeat_timeout(&cn->raft, HEARTBEAT_MS);
   raft_set_snapshot_threshold(&cn->raft, 1u << 30);
+#if defined(CRAFT_FROM_SOURCE)
+  /* one choice per run, the same on every node (a deployment's setting) */
+  raft_set_pre_vote(&cn->raft, sim_draw(w, sim_stream_id(STREAM_RUN, 0, 0), 0) & 1);
+#endif
   if (raft_start(&cn->raft) != 0) {
     panic(w, node); /* for example the disk could not be read: retry after a restart */
     return;
@@ -463,6 +483,24 @@ static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
 
 /* ---- clients ------------------------------------------------------------- */
 
+/* One command of the state machine, in raft_malloc() memory (base NULL if
+ * there is none). */
+static struct raft_buffer command(uint32_t k, uint64_t key, uint64_t arg, uint64_t arg2,
+                                  uint32_t seq) {
+  uint8_t cmd[64];
+  sf_enc e;
+  sf_enc_init(&e, cmd, sizeof cmd);
+  sf_enc_u8(&e, (uint8_t)k);
+  sf_enc_u64(&e, key);
+  sf_enc_u64(&e, arg);
+  sf_enc_u64(&e, arg2);
+  sf_enc_u32(&e, seq);
+  struct raft_buffer buf = {raft_malloc(sf_enc_len(&e)), sf_enc_len(&e)};
+  if (buf.base)
+    memcpy(buf.base, cmd, buf.len);
+  return buf;
+}
+
 static void apply_cb(struct raft_apply *a, int status, void *result) {
   creq *q = a->data;
   cnode *cn = q->cn;
@@ -513,7 +551,11 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
     q->transfer.data = q;
     q->next = cn->reqs;
     cn->reqs = q;
-    if (raft_transfer(&cn->raft, &q->transfer, 0, transfer_cb) != 0) {
+    raft_id to = 0; /* raft picks the most up-to-date voter */
+#if defined(CRAFT_FROM_SOURCE)
+    to = (raft_id)(op->value % ((uint64_t)c->n + 1));
+#endif
+    if (raft_transfer(&cn->raft, &q->transfer, to, transfer_cb) != 0) {
       unlink_req(cn, q);
       free(q);
     }
@@ -525,20 +567,11 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
     arg = op->value % 4;
     arg2 = op->value;
   }
-  uint8_t cmd[64];
-  sf_enc e;
-  sf_enc_init(&e, cmd, sizeof cmd);
-  sf_enc_u8(&e, (uint8_t)k);
-  sf_enc_u64(&e, key);
-  sf_enc_u64(&e, arg);
-  sf_enc_u64(&e, arg2);
-  sf_enc_u32(&e, op->seq);
-  struct raft_buffer buf = {raft_malloc(sf_enc_len(&e)), sf_enc_len(&e)};
+  struct raft_buffer buf = command(k, key, arg, arg2, op->seq);
   if (!buf.base) {
     free(q);
     goto out;
   }
-  memcpy(buf.base, cmd, buf.len);
   q->apply.data = q;
   if (raft_apply(&cn->raft, &q->apply, &buf, 1, apply_cb) != 0) {
     raft_free(buf.base); /* refused before anything happened: not part of the history */

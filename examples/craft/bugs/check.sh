@@ -1,0 +1,75 @@
+#!/bin/sh
+# The bug-history set's checks, on a build of examples/craft with
+# -DCRAFT_RAFT_TREES (bugs/trees.sh):
+#   - every bug of bugs.tsv has a regression scenario,
+#     regressions/<name>/<what>--<how>.pb, that fails craft_<name> as <what>
+#     (an invariant, "assert", "liveness", or "crash"); where the control
+#     craft_<name>_fixed was built (trees.sh with ALL=1), the same scenario
+#     does not fail it that way: the failure is that fix's bug;
+#   - regressions/head/: findings in the newest library, failing craft_head;
+#   - a bug without a scenario yet is listed as such and fails the check
+#     unless ALLOW_MISSING=1 (while a trigger is being looked for).
+# Usage: examples/craft/bugs/check.sh BUILD_DIR
+set -u
+B=$1
+D=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+nbad=0
+ok() { echo "ok: $*"; }
+bad() { nbad=$((nbad + 1)); echo "FAIL: $*"; }
+fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT
+  if [ "$2" = crash ]; then
+    "$B/bin/simfuzz-$1" triage "$3" > "$work/r" 2>&1
+    grep -q ": crash: " "$work/r"
+  else
+    "$B/bin/simfuzz-$1" replay -q "$3" > "$work/r" 2>&1
+    grep -q "FAILED $2\$" "$work/r"
+  fi
+}
+check_dir() { # NAME: the regression scenarios of one tree
+  n=0
+  for f in "$D/regressions/$1"/*.pb; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    want=$(basename "$f" | sed 's/--.*//')
+    if fails_as "craft_$1" "$want" "$f"; then
+      ok "craft_$1 fails $want on $(basename "$f")"
+    else
+      bad "craft_$1 should fail $want on $(basename "$f")"
+      tail -n 3 "$work/r"
+    fi
+    if [ -x "$B/bin/simfuzz-craft_$1_fixed" ]; then
+      if fails_as "craft_$1_fixed" "$want" "$f"; then
+        bad "craft_$1_fixed (the fix applied) fails $want on $(basename "$f") too"
+      else
+        ok "craft_$1_fixed does not"
+      fi
+    fi
+  done
+  echo "$n"
+}
+missing=""
+grep -v '^#' "$D/bugs.tsv" | cut -f1 > "$work/names"
+echo head >> "$work/names"
+while read -r name; do
+  [ -n "$name" ] || continue
+  if [ ! -x "$B/bin/simfuzz-craft_$name" ]; then
+    bad "craft_$name was not built (bugs/trees.sh, -DCRAFT_RAFT_TREES)"
+    continue
+  fi
+  check_dir "$name" > "$work/out"
+  n=$(tail -n 1 "$work/out")
+  sed '$d' "$work/out"
+  nbad=$((nbad + $(grep -c '^FAIL' "$work/out")))
+  [ "$n" = 0 ] && [ "$name" != head ] && missing="$missing $name"
+done < "$work/names"
+if [ -n "$missing" ]; then
+  if [ "${ALLOW_MISSING:-0}" = 1 ]; then
+    echo "note: no regression scenario yet for:$missing"
+  else
+    bad "no regression scenario for:$missing"
+  fi
+fi
+[ $nbad = 0 ] && echo "ok: the bug-history set" || echo "FAIL: $nbad problems"
+exit $((nbad > 0))
