@@ -16,7 +16,7 @@ if [ ! -f "$BUNDLE" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if ! ALL=1 sh "$C/bugs/trees.sh" "$BUNDLE" "$work/trees" > "$work/trees.log" 2>&1; then
+if ! sh "$C/bugs/trees.sh" "$BUNDLE" "$work/trees" > "$work/trees.log" 2>&1; then
   cat "$work/trees.log"
   echo "FAIL: the raft source trees could not be made from $BUNDLE"
   exit 1
