@@ -390,10 +390,11 @@ static int m_bootstrap(struct raft_io *io, const struct raft_configuration *conf
   uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
   struct raft_entry e;
   raft_term prev;
-  int r = entry_read(s, 1, b, &e, &prev);
-  if (r < 0)
+  if (entry_read(s, 1, b, &e, &prev) < 0)
     return RAFT_IOERR;
-  if (s->term != 0 || r > 0)
+  /* Term 0: no bootstrap ever completed (an entry 1 without a term is what
+   * a crash left of one, and load() ignores it): bootstrap again. */
+  if (s->term != 0)
     return RAFT_CANTBOOTSTRAP;
   struct raft_buffer buf;
   int rv = raft_configuration_encode(conf, &buf);
