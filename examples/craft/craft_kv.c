@@ -814,9 +814,13 @@ static const sf_check invariants[] = {
 };
 static const sf_check end_checks[] = {{"linearizable", linearizable}, {NULL, NULL}};
 
-SF_TARGET(.summary = "key-value store on canonical/raft " CRAFT_RAFT_VERSION
-                     " (Debian libraft-dev)",
-          .min_nodes = 3, .max_nodes = 7, .default_nodes = 3, .create = create, .destroy = destroy,
-          .ops = &ops, .workload = workload, .invariants = invariants, .end_checks = end_checks,
-          .live = live, .liveness_ms = 5000, .describe = describe, .classify = classify,
-          .observe = observe);
+#if defined(CRAFT_FROM_SOURCE)
+#define CRAFT_SUMMARY "key-value store on raft built from source (tree " CRAFT_RAFT_VERSION ")"
+#else
+#define CRAFT_SUMMARY                                                                              \
+  "key-value store on canonical/raft " CRAFT_RAFT_VERSION " (Debian libraft-dev)"
+#endif
+SF_TARGET(.summary = CRAFT_SUMMARY, .min_nodes = 3, .max_nodes = 7, .default_nodes = 3,
+          .create = create, .destroy = destroy, .ops = &ops, .workload = workload,
+          .invariants = invariants, .end_checks = end_checks, .live = live, .liveness_ms = 5000,
+          .describe = describe, .classify = classify, .observe = observe);
