@@ -85,15 +85,15 @@ static void append(raft_index index, raft_term term) {
     fx.status[k] = RAFT_IOERR;
 }
 
-/* A world with one node whose failed syncs lose every unsynced sector,
- * bootstrapped (entry 1), its backend loaded as raft would. */
-static sim_world *world(void) {
+/* A world with one node, booted (its backend initialised), whose crashes
+ * and failed syncs keep each unsynced sector with rate keep_ppm. */
+static sim_world *booted_world(uint32_t keep_ppm) {
   memset(&fx, 0, sizeof fx);
   sim_config c;
   sim_config_default(&c);
   c.nodes = 1;
   c.ops = &ops;
-  c.disk.unsynced_keep_ppm = 0;
+  c.disk.unsynced_keep_ppm = keep_ppm;
   c.disk.unsynced_corrupt_ppm = 0;
   sim_world *w = sim_world_create(&c);
   if (!w)
@@ -103,6 +103,15 @@ static sim_world *world(void) {
     sim_world_destroy(w);
     return NULL;
   }
+  return w;
+}
+
+/* booted_world() whose failed syncs lose every unsynced sector,
+ * bootstrapped (entry 1), its backend loaded as raft would. */
+static sim_world *world(void) {
+  sim_world *w = booted_world(0);
+  if (!w)
+    return NULL;
   struct raft_configuration conf;
   raft_configuration_init(&conf);
   raft_configuration_add(&conf, 1, craft_address(0), RAFT_VOTER);
@@ -239,21 +248,14 @@ static int load_count(raft_term *term, size_t *n) {
  * raft (since 2024) asserts that such a node has no log, and the node must
  * be able to bootstrap again. */
 static int half_bootstrap_is_no_bootstrap(void) {
-  memset(&fx, 0, sizeof fx);
-  sim_config c;
-  sim_config_default(&c);
-  c.nodes = 1;
-  c.ops = &ops;
-  c.disk.unsynced_keep_ppm = 1000000; /* a crash keeps what was written */
-  sim_world *w = sim_world_create(&c);
+  sim_world *w = booted_world(1000000); /* a crash keeps what was written */
   if (!w)
     return 1;
-  sim_step(w);
   struct raft_configuration conf;
   raft_configuration_init(&conf);
   raft_configuration_add(&conf, 1, craft_address(0), RAFT_VOTER);
   sim_disk_fail_nth(w, 0, SIM_DISK_WRITE, 2); /* entry 1 is written, the term is not */
-  int bad = !fx.have_io || fx.io.bootstrap(&fx.io, &conf) == 0;
+  int bad = fx.io.bootstrap(&fx.io, &conf) == 0;
   sim_node_crash(w, 0);
   sim_node_restart(w, 0);
   sim_run(w, sim_now(w) + SIM_NS_PER_MS, 100000);
