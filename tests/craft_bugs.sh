@@ -14,22 +14,12 @@ if [ ! -f "$BUNDLE" ]; then
   echo "skip: no cowsql/raft bundle at $BUNDLE"
   exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-if ! sh "$C/bugs/trees.sh" "$BUNDLE" "$work/trees" > "$work/trees.log" 2>&1; then
-  cat "$work/trees.log"
-  echo "FAIL: the raft source trees could not be made from $BUNDLE"
-  exit 1
-fi
-cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$B/CMakeCache.txt")
-gen=$(sed -n 's/^CMAKE_GENERATOR:[A-Z]*=//p' "$B/CMakeCache.txt")
-if ! cmake -S "$C" -B "$work/b" -G "$gen" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       -DCMAKE_PREFIX_PATH="$P" -DCRAFT_RAFT_TREES="$work/trees" -DCRAFT_TREE_FUZZERS=OFF \
-       > "$work/cfg.log" 2>&1 \
-   || ! cmake --build "$work/b" > "$work/build.log" 2>&1; then
-  tail -n 30 "$work/cfg.log" "$work/build.log"
-  echo "FAIL: examples/craft does not build the raft source trees"
-  exit 1
-fi
+T_NAME=craft_bugs
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+sh "$C/bugs/trees.sh" "$BUNDLE" "$work/trees" > "$work/trees.log" 2>&1 ||
+  { cat "$work/trees.log"; fail "the raft source trees could not be made from $BUNDLE"; }
+build_outside "$B" "$C" "$work/b" "$P" -DCRAFT_RAFT_TREES="$work/trees" -DCRAFT_TREE_FUZZERS=OFF ||
+  fail "examples/craft does not build the raft source trees"
 echo "ok: $(ls "$work/trees" | wc -l) raft source trees built as targets"
 ALLOW_MISSING=${ALLOW_MISSING:-1} sh "$C/bugs/check.sh" "$work/b"

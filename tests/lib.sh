@@ -7,6 +7,9 @@
 # WHAT with exit status 1, or the test fails). A test that calls
 # in_empty_dir runs from an empty directory of its own from then on, and
 # finish fails if a tool wrote anything there (tools write where told).
+# build_outside BUILD_DIR PROJECT OUT PREFIX [CMAKE_ARG...] configures and
+# builds an outside project in OUT against the package in PREFIX, with the
+# compiler and generator of BUILD_DIR (its logs' tails on failure, status 1).
 # shellcheck shell=sh
 # shellcheck disable=SC2034 # used by the tests that source this file
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,4 +48,17 @@ replays_as() {
   r_rc=$?
   [ "$r_rc" -eq 1 ] && grep -q "FAILED $3" "$work/replays_as.log" ||
     fail "$(basename "$1") replay $(basename "$2"): exit $r_rc, want 1 and $3: $(head -c 300 "$work/replays_as.log")"
+}
+build_outside() {
+  b_cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$1/CMakeCache.txt")
+  b_gen=$(sed -n 's/^CMAKE_GENERATOR:[A-Z]*=//p' "$1/CMakeCache.txt")
+  b_src=$2; b_out=$3; b_prefix=$4
+  shift 4
+  if ! cmake -S "$b_src" -B "$b_out" -G "$b_gen" -DCMAKE_C_COMPILER="$b_cc" \
+         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$b_prefix" "$@" \
+         > "$b_out.cfg.log" 2>&1 ||
+     ! cmake --build "$b_out" > "$b_out.build.log" 2>&1; then
+    tail -n 30 "$b_out.cfg.log" "$b_out.build.log"
+    return 1
+  fi
 }
