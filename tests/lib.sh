@@ -2,7 +2,8 @@
 #     T_NAME=e2e_zoo; . "$(dirname "$0")/lib.sh"
 # It gets SRC (the source tree), work (a temporary directory removed on
 # exit, after running T_CLEANUP if set), fail MSG (one line, exit 1),
-# ok/bad MSG (counted; finish prints the tally and fails if any was bad)
+# ok/bad MSG (counted, each line with the seconds since the last; finish
+# prints the tally and fails if any was bad)
 # and replays_as BIN FILE WHAT (the CLI binary replays FILE to the failure
 # WHAT with exit status 1, or the test fails). A test that calls
 # in_empty_dir runs from an empty directory of its own from then on, and
@@ -19,17 +20,26 @@ T_CLEANUP=${T_CLEANUP:-}
 trap "${T_CLEANUP:+$T_CLEANUP;} rm -rf '$work'" EXIT
 t_ok=0
 t_bad=0
+t_mark=$(date +%s) # each check's line tells how long it took since the last
+t_took() { # sets t_s: "[N s]" since the last check
+  t_now=$(date +%s)
+  t_s="[$((t_now - t_mark)) s]"
+  t_mark=$t_now
+}
 fail() {
-  echo "$T_NAME: FAIL: $*"
+  t_took
+  echo "$T_NAME: FAIL: $* $t_s"
   exit 1
 }
 ok() {
   t_ok=$((t_ok + 1))
-  echo "ok: $*"
+  t_took
+  echo "ok: $* $t_s"
 }
 bad() {
   t_bad=$((t_bad + 1))
-  echo "FAIL: $*"
+  t_took
+  echo "FAIL: $* $t_s"
 }
 in_empty_dir() {
   T_CWD=$work/cwd

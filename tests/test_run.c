@@ -382,6 +382,80 @@ TEST(liveness_window_waits_for_a_bandwidth_queue) {
   free(s);
 }
 
+/* failstop: node 1 decides at 500 ms, the instant of the liveness step's
+ * heal, to crash at once (as a fail-stop adapter does after a disk error:
+ * "crash soon", an event queued for now); live once every node is up
+ * at 800 ms (node 0 ticks every 100 ms meanwhile). */
+static void failstop_crash(sim_world *w, void *arg) {
+  (void)arg;
+  sim_node_crash(w, 1);
+}
+static void failstop_boot(void *ctx, sim_world *w, int node, int restart) {
+  (void)ctx;
+  if (node == 0 || !restart) /* node 0 ticks every 100 ms */
+    sim_timer_start(w, node, (node ? 500 : 100) * SIM_NS_PER_MS, 0);
+}
+static void failstop_timer(void *ctx, sim_world *w, int node, uint64_t tag) {
+  (void)ctx, (void)tag;
+  if (node == 1)
+    sim_at(w, sim_now(w), failstop_crash, NULL);
+  else
+    sim_timer_start(w, node, 100 * SIM_NS_PER_MS, 0);
+}
+static const sim_node_ops failstop_ops = {failstop_boot, NULL, failstop_timer, NULL, NULL};
+/* ... and, in failstop_again, crashes again as soon as it is restarted */
+static void failstop_again_boot(void *ctx, sim_world *w, int node, int restart) {
+  failstop_boot(ctx, w, node, restart);
+  if (node == 1 && restart)
+    sim_at(w, sim_now(w), failstop_crash, NULL);
+}
+static const sim_node_ops failstop_again_ops = {failstop_again_boot, NULL, failstop_timer, NULL,
+                                                NULL};
+static void *failstop_create(int nodes) {
+  (void)nodes;
+  return calloc(1, 1);
+}
+static int failstop_live(void *ctx, sim_world *w) {
+  (void)ctx; /* some time after the heal, every node up */
+  return sim_now(w) >= 800 * SIM_NS_PER_MS && sim_node_up(w, 0) && sim_node_up(w, 1);
+}
+static const sf_target failstop = {.name = "failstop",
+                                   .min_nodes = 2,
+                                   .max_nodes = 2,
+                                   .default_nodes = 2,
+                                   .create = failstop_create,
+                                   .destroy = free,
+                                   .ops = &failstop_ops,
+                                   .live = failstop_live};
+
+TEST(liveness_restarts_a_node_that_fails_stop_at_the_heal) {
+  /* The heal restarts what is down, then the crash queued for its instant
+   * takes node 1 down: before, it stayed down for the whole window, a
+   * false liveness failure (docs/findings/cowsql-raft.md). It is restarted
+   * once; a node that goes down again stays down. */
+  sf_scenario *s = alloc_s();
+  sf_scenario_init(s);
+  s->nodes = 2;
+  sf_step *lv = &s->steps[s->nsteps++];
+  memset(lv, 0, sizeof *lv);
+  lv->at_us = 500000;
+  lv->kind = SF_STEP_LIVENESS;
+  lv->count = 1000;
+  sf_normalize(s);
+  sf_result r;
+  CHECK_EQ(sf_run(&failstop, s, NULL, &r), 0);
+  CHECK(!r.failed);
+  CHECK_EQ(r.stats.crashes, 1);
+  CHECK_EQ(r.stats.restarts, 1);
+  sf_target again = failstop;
+  again.ops = &failstop_again_ops;
+  CHECK_EQ(sf_run(&again, s, NULL, &r), 1);
+  CHECK(r.failure.is_liveness);
+  CHECK_EQ(r.stats.crashes, 2);
+  CHECK_EQ(r.stats.restarts, 1);
+  free(s);
+}
+
 TEST(swarm_switches_and_amplification) {
   sf_scenario *s = alloc_s();
   pings(s, 50);
@@ -871,8 +945,9 @@ TEST(site_hits_that_cannot_be_new_are_not_calls) {
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
           T(by_state_steps_address_nodes_by_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
-          T(liveness_window_waits_for_a_bandwidth_queue), T(swarm_switches_and_amplification),
-          T(budgets_bound_every_run), T(feedback_features),
+          T(liveness_window_waits_for_a_bandwidth_queue),
+          T(liveness_restarts_a_node_that_fails_stop_at_the_heal),
+          T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
           T(event_hook_revisits_a_moment_and_injects_there),

@@ -11,7 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MSG_MAGIC = 0xc7, META_LEN = 24, ENTRY_HEAD = 30, MAX_WIRE_ENTRIES = 4096 };
+enum {
+  MSG_MAGIC = 0xc7,
+  META_LEN = 24,
+  ENTRY_HEAD = 30,
+  MAX_WIRE_ENTRIES = 4096,
+  MAX_CONF = 64,   /* servers in a configuration we store or send */
+  SNAP_HEAD = 52,  /* seq, index, term, conf_index, log_start, start_prev, data length */
+  SNAP_MAX = 2048, /* largest snapshot record: head, configuration and data */
+  SNAP_SEQ = 0,    /* offsets in a snapshot record */
+  SNAP_LOG_START = 32,
+  SNAP_START_PREV = 40
+};
 
 /* A request whose callback runs later. */
 typedef struct req {
@@ -26,6 +37,15 @@ typedef struct req {
   raft_io_append_cb append_cb;
   struct raft_io_send *send;
   raft_io_send_cb send_cb;
+  /* snapshots: the record to store (its head's seq and log start are
+   * filled when it is written), or a read */
+  uint8_t *snap_rec;
+  uint32_t snap_len;
+  int install; /* trailing 0: the snapshot replaces the log */
+  struct raft_io_snapshot_put *put;
+  raft_io_snapshot_put_cb put_cb;
+  struct raft_io_snapshot_get *get;
+  raft_io_snapshot_get_cb get_cb;
   int status;
 } req;
 
@@ -39,6 +59,14 @@ typedef struct {
   int node;
   sf_records meta, log;
   uint64_t meta_seq;
+  /* snapshots (craft_io_init's `snapshots`): two records between the
+   * metadata and the log; the log on disk starts at log_start, whose
+   * record links to start_prev (an installed snapshot's term) */
+  int snapshots;
+  sf_records snap;
+  uint64_t snap_seq;
+  raft_index log_start;
+  raft_term start_prev;
   raft_term term;
   raft_id vote;
   int disk_unreadable;   /* init could not read the disk: refuse to bootstrap */
@@ -184,6 +212,153 @@ static int read_state(impl *s) {
   return 0;
 }
 
+/* ---- snapshots ------------------------------------------------------------ */
+
+/* A configuration as (id, role) pairs; a server's address is its node's. */
+static void conf_encode(sf_enc *e, const struct raft_configuration *c) {
+  unsigned n = c->n < MAX_CONF ? c->n : MAX_CONF;
+  sf_enc_u32(e, n);
+  for (unsigned i = 0; i < n; i++) {
+    sf_enc_u64(e, c->servers[i].id);
+    sf_enc_u8(e, (uint8_t)c->servers[i].role);
+  }
+}
+
+/* Into an initialised configuration; -1 if damaged or out of memory. */
+static int conf_decode(sf_dec *d, struct raft_configuration *c) {
+  uint32_t n = sf_dec_u32(d);
+  if (!sf_dec_ok(d) || n > MAX_CONF)
+    return -1;
+  for (uint32_t i = 0; i < n; i++) {
+    raft_id id = sf_dec_u64(d);
+    int role = sf_dec_u8(d);
+    if (!sf_dec_ok(d) || id == 0 || id > SIM_MAX_NODES ||
+        raft_configuration_add(c, id, craft_address((int)id - 1), role) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* A snapshot's record (raft_malloc'd by nobody: malloc), its head's seq
+ * and log start left for snap_store; NULL if it does not fit. */
+static uint8_t *snap_encode(const struct raft_snapshot *sn, uint32_t *len) {
+  size_t data = 0;
+  for (unsigned i = 0; i < sn->n_bufs; i++)
+    data += sn->bufs[i].len;
+  uint8_t *b = malloc(SNAP_MAX);
+  if (!b || data > SNAP_MAX) {
+    free(b);
+    return NULL;
+  }
+  sf_enc e;
+  sf_enc_init(&e, b, SNAP_MAX);
+  sf_enc_u64(&e, 0); /* SNAP_SEQ */
+  sf_enc_u64(&e, sn->index);
+  sf_enc_u64(&e, sn->term);
+  sf_enc_u64(&e, sn->configuration_index);
+  sf_enc_u64(&e, 0); /* SNAP_LOG_START */
+  sf_enc_u64(&e, 0); /* SNAP_START_PREV */
+  sf_enc_u32(&e, (uint32_t)data);
+  for (unsigned i = 0; i < sn->n_bufs; i++)
+    sf_enc_bytes(&e, sn->bufs[i].base, sn->bufs[i].len);
+  conf_encode(&e, &sn->configuration);
+  *len = (uint32_t)sf_enc_len(&e);
+  if (!*len) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
+
+/* A snapshot from its record (raft's memory: raft frees it), with the log
+ * start it records; NULL if damaged or out of memory. */
+static struct raft_snapshot *snap_decode(const uint8_t *b, size_t len, raft_index *log_start,
+                                         raft_term *start_prev) {
+  sf_dec d;
+  sf_dec_init(&d, b, len);
+  sf_dec_u64(&d); /* SNAP_SEQ */
+  struct raft_snapshot *sn = raft_calloc(1, sizeof *sn);
+  struct raft_buffer *buf = raft_calloc(1, sizeof *buf);
+  if (!sn || !buf) {
+    raft_free(sn);
+    raft_free(buf);
+    return NULL;
+  }
+  raft_configuration_init(&sn->configuration);
+  sn->bufs = buf;
+  sn->n_bufs = 1;
+  sn->index = sf_dec_u64(&d);
+  sn->term = sf_dec_u64(&d);
+  sn->configuration_index = sf_dec_u64(&d);
+  *log_start = sf_dec_u64(&d);
+  *start_prev = sf_dec_u64(&d);
+  uint32_t n = sf_dec_u32(&d);
+  buf->base = n <= sf_dec_left(&d) ? raft_malloc(n ? n : 1) : NULL;
+  buf->len = n;
+  if (buf->base)
+    sf_dec_bytes(&d, buf->base, n);
+  if (!buf->base || conf_decode(&d, &sn->configuration) != 0 || !sf_dec_ok(&d) || sn->index == 0 ||
+      *log_start == 0) {
+    raft_configuration_close(&sn->configuration);
+    raft_free(buf->base);
+    raft_free(buf);
+    raft_free(sn);
+    return NULL;
+  }
+  return sn;
+}
+
+/* The newer valid snapshot record into b (its length), 0 if there is none,
+ * -1 if the disk could not be read. Sets snap_seq. */
+static int64_t snap_read(impl *s, uint8_t *b) {
+  int64_t best_len = 0;
+  uint64_t best = 0;
+  uint8_t tmp[SNAP_MAX];
+  for (uint64_t slot = 0; slot < 2; slot++) {
+    int64_t r = sf_record_read(&s->snap, s->w, s->node, slot, tmp, sizeof tmp);
+    if (r < 0)
+      return -1;
+    if (r >= SNAP_HEAD && sf_get64(tmp + SNAP_SEQ) > best) {
+      best = sf_get64(tmp + SNAP_SEQ);
+      memcpy(b, tmp, (size_t)r);
+      best_len = r;
+    }
+  }
+  s->snap_seq = best;
+  return best_len;
+}
+
+/* Store r's snapshot (the disk requests before it have completed): write
+ * and sync its record; an installed one (trailing 0) then replaces the log,
+ * whose old records are erased. 0, or what disk_error() says. */
+static int snap_store(impl *s, req *r) {
+  if (s->dead)
+    return 0;
+  uint64_t seq = s->snap_seq + 1;
+  raft_index index = sf_get64(r->snap_rec + 8);
+  raft_term term = sf_get64(r->snap_rec + 16);
+  sf_put64(r->snap_rec + SNAP_SEQ, seq);
+  sf_put64(r->snap_rec + SNAP_LOG_START, r->install ? index + 1 : s->log_start);
+  sf_put64(r->snap_rec + SNAP_START_PREV, r->install ? term : s->start_prev);
+  if (sf_record_write(&s->snap, s->w, s->node, seq % 2, r->snap_rec, r->snap_len, 0) != 0 ||
+      disk_sync(s) != 0)
+    return disk_error(s);
+  s->snap_seq = seq;
+  s->stats.snapshots++;
+  if (!r->install)
+    return 0;
+  s->stats.installs++;
+  raft_index old_start = s->log_start, old_next = s->next_index;
+  s->log_start = index + 1; /* the snapshot is durable: this is the log now */
+  s->start_prev = term;
+  s->next_index = index + 1;
+  s->last_term = term;
+  for (raft_index i = old_start; i < old_next && !s->dead; i++)
+    if (sf_record_erase(&s->log, s->w, s->node, i - 1, 0) != 0)
+      return disk_error(s);
+  return s->dead || disk_sync(s) == 0 ? 0 : disk_error(s);
+}
+
 /* ---- request queues ------------------------------------------------------ */
 
 static void arm(impl *s, queue *q, uint64_t tag) {
@@ -231,6 +406,29 @@ static void append_failed(impl *s, queue *q, const req *r) {
   SIM_ASSERT(s->next_index >= 1);
 }
 
+/* An append's entries reach the disk: its sync, which must not come after
+ * a failed one that may have dropped them. */
+static int append_done(impl *s, const req *r) {
+  s->stats.syncs++;
+  if (disk_sync(s) != 0) {
+    s->stats.sync_errors++;
+    return disk_error(s);
+  }
+  return r->sync_epoch != s->sync_failures ? RAFT_IOERR : 0;
+}
+
+/* The stored snapshot, for a snapshot_get. */
+static int snap_get(impl *s, struct raft_snapshot **sn) {
+  uint8_t b[SNAP_MAX];
+  raft_index start;
+  raft_term prev;
+  int64_t n = snap_read(s, b);
+  if (n < 0)
+    return disk_error(s) ? RAFT_IOERR : 0;
+  *sn = n > 0 ? snap_decode(b, (size_t)n, &start, &prev) : NULL;
+  return *sn ? 0 : RAFT_NOTFOUND;
+}
+
 /* Complete every request that is due (all of them, with RAFT_CANCELED, when
  * the backend closes). A callback may submit new requests. */
 static void complete(impl *s, queue *q, uint64_t tag, int cancel) {
@@ -240,30 +438,38 @@ static void complete(impl *s, queue *q, uint64_t tag, int cancel) {
       break;
     pop(q);
     int status = cancel ? RAFT_CANCELED : r->status;
+    int disk = r->append || r->put || r->get;
+    struct raft_snapshot *sn = NULL;
+    if (!cancel && status == 0) { /* the write-back cache reaches the disk */
+      if (r->append)
+        status = append_done(s, r);
+      else if (r->put)
+        status = snap_store(s, r); /* nothing once dead */
+      else if (r->get && !s->dead)
+        status = snap_get(s, &sn);
+    }
+    if (disk && s->dead && !cancel) { /* fail-stop: never acknowledged; the crash cancels it */
+      r->next = q->head;
+      q->head = r;
+      if (!q->tail)
+        q->tail = r;
+      return;
+    }
     if (r->append) {
-      if (!cancel && status == 0) { /* the write-back cache reaches the disk */
-        s->stats.syncs++;
-        if (disk_sync(s) != 0) {
-          s->stats.sync_errors++;
-          status = disk_error(s);
-        } else if (r->sync_epoch != s->sync_failures) {
-          status = RAFT_IOERR; /* an earlier failed sync decided these entries */
-        }
-      }
-      if (s->dead && !cancel) { /* fail-stop: never acknowledged; the crash cancels it */
-        r->next = q->head;
-        q->head = r;
-        if (!q->tail)
-          q->tail = r;
-        return;
-      }
       if (status != 0 && !cancel)
         append_failed(s, q, r);
       if (r->append_cb)
         r->append_cb(r->append, status);
+    } else if (r->put) {
+      if (r->put_cb)
+        r->put_cb(r->put, status);
+    } else if (r->get) {
+      if (r->get_cb)
+        r->get_cb(r->get, sn, status);
     } else if (r->send_cb) {
       r->send_cb(r->send, status);
     }
+    free(r->snap_rec);
     free(r);
   }
   if (!cancel)
@@ -295,64 +501,47 @@ static void m_close(struct raft_io *io, raft_io_close_cb cb) {
     cb(io);
 }
 
-static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
-                  struct raft_snapshot **snapshot, raft_index *start_index,
-                  struct raft_entry *entries[], size_t *n_entries) {
-  impl *s = io->impl;
-  *snapshot = NULL;
-  *start_index = 1;
-  *entries = NULL;
-  *n_entries = 0;
-  if (s->disk_unreadable || read_state(s) != 0)
-    return RAFT_IOERR;
-  /* the entries: records 1, 2, ... up to the first missing or damaged one */
+/* The log on disk from `start`, whose first record links to `prev`: the
+ * records start, start + 1, ... up to the first missing or damaged one or
+ * one of another version of the log (a broken link). Their count, payload
+ * bytes and last term; -1 if the disk could not be read. */
+static int log_scan(impl *s, raft_index start, raft_term prev, size_t *n, size_t *bytes,
+                    raft_term *last) {
   uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
   struct raft_entry e;
-  raft_term prev, last = 0;
-  size_t n = 0, bytes = 0;
+  raft_term link;
+  *n = *bytes = 0;
+  *last = prev;
   for (;;) {
-    int r = entry_read(s, n + 1, b, &e, &prev);
+    int r = entry_read(s, start + *n, b, &e, &link);
     if (r < 0)
-      return RAFT_IOERR;
-    if (r == 0 || prev != last)
-      break; /* the end, or a record of another version of the log */
-    n++;
-    bytes += e.buf.len;
-    last = e.term;
+      return -1;
+    if (r == 0 || link != *last)
+      return 0;
+    (*n)++;
+    *bytes += e.buf.len;
+    *last = e.term;
   }
-  /* Bootstrap writes the first entry and then the term, and syncs both; a
-   * crash (or a failed sync) can keep the entry alone. Term 0 means that
-   * bootstrap never completed: no log (raft asserts as much at start). */
-  if (s->term == 0)
-    n = bytes = last = 0;
-  /* Stale records may lie beyond the end (an erase or a write before them
-   * lost in a crash): erase them, or a later append could make them part of
-   * the log again. */
-  uint64_t slots = sim_disk_size(s->w, s->node);
-  slots = slots > s->log.base ? (slots - s->log.base) / s->log.slot : 0;
-  for (uint64_t i = n; i < slots; i++) {
-    int r = entry_read(s, i + 1, b, &e, &prev);
-    if (r < 0)
-      return RAFT_IOERR;
-    if (r > 0 && sf_record_erase(&s->log, s->w, s->node, i, 0) != 0)
-      return RAFT_IOERR;
+}
+
+/* The log's n entries from `start`, in one batch as raft expects. */
+static int log_copy(impl *s, raft_index start, size_t n, size_t bytes, struct raft_entry **out) {
+  *out = NULL;
+  if (!n)
+    return 0;
+  struct raft_entry *arr = raft_calloc(n, sizeof *arr);
+  uint8_t *batch = raft_malloc(bytes ? bytes : 1);
+  if (!arr || !batch) {
+    raft_free(arr);
+    raft_free(batch);
+    return RAFT_NOMEM;
   }
-  if (disk_sync(s) != 0)
-    return RAFT_IOERR;
-  struct raft_entry *arr = NULL;
-  uint8_t *batch = NULL;
-  if (n) {
-    arr = raft_calloc(n, sizeof *arr);
-    batch = raft_malloc(bytes ? bytes : 1);
-    if (!arr || !batch) {
-      raft_free(arr);
-      raft_free(batch);
-      return RAFT_NOMEM;
-    }
-  }
+  uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
+  struct raft_entry e;
+  raft_term prev;
   size_t off = 0;
   for (size_t i = 0; i < n; i++) {
-    if (entry_read(s, i + 1, b, &e, &prev) != 1) { /* read it a moment ago */
+    if (entry_read(s, start + i, b, &e, &prev) != 1) { /* read it a moment ago */
       raft_free(arr);
       raft_free(batch);
       return RAFT_IOERR;
@@ -363,11 +552,95 @@ static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
     arr[i].batch = batch;
     off += e.buf.len;
   }
+  *out = arr;
+  return 0;
+}
+
+static void snap_free(struct raft_snapshot *sn) {
+  if (!sn)
+    return;
+  raft_configuration_close(&sn->configuration);
+  for (unsigned i = 0; i < sn->n_bufs; i++)
+    raft_free(sn->bufs[i].base);
+  raft_free(sn->bufs);
+  raft_free(sn);
+}
+
+/* The stored snapshot, if any, and where the log starts after it. */
+static int load_snapshot(impl *s, struct raft_snapshot **sn) {
+  *sn = NULL;
+  s->log_start = 1;
+  s->start_prev = 0;
+  if (!s->snapshots)
+    return 0;
+  uint8_t b[SNAP_MAX];
+  int64_t k = snap_read(s, b);
+  if (k < 0)
+    return RAFT_IOERR;
+  if (k > 0 && !(*sn = snap_decode(b, (size_t)k, &s->log_start, &s->start_prev)))
+    return RAFT_NOMEM;
+  return 0;
+}
+
+static int m_load(struct raft_io *io, raft_term *term, raft_id *voted_for,
+                  struct raft_snapshot **snapshot, raft_index *start_index,
+                  struct raft_entry *entries[], size_t *n_entries) {
+  impl *s = io->impl;
+  *snapshot = NULL;
+  *start_index = 1;
+  *entries = NULL;
+  *n_entries = 0;
+  struct raft_snapshot *sn;
+  if (s->disk_unreadable || read_state(s) != 0)
+    return RAFT_IOERR;
+  int rv = load_snapshot(s, &sn);
+  if (rv != 0)
+    return rv;
+  size_t n, bytes;
+  raft_term last;
+  raft_index start = s->log_start;
+  rv = log_scan(s, start, s->start_prev, &n, &bytes, &last) != 0 ? RAFT_IOERR : 0;
+  if (rv == 0 && sn && start + n <= sn->index) {
+    /* the log ends before the snapshot (whose entries were never all
+     * written here): the snapshot covers it; the log goes on after it */
+    start = s->log_start = sn->index + 1;
+    s->start_prev = sn->term;
+    rv = log_scan(s, start, s->start_prev, &n, &bytes, &last) != 0 ? RAFT_IOERR : 0;
+  }
+  /* Bootstrap writes the first entry and then the term, and syncs both; a
+   * crash (or a failed sync) can keep the entry alone. Term 0 means that
+   * bootstrap never completed: no log (raft asserts as much at start). */
+  if (s->term == 0) {
+    n = bytes = 0;
+    last = s->start_prev;
+  }
+  /* Stale records may lie beyond the end (an erase or a write before them
+   * lost in a crash): erase them, or a later append could make them part of
+   * the log again. */
+  uint64_t slots = sim_disk_size(s->w, s->node);
+  slots = slots > s->log.base ? (slots - s->log.base) / s->log.slot : 0;
+  uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
+  struct raft_entry e;
+  raft_term prev;
+  for (uint64_t i = start - 1 + n; i < slots && rv == 0; i++) {
+    int r = entry_read(s, i + 1, b, &e, &prev);
+    if (r < 0 || (r > 0 && sf_record_erase(&s->log, s->w, s->node, i, 0) != 0))
+      rv = RAFT_IOERR;
+  }
+  if (rv == 0 && disk_sync(s) != 0)
+    rv = RAFT_IOERR;
+  if (rv == 0)
+    rv = log_copy(s, start, n, bytes, entries);
+  if (rv != 0) {
+    snap_free(sn);
+    return rv;
+  }
   *term = s->term;
   *voted_for = s->vote;
-  *entries = arr;
+  *snapshot = sn;
+  *start_index = start;
   *n_entries = n;
-  s->next_index = n + 1;
+  s->next_index = start + n;
   s->last_term = last;
   return 0;
 }
@@ -438,6 +711,8 @@ static size_t wire_size(const struct raft_message *m) {
   if (m->type == RAFT_IO_APPEND_ENTRIES)
     for (unsigned i = 0; i < m->append_entries.n_entries; i++)
       n += 14 + m->append_entries.entries[i].buf.len;
+  if (m->type == RAFT_IO_INSTALL_SNAPSHOT)
+    n += 4 + 9 * (size_t)m->install_snapshot.conf.n + 4 + m->install_snapshot.data.len;
   return n + 4;
 }
 
@@ -503,7 +778,18 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
     sf_enc_u64(&e, p->last_log_term);
     break;
   }
-  default: return 0; /* InstallSnapshot: no snapshots in this backend */
+  case RAFT_IO_INSTALL_SNAPSHOT: {
+    const struct raft_install_snapshot *p = &m->install_snapshot;
+    sf_enc_u64(&e, p->term);
+    sf_enc_u64(&e, p->last_index);
+    sf_enc_u64(&e, p->last_term);
+    sf_enc_u64(&e, p->conf_index);
+    conf_encode(&e, &p->conf);
+    sf_enc_u32(&e, (uint32_t)p->data.len);
+    sf_enc_bytes(&e, p->data.base, p->data.len);
+    break;
+  }
+  default: return 0;
   }
   return sf_enc_seal(&e);
 }
@@ -598,6 +884,14 @@ static int decode(sf_dec *d, struct raft_message *m) {
     p->last_log_term = sf_dec_u64(d);
     break;
   }
+  case RAFT_IO_INSTALL_SNAPSHOT: {
+    struct raft_install_snapshot *p = &m->install_snapshot;
+    p->term = sf_dec_u64(d);
+    p->last_index = sf_dec_u64(d);
+    p->last_term = sf_dec_u64(d);
+    p->conf_index = sf_dec_u64(d);
+    break; /* the configuration and data follow: decode_snapshot */
+  }
   default: return -1;
   }
 #if defined(CRAFT_HAS_MSG_VERSION)
@@ -643,6 +937,25 @@ static int decode_entries(sf_dec *d, struct raft_append_entries *p) {
   return 0;
 }
 
+/* The configuration and data of an InstallSnapshot, in raft's memory (raft
+ * owns them once delivered). */
+static int decode_snapshot(sf_dec *d, struct raft_install_snapshot *p) {
+  raft_configuration_init(&p->conf);
+  uint32_t n = 0;
+  if (conf_decode(d, &p->conf) == 0)
+    n = sf_dec_u32(d);
+  p->data.base = sf_dec_ok(d) && n <= sf_dec_left(d) ? raft_malloc(n ? n : 1) : NULL;
+  p->data.len = n;
+  if (p->data.base)
+    sf_dec_bytes(d, p->data.base, n);
+  if (!p->data.base || !sf_dec_ok(d)) {
+    raft_configuration_close(&p->conf);
+    raft_free(p->data.base);
+    return -1;
+  }
+  return 0;
+}
+
 void craft_io_recv(struct raft_io *io, int from, const void *msg, size_t len) {
   impl *s = io->impl;
   if (!s->started || s->closed)
@@ -654,12 +967,23 @@ void craft_io_recv(struct raft_io *io, int from, const void *msg, size_t len) {
     return; /* damaged or not ours: a real network stack would drop it too */
   if (m.type == RAFT_IO_APPEND_ENTRIES && decode_entries(&d, &m.append_entries) != 0)
     return;
+  if (m.type == RAFT_IO_INSTALL_SNAPSHOT && decode_snapshot(&d, &m.install_snapshot) != 0)
+    return;
   m.server_id = (raft_id)from + 1;
   m.server_address = craft_address(from);
   s->recv(io, &m);
 }
 
 /* ---- log writes ---------------------------------------------------------- */
+
+/* Queue a disk request: a latency of 0.5-4 ms, completions in submission
+ * order. */
+static void push_disk(impl *s, req *r) {
+  int64_t now = sim_clock_mono(s->w, s->node);
+  int64_t lat = 500000 + (int64_t)(sim_node_random(s->w, s->node) % 3500000);
+  r->due = s->disk.tail && s->disk.tail->due > now + lat ? s->disk.tail->due : now + lat;
+  push(s, &s->disk, r, CRAFT_TAG_DISK);
+}
 
 static int m_append(struct raft_io *io, struct raft_io_append *areq,
                     const struct raft_entry entries[], unsigned n, raft_io_append_cb cb) {
@@ -681,11 +1005,7 @@ static int m_append(struct raft_io *io, struct raft_io_append *areq,
   r->sync_epoch = s->sync_failures;
   r->append = areq;
   r->append_cb = cb;
-  /* disk latency 0.5-4 ms, completions in submission order */
-  int64_t now = sim_clock_mono(s->w, s->node);
-  int64_t lat = 500000 + (int64_t)(sim_node_random(s->w, s->node) % 3500000);
-  r->due = s->disk.tail && s->disk.tail->due > now + lat ? s->disk.tail->due : now + lat;
-  push(s, &s->disk, r, CRAFT_TAG_DISK);
+  push_disk(s, r);
   return 0;
 }
 
@@ -694,8 +1014,10 @@ static int m_truncate(struct raft_io *io, raft_index index) {
   if (index == 0 || index > s->next_index)
     return RAFT_INVALID;
   s->stats.truncates++;
-  raft_term last = 0; /* the new last entry's term: the next append links to it */
-  if (index > 1) {
+  if (index < s->log_start)
+    return RAFT_INVALID;          /* before the log on disk: in the installed snapshot */
+  raft_term last = s->start_prev; /* the new last entry's term: the next append links to it */
+  if (index > s->log_start) {
     uint8_t b[ENTRY_HEAD + CRAFT_MAX_ENTRY];
     struct raft_entry e;
     raft_term prev;
@@ -714,22 +1036,39 @@ static int m_truncate(struct raft_io *io, raft_index index) {
   return 0;
 }
 
+/* Snapshots go through the disk queue: stored (or read) when every disk
+ * request before them has completed. */
 static int m_snapshot_put(struct raft_io *io, unsigned trailing, struct raft_io_snapshot_put *preq,
                           const struct raft_snapshot *snapshot, raft_io_snapshot_put_cb cb) {
-  (void)io;
-  (void)trailing;
-  (void)preq;
-  (void)snapshot;
-  (void)cb;
-  return RAFT_IOERR;
+  impl *s = io->impl;
+  if (!s->snapshots)
+    return RAFT_IOERR;
+  req *r = calloc(1, sizeof *r);
+  if (!r)
+    return RAFT_NOMEM;
+  if (!(r->snap_rec = snap_encode(snapshot, &r->snap_len))) {
+    free(r);
+    return RAFT_TOOBIG;
+  }
+  r->install = trailing == 0;
+  r->put = preq;
+  r->put_cb = cb;
+  push_disk(s, r);
+  return 0;
 }
 
 static int m_snapshot_get(struct raft_io *io, struct raft_io_snapshot_get *greq,
                           raft_io_snapshot_get_cb cb) {
-  (void)io;
-  (void)greq;
-  (void)cb;
-  return RAFT_IOERR;
+  impl *s = io->impl;
+  if (!s->snapshots)
+    return RAFT_IOERR;
+  req *r = calloc(1, sizeof *r);
+  if (!r)
+    return RAFT_NOMEM;
+  r->get = greq;
+  r->get_cb = cb;
+  push_disk(s, r);
+  return 0;
 }
 
 static raft_time m_time(struct raft_io *io) {
@@ -747,7 +1086,8 @@ static int m_random(struct raft_io *io, int min, int max) {
 
 /* ---- the backend --------------------------------------------------------- */
 
-int craft_io_init(struct raft_io *io, sim_world *w, int node, craft_disk_errors mode) {
+int craft_io_init(struct raft_io *io, sim_world *w, int node, craft_disk_errors mode,
+                  int snapshots) {
   memset(io, 0, sizeof *io);
   impl *s = calloc(1, sizeof *s);
   if (!s)
@@ -756,8 +1096,15 @@ int craft_io_init(struct raft_io *io, sim_world *w, int node, craft_disk_errors 
   s->node = node;
   s->mode = mode;
   s->next_index = 1;
+  s->log_start = 1;
+  s->snapshots = snapshots;
   sf_records_init(&s->meta, w, node, 0, META_LEN);
-  sf_records_init(&s->log, w, node, sf_records_end(&s->meta, 1), ENTRY_HEAD + CRAFT_MAX_ENTRY);
+  uint64_t log_base = sf_records_end(&s->meta, 1);
+  if (snapshots) { /* meta | snapshot | log; without, the layout stays as it was */
+    sf_records_init(&s->snap, w, node, log_base, SNAP_MAX);
+    log_base = sf_records_end(&s->snap, 1);
+  }
+  sf_records_init(&s->log, w, node, log_base, ENTRY_HEAD + CRAFT_MAX_ENTRY);
   s->disk_unreadable = read_state(s) != 0;
   io->version = 1;
 #if defined(CRAFT_HAS_CAPACITY)
@@ -787,8 +1134,10 @@ void craft_io_free(struct raft_io *io) {
   if (!s)
     return;
   req *r;
-  while ((r = pop(&s->disk)))
+  while ((r = pop(&s->disk))) {
+    free(r->snap_rec);
     free(r);
+  }
   while ((r = pop(&s->net)))
     free(r);
   free(s);
@@ -831,6 +1180,7 @@ static const char *type_name(unsigned t) {
   case RAFT_IO_REQUEST_VOTE: return "RequestVote";
   case RAFT_IO_REQUEST_VOTE_RESULT: return "RequestVoteResult";
   case RAFT_IO_TIMEOUT_NOW: return "TimeoutNow";
+  case RAFT_IO_INSTALL_SNAPSHOT: return "InstallSnapshot";
   default: return "?";
   }
 }
@@ -873,6 +1223,9 @@ int craft_describe(const void *msg, size_t have, size_t len, char *buf, size_t c
                     m.append_entries_result.rejected ? "rejected" : "ok",
                     m.append_entries_result.last_log_index);
   case RAFT_IO_TIMEOUT_NOW: return snprintf(buf, cap, "TimeoutNow t%llu", m.timeout_now.term);
+  case RAFT_IO_INSTALL_SNAPSHOT:
+    return snprintf(buf, cap, "InstallSnapshot t%llu last %llu/t%llu", m.install_snapshot.term,
+                    m.install_snapshot.last_index, m.install_snapshot.last_term);
   default: return snprintf(buf, cap, "?");
   }
 }

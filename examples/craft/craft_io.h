@@ -27,8 +27,17 @@
  * entries a failed sync may have dropped (a failed sync decides unsynced
  * sectors as a crash does), whichever request that sync was made for.
  *
- * Snapshots are not implemented: the target sets the snapshot threshold out
- * of reach of any run, and snapshot_put/snapshot_get fail with RAFT_IOERR.
+ * Snapshots, when the backend is set up with them: the newest snapshot
+ * (metadata, configuration and the state machine's data) lives in two
+ * alternating records between the metadata and the log, written and synced
+ * when the request completes, after every disk request before it (as
+ * libuv's backend puts a barrier before a snapshot). A snapshot with
+ * trailing 0 (one installed from the leader) replaces the log: the log on
+ * disk then starts after the snapshot's index. Other snapshots keep the log
+ * as it is (a backend may keep more trailing entries than asked), and a
+ * load returns them all. Without snapshots the disk layout is the one the
+ * Debian build's regression scenarios were found with, and
+ * snapshot_put/snapshot_get fail with RAFT_IOERR.
  */
 #ifndef CRAFT_IO_H
 #define CRAFT_IO_H
@@ -45,14 +54,17 @@
 /** Disk activity counters of one backend (for oracles and reports). */
 typedef struct craft_io_stats {
   uint64_t appends, truncates, syncs, sync_errors, sends, send_errors;
+  uint64_t snapshots, installs; /* snapshots stored; of them, installed (trailing 0) */
 } craft_io_stats;
 
 /** What the backend does with a disk error (see the file comment). */
 typedef enum { CRAFT_FAIL_STOP = 0, CRAFT_RETURN_ERRORS = 1 } craft_disk_errors;
 
-/** Set up io as node `node`'s backend (raft id node + 1, address "n<node>").
- *  Returns 0, or RAFT_NOMEM. */
-int craft_io_init(struct raft_io *io, sim_world *w, int node, craft_disk_errors mode);
+/** Set up io as node `node`'s backend (raft id node + 1, address "n<node>"),
+ *  with snapshots stored or not (`snapshots`: the same for every boot of a
+ *  node, as it decides the disk layout). Returns 0, or RAFT_NOMEM. */
+int craft_io_init(struct raft_io *io, sim_world *w, int node, craft_disk_errors mode,
+                  int snapshots);
 
 /** Crash `node` at the current virtual instant, after the running callback
  *  returns (never from inside raft's call stack, which the crash's teardown

@@ -4,7 +4,10 @@
  * world without raft's core: the backend's appends are submitted by hand,
  * one sync is made to fail, the node crashes, and a fresh backend loads
  * what survived. The promise: an append acknowledged with status 0 is in
- * the log that load() returns after a crash, with its own term.
+ * the log that load() returns after a crash, with its own term. With
+ * snapshots: a stored snapshot is what load() and snapshot_get() return
+ * after a crash, an installed one replaces the log, and the log goes on
+ * after it.
  *
  * Usage: craft_io_test   (prints one line per check; exit 0 if all pass)
  */
@@ -28,6 +31,7 @@ typedef struct {
 } fixture;
 
 static fixture fx;
+static int with_snapshots; /* the next world's backend stores snapshots */
 
 static void append_cb(struct raft_io_append *req, int status) {
   fx.status[(int)(intptr_t)req->data] = status;
@@ -36,7 +40,7 @@ static void append_cb(struct raft_io_append *req, int status) {
 static void boot(void *ctx, sim_world *w, int node, int restart) {
   (void)ctx;
   (void)restart;
-  if (craft_io_init(&fx.io, w, node, CRAFT_RETURN_ERRORS) == 0)
+  if (craft_io_init(&fx.io, w, node, CRAFT_RETURN_ERRORS, with_snapshots) == 0)
     fx.have_io = 1;
 }
 
@@ -278,9 +282,129 @@ static int half_bootstrap_is_no_bootstrap(void) {
   return bad;
 }
 
+static int put_status, get_status;
+static struct raft_snapshot *got;
+
+static void put_cb(struct raft_io_snapshot_put *req, int status) {
+  (void)req;
+  put_status = status;
+}
+
+static void get_cb(struct raft_io_snapshot_get *req, struct raft_snapshot *snapshot, int status) {
+  (void)req;
+  get_status = status;
+  got = snapshot;
+}
+
+static void snapshot_free(struct raft_snapshot *sn) {
+  if (!sn)
+    return;
+  raft_configuration_close(&sn->configuration);
+  raft_free(sn->bufs[0].base);
+  raft_free(sn->bufs);
+  raft_free(sn);
+}
+
+/* Store a snapshot at `index` of term 2 holding `data`, keeping `trailing`
+ * entries; its callback's status. */
+static int put(sim_world *w, raft_index index, unsigned trailing, const char *data) {
+  struct raft_snapshot sn;
+  memset(&sn, 0, sizeof sn);
+  sn.index = index;
+  sn.term = 2;
+  raft_configuration_init(&sn.configuration);
+  raft_configuration_add(&sn.configuration, 1, craft_address(0), RAFT_VOTER);
+  sn.configuration_index = 1;
+  struct raft_buffer buf = {(void *)data, strlen(data) + 1};
+  sn.bufs = &buf;
+  sn.n_bufs = 1;
+  struct raft_io_snapshot_put req;
+  put_status = -1;
+  int rv = fx.io.snapshot_put(&fx.io, trailing, &req, &sn, put_cb);
+  sim_run(w, sim_now(w) + 50 * SIM_NS_PER_MS, 100000);
+  raft_configuration_close(&sn.configuration);
+  return rv != 0 ? rv : put_status;
+}
+
+/* Crash, restart and load: the snapshot and log start load() gives. */
+static int reload(sim_world *w, struct raft_snapshot **sn, raft_index *start, size_t *n) {
+  sim_run(w, sim_now(w) + 50 * SIM_NS_PER_MS, 100000); /* the appends complete */
+  sim_node_crash(w, 0);
+  sim_node_restart(w, 0);
+  sim_run(w, sim_now(w) + SIM_NS_PER_MS, 100000);
+  raft_term term;
+  raft_id vote;
+  struct raft_entry *entries = NULL;
+  if (!fx.have_io || fx.io.load(&fx.io, &term, &vote, sn, start, &entries, n) != 0)
+    return -1;
+  if (*n) {
+    raft_free(entries[0].batch);
+    raft_free(entries);
+  }
+  return 0;
+}
+
+/* A snapshot that keeps trailing entries leaves the log as it was; an
+ * installed one (trailing 0) replaces it, and appends go on after it. Each
+ * survives a crash, and snapshot_get reads it back. */
+static int snapshots_survive_and_installs_replace_the_log(void) {
+  with_snapshots = 1; /* at every boot of this world's node */
+  sim_world *w = world();
+  if (!w) {
+    printf("FAIL: set-up\n");
+    return 1;
+  }
+  int bad = 0;
+  append(2, 1);
+  append(3, 1);
+  struct raft_snapshot *sn = NULL;
+  raft_index start = 0;
+  size_t n = 0;
+  if (put(w, 3, 2, "taken") != 0 || reload(w, &sn, &start, &n) != 0 || !sn || sn->index != 3 ||
+      start != 1 || n != 3 || strcmp(sn->bufs[0].base, "taken") != 0) {
+    printf("FAIL: a snapshot keeping trailing entries: load gives snapshot %llu, start %llu, %zu "
+           "entries (want 3, 1, 3)\n",
+           sn ? (unsigned long long)sn->index : 0ull, (unsigned long long)start, n);
+    bad = 1;
+  }
+  snapshot_free(sn);
+  sn = NULL;
+  fx.n = 0;
+  append(4, 1); /* to be replaced by the install */
+  int rv = put(w, 10, 0, "installed");
+  append(11, 2); /* raft's log goes on after the installed snapshot */
+  if (rv != 0 || reload(w, &sn, &start, &n) != 0 || !sn || sn->index != 10 || start != 11 ||
+      n != 1 || strcmp(sn->bufs[0].base, "installed") != 0) {
+    printf("FAIL: an installed snapshot: load gives snapshot %llu, start %llu, %zu entries "
+           "(want 10, 11, 1)\n",
+           sn ? (unsigned long long)sn->index : 0ull, (unsigned long long)start, n);
+    bad = 1;
+  }
+  snapshot_free(sn);
+  struct raft_io_snapshot_get req;
+  got = NULL;
+  get_status = -1;
+  if (fx.io.snapshot_get(&fx.io, &req, get_cb) != 0)
+    get_status = -2;
+  sim_run(w, sim_now(w) + 50 * SIM_NS_PER_MS, 100000);
+  if (get_status != 0 || !got || got->index != 10 || got->configuration.n != 1 ||
+      strcmp(got->bufs[0].base, "installed") != 0) {
+    printf("FAIL: snapshot_get after the restart: status %d\n", get_status);
+    bad = 1;
+  }
+  snapshot_free(got);
+  if (!bad)
+    printf("ok: snapshots survive a crash; an installed one replaces the log, which goes on "
+           "after it\n");
+  sim_world_destroy(w);
+  with_snapshots = 0;
+  return bad;
+}
+
 int main(void) {
   int bad = later_appends_after_failed_sync();
   bad |= next_index_rolls_back();
   bad |= half_bootstrap_is_no_bootstrap();
+  bad |= snapshots_survive_and_installs_replace_the_log();
   return bad;
 }

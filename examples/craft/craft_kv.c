@@ -12,8 +12,13 @@
  *
  * Built from a source tree (CRAFT_FROM_SOURCE, bugs/trees.sh), the workload
  * is wider: pre-vote is on in half of the runs (a choice of the scenario),
- * and a transfer names its target (op value % (nodes + 1); 0 lets raft
- * pick). Several entries reach raft_apply() at once when a scenario's
+ * snapshots in an independent half (a snapshot every 2-17 applied entries,
+ * keeping 1-8 of them, so that a follower that falls behind gets an
+ * InstallSnapshot; the state machine's snapshot is its keys' values), a
+ * transfer names its target (op value % (nodes + 1); 0 lets raft pick),
+ * and a transfer operation whose key is 3 mod 4 is a membership change
+ * instead (a server made voter, standby or spare, removed, or added
+ * back). Several entries reach raft_apply() at once when a scenario's
  * client operation repeats with no interval (raft since 2024 asserts one
  * buffer per raft_apply()). Debian's build keeps the workload its
  * regression scenarios were found with.
@@ -33,9 +38,13 @@
  * Oracles, from the Raft paper (figure 3):
  *   election_safety      at most one leader per term (after every event)
  *   log_matching         two logs with an entry of the same index and term
- *                        are identical up to it (after every change of a log)
+ *                        are identical up to it (after every change of a log;
+ *                        checked pairwise: the same entry there and the same
+ *                        term before it, so that logs that start after a
+ *                        snapshot are checked too)
  *   leader_completeness  a new leader's log holds every entry committed
- *                        in an earlier term (when a node becomes leader).
+ *                        in an earlier term (when a node becomes leader;
+ *                        entries in its snapshot count as held).
  *                        The term an entry was committed in is the current
  *                        term of the first node seen to commit it (the
  *                        leader). A node may still win an older term after
@@ -48,7 +57,9 @@
  *   linearizable         the clients' history is linearizable (end of run,
  *                        the key-value model of linearize.h)
  *   liveness             after every fault is healed, one leader that every
- *                        node follows, every commit index at the leader's
+ *                        node it replicates to (voters and standbys of its
+ *                        configuration) follows, every commit index at the
+ *                        leader's
  */
 #include "craft_compat.h"
 #include "craft_io.h"
@@ -87,6 +98,7 @@ typedef struct cnode cnode;
 typedef struct creq {
   struct raft_apply apply;
   struct raft_transfer transfer;
+  struct raft_change change;
   cnode *cn;
   size_t hist; /* history id, SIZE_MAX for transfers */
   struct creq *next;
@@ -106,7 +118,8 @@ struct cnode {
 };
 
 typedef struct {
-  uint64_t index, term, chain;
+  uint64_t index, term, hash; /* an entry's hash, and the term of the one before it: */
+  uint64_t prev;              /* LM_UNKNOWN if no log that had it showed that one */
 } lm_ent;
 
 struct cluster {
@@ -324,17 +337,36 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
   return 0;
 }
 
+/* The state machine's snapshot: the keys' values, in one buffer of raft's
+ * memory (raft frees it once stored). */
 static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n) {
-  (void)fsm;
-  (void)bufs;
-  (void)n;
-  return RAFT_IOERR; /* the threshold is out of reach: never asked */
+  cnode *cn = fsm->data;
+  struct raft_buffer *b = raft_malloc(sizeof *b);
+  uint8_t *data = raft_malloc(8 * KEYS);
+  if (!b || !data) {
+    raft_free(b);
+    raft_free(data);
+    return RAFT_NOMEM;
+  }
+  for (int k = 0; k < KEYS; k++)
+    sf_put64(data + 8 * k, cn->kv[k]);
+  b->base = data;
+  b->len = 8 * KEYS;
+  *bufs = b;
+  *n = 1;
+  return 0;
 }
 
+/* Back to a snapshot's state; the buffer is the state machine's to free
+ * (as raft's own test state machine does). */
 static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf) {
-  (void)fsm;
-  (void)buf;
-  return RAFT_IOERR;
+  cnode *cn = fsm->data;
+  if (buf->len != 8 * KEYS)
+    return RAFT_MALFORMED;
+  for (int k = 0; k < KEYS; k++)
+    cn->kv[k] = sf_get64((const uint8_t *)buf->base + 8 * k);
+  raft_free(buf->base);
+  return 0;
 }
 
 /* ---- nodes --------------------------------------------------------------- */
@@ -399,7 +431,12 @@ static void boot(void *ctx, sim_world *w, int node, int restart) {
   cn->fsm.apply = fsm_apply;
   cn->fsm.snapshot = fsm_snapshot;
   cn->fsm.restore = fsm_restore;
-  if (craft_io_init(&cn->io, w, node, DISK_ERRORS) != 0 ||
+  int snapshots = 0; /* a deployment's settings: one choice per run, the same on every node */
+#if defined(CRAFT_FROM_SOURCE)
+  uint64_t setting = sim_draw(w, sim_stream_id(STREAM_RUN, 1, 0), 0);
+  snapshots = setting & 1; /* in half of the runs */
+#endif
+  if (craft_io_init(&cn->io, w, node, DISK_ERRORS, snapshots) != 0 ||
       raft_init(&cn->raft, &cn->io, &cn->fsm, (raft_id)node + 1, craft_address(node)) != 0) {
     panic(w, node);
     return;
@@ -422,8 +459,11 @@ static void boot(void *ctx, sim_world *w, int node, int restart) {
   raft_set_heartbeat_timeout(&cn->raft, HEARTBEAT_MS);
   raft_set_snapshot_threshold(&cn->raft, 1u << 30);
 #if defined(CRAFT_FROM_SOURCE)
-  /* one choice per run, the same on every node (a deployment's setting) */
   raft_set_pre_vote(&cn->raft, sim_draw(w, sim_stream_id(STREAM_RUN, 0, 0), 0) & 1);
+  if (snapshots) { /* a snapshot every 2-17 entries, keeping 1-8 of them (0 is for installs) */
+    raft_set_snapshot_threshold(&cn->raft, 2 + (unsigned)(setting >> 1) % 16);
+    raft_set_snapshot_trailing(&cn->raft, 1 + (unsigned)(setting >> 6) % 8);
+  }
 #endif
   if (raft_start(&cn->raft) != 0) {
     panic(w, node); /* for example the disk could not be read: retry after a restart */
@@ -517,6 +557,31 @@ static void transfer_cb(struct raft_transfer *t) {
   free(q);
 }
 
+#if defined(CRAFT_FROM_SOURCE)
+static void change_cb(struct raft_change *ch, int status) {
+  (void)status; /* refused or not: the configuration says what happened */
+  creq *q = ch->data;
+  unlink_req(q->cn, q);
+  free(q);
+}
+
+/* A membership change at the leader, from an operation of the transfer
+ * kind whose key is 3 mod 4: on server 1 + value % nodes, by (value /
+ * nodes) % 5, make it a voter, a standby or a spare, remove it, or add it
+ * back (as a spare). raft refuses what does not apply (RAFT_BADROLE, ...). */
+static int change(cnode *cn, creq *q, const sf_op *op, int nodes) {
+  raft_id id = 1 + (raft_id)(op->value % (uint64_t)nodes);
+  static const int roles[] = {RAFT_VOTER, RAFT_STANDBY, RAFT_SPARE};
+  unsigned how = (unsigned)(op->value / (uint64_t)nodes % 5);
+  q->change.data = q;
+  if (how < 3)
+    return raft_assign(&cn->raft, &q->change, id, roles[how], change_cb);
+  if (how == 3)
+    return raft_remove(&cn->raft, &q->change, id, change_cb);
+  return raft_add(&cn->raft, &q->change, id, craft_address((int)id - 1), change_cb);
+}
+#endif
+
 /* The node a client reaches: the one it asked, or the leader that one knows
  * of; it must be up, running and the leader. */
 static cnode *leader_via(sim_world *w, int node) {
@@ -554,6 +619,13 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
     raft_id to = 0; /* raft picks the most up-to-date voter */
 #if defined(CRAFT_FROM_SOURCE)
     to = (raft_id)(op->value % ((uint64_t)c->n + 1));
+    if (op->key % 4 == 3) {
+      if (change(cn, q, op, c->n) != 0) {
+        unlink_req(cn, q);
+        free(q);
+      }
+      goto out;
+    }
 #endif
     if (raft_transfer(&cn->raft, &q->transfer, to, transfer_cb) != 0) {
       unlink_req(cn, q);
@@ -616,8 +688,11 @@ static SF_ORACLE void election_safety(void *ctx, sim_world *w) {
   }
 }
 
-/* (index, term) -> chain hash of the log up to it: the pair's slot, or an
- * empty one to put it in; NULL when the table is full (LM_CAP pairs). */
+#define LM_UNKNOWN UINT64_MAX
+
+/* (index, term) -> the entry's hash and the term before it: the pair's
+ * slot, or an empty one to put it in; NULL when the table is full (LM_CAP
+ * pairs). */
 static lm_ent *lm_slot(cluster *c, uint64_t index, uint64_t term) {
   size_t mask = c->lm_cap - 1;
   size_t h = (size_t)(sim_mix64(index * 0x9e3779b97f4a7c15ull ^ term) & mask);
@@ -649,6 +724,10 @@ static int lm_make_room(cluster *c) {
   return 1;
 }
 
+/* Log matching, one entry at a time: two logs with an entry of the same
+ * index and term have the same entry there and the same term before it;
+ * by induction they are identical up to it. Pairs, not whole prefixes, so
+ * that a log whose start is in a snapshot is checked as far as it goes. */
 static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
   cluster *c = ctx;
   int from, to; /* the nodes the event can have changed */
@@ -666,29 +745,31 @@ static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
     if (fp == cn->log_fp)
       continue;
     cn->log_fp = fp;
-    uint64_t chain = 0;
+    uint64_t prev = offset == 0 ? 0 : LM_UNKNOWN; /* the term before the first in memory */
     for (size_t k = 0; k < n; k++) {
       raft_index index = offset + 1 + k;
       const struct raft_entry *e = craft_log_at(r, index);
-      chain = sim_mix64(chain ^ entry_hash(e));
+      uint64_t h = entry_hash(e);
       lm_ent *s = lm_slot(c, index, e->term);
       if (s && s->index == 0 && lm_make_room(c)) /* a new pair: room first */
         s = lm_slot(c, index, e->term);
       if (!s)
         break;
       if (s->index == 0) {
-        s->index = index;
-        s->term = e->term;
-        s->chain = chain;
+        *s = (lm_ent){index, e->term, h, prev};
         c->lm_n++;
-        continue;
+      } else {
+        int same = s->hash == h && (s->prev == prev || s->prev == LM_UNKNOWN || prev == LM_UNKNOWN);
+        SIM_INVARIANT(w, i, same, "log_matching",
+                      "n%d's log differs from another log with the same entry at index %llu, "
+                      "term %llu",
+                      i, (unsigned long long)index, (unsigned long long)e->term);
+        if (!same)
+          return;
+        if (s->prev == LM_UNKNOWN)
+          s->prev = prev;
       }
-      SIM_INVARIANT(w, i, s->chain == chain, "log_matching",
-                    "n%d's log differs from another log with the same entry at index %llu, "
-                    "term %llu",
-                    i, (unsigned long long)index, (unsigned long long)e->term);
-      if (s->chain != chain)
-        return;
+      prev = e->term;
     }
   }
 }
@@ -738,7 +819,8 @@ static SF_ORACLE void leader_completeness(void *ctx, sim_world *w) {
     c->last_term[i] = t;
     if (!new_leader)
       continue;
-    for (raft_index x = 1; x <= c->committed; x++) {
+    /* entries up to the offset are in the leader's snapshot */
+    for (raft_index x = craft_log_offset(&cn->raft) + 1; x <= c->committed; x++) {
       if (!c->commit_term[x] || c->commit_in[x] >= t)
         continue;
       const struct raft_entry *e = craft_log_at(&cn->raft, x);
@@ -761,6 +843,15 @@ static SF_ORACLE void linearizable(void *ctx, sim_world *w) {
   SIM_INVARIANT(w, -1, r != SF_LIN_VIOLATION, "linearizable", "%s", rep.message);
 }
 
+/* 1 if the leader's configuration has server id as a voter or standby. */
+static int replicates_to(cnode *leader, raft_id id) {
+  const struct raft_configuration *conf = &leader->raft.configuration;
+  for (unsigned k = 0; k < conf->n; k++)
+    if (conf->servers[k].id == id)
+      return conf->servers[k].role == RAFT_VOTER || conf->servers[k].role == RAFT_STANDBY;
+  return 0;
+}
+
 static SF_ORACLE int live(void *ctx, sim_world *w) {
   cluster *c = ctx;
   cnode *leader = NULL;
@@ -775,6 +866,8 @@ static SF_ORACLE int live(void *ctx, sim_world *w) {
     return 0;
   for (int i = 0; i < c->n; i++) {
     cnode *cn = running(w, i);
+    if (!replicates_to(leader, (raft_id)i + 1))
+      continue; /* a spare, or removed: the leader sends it nothing */
     raft_id id;
     const char *addr;
     raft_leader(&cn->raft, &id, &addr);

@@ -257,8 +257,10 @@ void cli_record_fill(cli_record *rec, uint64_t seed, const sf_result *r);
 /** Send a record on the result channel; -1 if the tool is gone. */
 int cli_record_send(int fd, const cli_record *rec);
 /** The signature of a crash from the child's output and wait status:
- *  "crash: assert FILE:LINE 'EXPR'", "crash: signal N|exit N [sanitizer
- *  error] [top frame]", "timeout" or "out-of-memory". */
+ *  "crash: assert FILE:LINE 'EXPR'", "crash: signal N [sanitizer error]
+ *  [top frame]", "crash: exit N [top frame]", "crash: SANITIZER ERROR
+ *  [top frame]" (a sanitizer's report, whatever exit code it chose),
+ *  "timeout" or "out-of-memory". */
 void cli_crash_sig(const char *out, int status, int ended_by, char *sig, size_t cap);
 /** The outcome of a child that ended without a result (crash, limits). */
 void cli_crash_outcome(const cli_child *c, int ended, cli_outcome *o);

@@ -650,9 +650,11 @@ void cli_crash_sig(const char *err, int status, int ended_by, char *sig, size_t 
   char how[32];
   if (WIFSIGNALED(status))
     snprintf(how, sizeof how, "signal %d", WTERMSIG(status));
+  else if (type[0]) /* the sanitizer's report names it; its exit code is a */
+    how[0] = 0;     /* choice (1, or libFuzzer's 77, and not always the same) */
   else
     snprintf(how, sizeof how, "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  int k = snprintf(sig, cap, "crash: %s", how);
+  int k = snprintf(sig, cap, "crash:%s%s", how[0] ? " " : "", how);
   if (k > 0 && (size_t)k < cap && type[0])
     k += snprintf(sig + k, cap - (size_t)k, " %s", type);
   if (k > 0 && (size_t)k < cap && frame[0])

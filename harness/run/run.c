@@ -31,10 +31,13 @@ struct run_state {
   void *ctx;
   sim_world *w;
   int n;
-  uint64_t all;           /* mask of existing nodes */
-  int steps_closed;       /* a liveness step ran: later steps are ignored */
-  uint64_t live_deadline; /* absolute deadline of the liveness window */
-  uint64_t slowest_ns;    /* the longest one-way delay a link has had in this run */
+  uint64_t all;             /* mask of existing nodes */
+  int steps_closed;         /* a liveness step ran: later steps are ignored */
+  int healed;               /* ... and healed everything (restart_down) */
+  int restart_due;          /* restart_down is scheduled */
+  uint64_t healed_restarts; /* nodes restart_down restarted, a bit each */
+  uint64_t live_deadline;   /* absolute deadline of the liveness window */
+  uint64_t slowest_ns;      /* the longest one-way delay a link has had in this run */
   uint32_t steps_run, fault_steps_run, ops_run, op_seq;
   uint32_t nexec; /* execution log: the first execution of each step */
   /* feedback */
@@ -161,6 +164,7 @@ static void on_trace(void *p, const sim_world *w, const sim_trace_rec *r, const 
 }
 
 static int schedule_step(run_state *rs, const sf_step *st, uint32_t idx);
+static void after_heal(run_state *rs, sim_world *w);
 
 static void after_event(void *p, sim_world *w) {
   run_state *rs = p;
@@ -187,6 +191,7 @@ static void after_event(void *p, sim_world *w) {
     rs->o->on_event(rs->o->novel_ctx, w);
     rs->in_novel = 0;
   }
+  after_heal(rs, w);
   /* the scenario's steps due after this event, in the order an explorer
    * that injected them (from the hook above) scheduled them */
   while (rs->next_later < rs->nlater &&
@@ -293,6 +298,32 @@ static void heal_all(run_state *rs) {
     if (!sim_node_up(w, i))
       sim_node_restart(w, i);
   }
+}
+
+/* After the heal, a node that goes down is restarted once: a fail-stop
+ * crash the system decided before the heal (a disk error's "crash soon",
+ * an event already queued for the heal's instant or a completion that
+ * carries an earlier failure) must not leave it down for the whole
+ * liveness window, as no operator would. A node that goes down again
+ * stays down: the window then judges it. */
+static void restart_down(sim_world *w, void *p) {
+  run_state *rs = p;
+  rs->restart_due = 0;
+  for (int i = 0; i < rs->n; i++)
+    if (!sim_node_up(w, i) && !(rs->healed_restarts & (1ull << i))) {
+      rs->healed_restarts |= 1ull << i;
+      sim_node_restart(w, i);
+    }
+}
+
+static void after_heal(run_state *rs, sim_world *w) {
+  if (!rs->healed || rs->restart_due)
+    return;
+  for (int i = 0; i < rs->n; i++)
+    if (!sim_node_up(w, i) && !(rs->healed_restarts & (1ull << i))) {
+      rs->restart_due = sim_at(w, sim_now(w), restart_down, rs) == 0;
+      return;
+    }
 }
 
 /* perm[rank] = node, ranked by the target's observed state, highest first;
@@ -418,6 +449,7 @@ static void run_step(sim_world *w, void *arg) {
   case SF_STEP_LIVENESS:
     rs->steps_closed = 1;
     heal_all(rs);
+    rs->healed = 1;
     if (rs->t->live) {
       /* the window opens once what was sent before the heal can have
        * arrived: a message on a link that had a 10 s delay is still on
@@ -467,6 +499,13 @@ static void collect_later(run_state *rs) {
   }
 }
 
+static int has_liveness_step(const sf_scenario *s) {
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    if (s->steps[i].kind == SF_STEP_LIVENESS)
+      return 1;
+  return 0;
+}
+
 static sim_world *setup(run_state *rs) {
   const sf_target *t = rs->t;
   const sf_scenario *s = rs->s;
@@ -502,7 +541,8 @@ static sim_world *setup(run_state *rs) {
   c.hook_ctx = rs;
   c.classify = t->classify;
   c.describe = t->describe;
-  c.after_event = (t->invariants || (rs->fb && t->observe) || rs->o->on_novel || rs->nlater)
+  c.after_event = (t->invariants || (rs->fb && t->observe) || rs->o->on_novel || rs->nlater ||
+                   (t->live && has_liveness_step(rs->s))) /* for after_heal */
                       ? after_event
                       : NULL;
   c.at_end = t->end_checks ? at_end : NULL;

@@ -7,6 +7,10 @@
 #     craft_<name>_fixed was built (trees.sh with ALL=1), the same scenario
 #     does not fail it that way: the failure is that fix's bug;
 #   - regressions/head/: findings in the newest library, failing craft_head;
+#     regressions/<name>_fixed/: findings in a control tree (a bug's fix
+#     applied, the library as it was then), failing craft_<name>_fixed;
+#   - pass--<how>.pb (any tree): a scenario that once failed for a reason
+#     of simfuzz's (a false alarm, bugs/known/), which must now pass;
 #   - a bug without a scenario yet is listed as such and fails the check
 #     unless ALLOW_MISSING=1 (while a trigger is being looked for).
 # Usage: examples/craft/bugs/check.sh BUILD_DIR
@@ -18,8 +22,10 @@ trap 'rm -rf "$work"' EXIT
 nbad=0
 ok() { echo "ok: $*"; }
 bad() { nbad=$((nbad + 1)); echo "FAIL: $*"; }
-fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT
-  if [ "$2" = crash ]; then
+fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT (pass: passes it)
+  if [ "$2" = pass ]; then
+    "$B/bin/simfuzz-$1" replay -q "$3" > "$work/r" 2>&1
+  elif [ "$2" = crash ]; then
     "$B/bin/simfuzz-$1" triage "$3" > "$work/r" 2>&1
     grep -q ": crash: " "$work/r"
   else
@@ -34,12 +40,12 @@ check_dir() { # NAME: the regression scenarios of one tree
     n=$((n + 1))
     want=$(basename "$f" | sed 's/--.*//')
     if fails_as "craft_$1" "$want" "$f"; then
-      ok "craft_$1 fails $want on $(basename "$f")"
+      ok "craft_$1 $([ "$want" = pass ] && echo passes || echo "fails $want on") $(basename "$f")"
     else
-      bad "craft_$1 should fail $want on $(basename "$f")"
+      bad "craft_$1 should $([ "$want" = pass ] || echo "fail ")$want $(basename "$f")"
       tail -n 3 "$work/r"
     fi
-    if [ -x "$B/bin/simfuzz-craft_$1_fixed" ]; then
+    if [ "$want" != pass ] && [ -x "$B/bin/simfuzz-craft_$1_fixed" ]; then
       if fails_as "craft_$1_fixed" "$want" "$f"; then
         bad "craft_$1_fixed (the fix applied) fails $want on $(basename "$f") too"
       else
@@ -52,6 +58,12 @@ check_dir() { # NAME: the regression scenarios of one tree
 missing=""
 grep -v '^#' "$D/bugs.tsv" | cut -f1 > "$work/names"
 echo head >> "$work/names"
+# other trees with findings of their own (a control, <name>_fixed, holds
+# every later bug of the library: regressions/<name>_fixed/)
+for d in "$D"/regressions/*/; do
+  n=$(basename "$d")
+  grep -qx "$n" "$work/names" || echo "$n" >> "$work/extra"
+done
 while read -r name; do
   [ -n "$name" ] || continue
   if [ ! -x "$B/bin/simfuzz-craft_$name" ]; then
@@ -64,6 +76,15 @@ while read -r name; do
   nbad=$((nbad + $(grep -c '^FAIL' "$work/out")))
   [ "$n" = 0 ] && [ "$name" != head ] && missing="$missing $name"
 done < "$work/names"
+[ -f "$work/extra" ] && while read -r name; do
+  if [ ! -x "$B/bin/simfuzz-craft_$name" ]; then
+    bad "craft_$name was not built (bugs/trees.sh with ALL=1)"
+    continue
+  fi
+  check_dir "$name" > "$work/out"
+  sed '$d' "$work/out"
+  nbad=$((nbad + $(grep -c '^FAIL' "$work/out")))
+done < "$work/extra"
 if [ -n "$missing" ]; then
   if [ "${ALLOW_MISSING:-0}" = 1 ]; then
     echo "note: no regression scenario yet for:$missing"

@@ -5,8 +5,9 @@
 # bug of bugs.tsv holding the library just before that bug's fix (the fix
 # commit's parent: the fix, and only it, undone), and <name>_fixed, the fix
 # commit itself (the control: the bug's regression scenario must not fail
-# there the same way) for the bugs with a regression scenario (ALL=1: for
-# every bug); plus `head`, the newest library. A tree's
+# there the same way) for the bugs with a regression scenario, or with one
+# of the control's own (regressions/<name>_fixed/; ALL=1: for every bug);
+# plus `head`, the newest library. A tree's
 # .flavor names the adapter build it needs (bugs.tsv: kv, errors, uninit).
 # Each tree gets include/raft.h generated from raft.h.in where the release
 # generates it (with the v0 API, which craft_io implements).
@@ -47,6 +48,7 @@ if wanted head; then tree head HEAD kv; fi
 grep -v '^#' "$D/bugs.tsv" | while IFS='	' read -r name commit flavor _half _what; do
   [ -n "$name" ] && wanted "$name" || continue
   tree "$name" "$commit^" "$flavor"
-  set -- "$D/regressions/$name"/*.pb
-  if [ "${ALL:-0}" = 1 ] || [ -e "$1" ]; then tree "${name}_fixed" "$commit" "$flavor"; fi
+  set -- "$D/regressions/$name"/*.pb "$D/regressions/${name}_fixed"/*.pb
+  for f in "$@"; do [ -e "$f" ] && break; done
+  if [ "${ALL:-0}" = 1 ] || [ -e "$f" ]; then tree "${name}_fixed" "$commit" "$flavor"; fi
 done
