@@ -134,6 +134,24 @@ else
   bad "tab/newline message: exit $rc"; tail -2 "$work/err"
 fi
 
+# ---- a short night minimizes within its budget ----
+# (100 tries per second of budget: a 2 s night gives each new failure 200,
+# not minimize's 4000, which took a minute here)
+s="$work/short"; fresh "$s"
+mkdir -p "$work/wb/bin" "$work/wb/fuzz"
+for f in "$B"/bin/*; do ln -s "$f" "$work/wb/bin/"; done
+for f in "$B/fuzz/${T}_fuzzer" "$B/fuzz/$T.dict"; do [ -e "$f" ] && ln -s "$f" "$work/wb/fuzz/"; done
+rm "$work/wb/bin/simfuzz-$T"
+printf '#!/bin/sh\necho "$*" >> "%s"\nexec "%s" "$@"\n' "$work/argv" "$B/bin/simfuzz-$T" \
+  > "$work/wb/bin/simfuzz-$T"
+chmod +x "$work/wb/bin/simfuzz-$T"
+sh "$SRC/scripts/nightly.sh" --state "$s" --build "$work/wb" --no-build --budget 2 --jobs 1 \
+  --targets $T > /dev/null 2> "$work/err"
+rc=$?
+[ $rc = 1 ] && grep -q "^minimize .*--max-tries 200 " "$work/argv" &&
+  ok "a 2 s night minimizes with 200 tries" ||
+  { bad "short night: exit $rc, minimize: $(grep "^minimize" "$work/argv")"; tail -2 "$work/err"; }
+
 # ---- crash ids ----
 s="$work/ids"; fresh "$s"; mkdir -p "$s/crashes/$T"
 echo "an earlier failure" > "$s/crashes/$T/f0001.input"

@@ -722,7 +722,12 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
   sf_enc_u8(&e, MSG_MAGIC);
   sf_enc_u8(&e, (uint8_t)m->type);
 #if defined(CRAFT_HAS_MSG_VERSION)
-  sf_enc_u8(&e, craft_msg_version(m));
+  /* Only the results' versions mean something to raft (which fields a
+   * RequestVoteResult has); releases until 2024 never set the others, so
+   * sending them would send stack garbage (and runs would differ), and
+   * raft's libuv backend decodes them as 0. */
+  int results = m->type == RAFT_IO_REQUEST_VOTE_RESULT || m->type == RAFT_IO_APPEND_ENTRIES_RESULT;
+  sf_enc_u8(&e, results ? craft_msg_version(m) : 0);
 #endif
   switch (m->type) {
   case RAFT_IO_REQUEST_VOTE: {

@@ -553,7 +553,8 @@ int cmd_reach(int argc, char **argv);
   "  For each target of the build (BUILD/fuzz/<t>_fuzzer and BUILD/bin/simfuzz-<t>): fuzz\n"       \
   "  for the budget with N libFuzzer workers over STATE's corpus, merge the corpus, then\n"        \
   "  triage every crash file, deduplicate it on the exact (target, signature) key against\n"       \
-  "  STATE/known.tsv, minimize each new failure into STATE/crashes/<t>/<id>.pb, and write\n"       \
+  "  STATE/known.tsv, minimize each new failure into STATE/crashes/<t>/<id>.pb (at most\n"         \
+  "  100 tries per second of budget, 100 to 4000: a short night stays short), and write\n"         \
   "  STATE/reports/night-<n>.{md,json,sarif} (and latest.*). Crash files wait in\n"                \
   "  STATE/inbox/ until a night has reported them. The state is locked for the night; a\n"         \
   "  failed or stopped night (full disk, SIGINT, SIGTERM) leaves it as it was, reaps every\n"      \

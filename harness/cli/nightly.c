@@ -838,7 +838,12 @@ static void triage_target(const char *t) {
     add_known(t, sig, nf->id);
     put(f, input);
     note("new failure in %s: %s; minimizing", t, sig);
-    char *mz[] = {cli, "minimize", "-q", "--binary", input, "-o", min, NULL};
+    /* minimization is part of the night: 100 tries per second of budget,
+     * 100 to 4000 (minimize's own default) */
+    char tries[24];
+    unsigned long nt = N.budget < 40 ? N.budget * 100 : 4000;
+    snprintf(tries, sizeof tries, "%lu", nt < 100 ? 100 : nt);
+    char *mz[] = {cli, "minimize", "-q", "--binary", "--max-tries", tries, input, "-o", min, NULL};
     int st = run(mz, log, 0);
     snprintf(nf->scenario, sizeof nf->scenario, "%s",
              WIFEXITED(st) && WEXITSTATUS(st) == 0 ? min : input);

@@ -11,6 +11,8 @@
 #     applied, the library as it was then), failing craft_<name>_fixed;
 #   - pass--<how>.pb (any tree): a scenario that once failed for a reason
 #     of simfuzz's (a false alarm, bugs/known/), which must now pass;
+#     determinism--<how>.pb: one that once ran differently from run to run
+#     (the adapter read what raft never set), which must run the same;
 #   - a bug without a scenario yet is listed as such and fails the check
 #     unless ALLOW_MISSING=1 (while a trigger is being looked for).
 # Usage: examples/craft/bugs/check.sh BUILD_DIR
@@ -22,9 +24,12 @@ trap 'rm -rf "$work"' EXIT
 nbad=0
 ok() { echo "ok: $*"; }
 bad() { nbad=$((nbad + 1)); echo "FAIL: $*"; }
-fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT (pass: passes it)
+fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT (pass: passes it;
+               # determinism: runs the same every time, whatever its outcome)
   if [ "$2" = pass ]; then
     "$B/bin/simfuzz-$1" replay -q "$3" > "$work/r" 2>&1
+  elif [ "$2" = determinism ]; then
+    "$B/bin/simfuzz-$1" check-determinism "$3" > "$work/r" 2>&1
   elif [ "$2" = crash ]; then
     "$B/bin/simfuzz-$1" triage "$3" > "$work/r" 2>&1
     grep -q ": crash: " "$work/r"
@@ -40,12 +45,12 @@ check_dir() { # NAME: the regression scenarios of one tree
     n=$((n + 1))
     want=$(basename "$f" | sed 's/--.*//')
     if fails_as "craft_$1" "$want" "$f"; then
-      ok "craft_$1 $([ "$want" = pass ] && echo passes || echo "fails $want on") $(basename "$f")"
+      ok "craft_$1 $(case $want in pass) echo passes ;; determinism) echo "runs the same every time:" ;; *) echo "fails $want on" ;; esac) $(basename "$f")"
     else
-      bad "craft_$1 should $([ "$want" = pass ] || echo "fail ")$want $(basename "$f")"
+      bad "craft_$1 should $(case $want in pass | determinism) ;; *) echo "fail " ;; esac)$want $(basename "$f")"
       tail -n 3 "$work/r"
     fi
-    if [ "$want" != pass ] && [ -x "$B/bin/simfuzz-craft_$1_fixed" ]; then
+    if [ "$want" != pass ] && [ "$want" != determinism ] && [ -x "$B/bin/simfuzz-craft_$1_fixed" ]; then
       if fails_as "craft_$1_fixed" "$want" "$f"; then
         bad "craft_$1_fixed (the fix applied) fails $want on $(basename "$f") too"
       else
