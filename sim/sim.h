@@ -19,7 +19,9 @@
  *     virtual "true" time unless a name says "local".
  *   - Rates are parts per million (ppm): 0 = never, 1000000 = always.
  *   - No function here reads the wall clock, calls rand() or starts a thread.
- *     There is no global mutable state: worlds are fully independent.
+ *     Worlds are fully independent. The one global is per thread: the
+ *     world (and node) whose event is running, for sim_current(); it is
+ *     saved and restored around every event and run.
  *
  * Scheduler tie-break rule
  *   Events are ordered by (time, priority, sequence). `sequence` is the order
@@ -429,7 +431,8 @@ const sim_stats *sim_get_stats(const sim_world *w);
  *  code may use streams with purpose byte >= 0x80 (see sim_stream_id). */
 uint64_t sim_draw(const sim_world *w, uint64_t stream, uint64_t n);
 
-/** Build a stream id from a purpose byte and two 16-bit subjects. */
+/** Build a stream id from a purpose byte and two subjects: `a` keeps its
+ *  low 24 bits and `b` its 32 (ids from different (purpose, a, b) differ). */
 uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b);
 
 /** The splitmix64 finaliser: a fast bijective 64-bit mix, for hashing and
@@ -766,7 +769,8 @@ void sim__assert_failed(const char *expr, const char *file, int line)
  * "simfuzz: internal assertion failed" with the expression and site and
  * calls abort(), so a fuzzer keeps the input as a crash. It does not go
  * through assert(), which a target build may hook. Live in every build;
- * -DSIM_NO_ASSERT (CMake SIMFUZZ_ASSERTS=OFF) compiles the checks out.
+ * defining SIM_NO_ASSERT (there is no CMake option for it) compiles the
+ * checks out.
  * Targets check their own invariants with SIM_INVARIANT or assert().
  */
 #ifdef SIM_NO_ASSERT

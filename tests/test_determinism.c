@@ -78,16 +78,16 @@ TEST(hundred_thousand_worlds_match_fresh_processes) {
 }
 
 /* Helpers run by the test above in fresh processes. */
-TEST(fresh_hashes) {
+HELPER(fresh_hashes) {
   for (uint64_t s = 0; s < WORLDS; s += WORLDS / SAMPLE)
     printf("%" PRIu64 " %016" PRIx64 "\n", s, chatter_swarm_hash(s, NULL));
 }
 
-TEST(one_hash) {
+HELPER(one_hash) {
   const char *e = getenv("SIMFUZZ_SEED");
   uint64_t s = e ? strtoull(e, NULL, 10) : 0;
   printf("%" PRIu64 " %016" PRIx64 "\n", s, chatter_swarm_hash(s, NULL));
 }
 
 TEST_MAIN(T(random_configs_replay_identically), T(hundred_thousand_worlds_match_fresh_processes),
-          T(fresh_hashes), T(one_hash))
+          H(fresh_hashes), H(one_hash))

@@ -246,7 +246,19 @@ TEST(node_random_streams_are_independent) {
   free(r);
 }
 
+/* Stream ids keep 8 bits of purpose, 24 of the first subject and 32 of the
+ * second (sim.h): subjects past 16 bits still name streams of their own. */
+TEST(stream_ids_keep_24_and_32_bit_subjects) {
+  uint64_t base = sim_stream_id(0x81, 1, 2);
+  CHECK(sim_stream_id(0x81, 1 + (1u << 16), 2) != base);
+  CHECK(sim_stream_id(0x81, 1 + (1u << 23), 2) != base);
+  CHECK(sim_stream_id(0x81, 1, 2 + (1u << 16)) != base);
+  CHECK(sim_stream_id(0x81, 1, 2 + (1u << 31)) != base);
+  CHECK(sim_stream_id(0x82, 1, 2) != base);
+  CHECK(sim_stream_id(0x81, 1 + (1u << 24), 2) == base); /* beyond 24 bits: dropped */
+}
+
 TEST_MAIN(T(timers_fire_in_time_order), T(fifo_tiebreak_keeps_scheduling_order),
           T(choice_tiebreak_is_a_decision), T(timer_cancel), T(run_until_and_step),
           T(world_callbacks), T(draw_is_pure_and_local), T(tape_locality), T(range_and_chance),
-          T(node_random_streams_are_independent))
+          T(node_random_streams_are_independent), T(stream_ids_keep_24_and_32_bit_subjects))

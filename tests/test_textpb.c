@@ -129,16 +129,20 @@ TEST(every_byte_prefix_of_a_scenario_is_safe) {
                   "steps { at_us: 200 clock { node: 1 offset_us: -50 drift_ppm: 100 } }\n"
                   "choices: \"\\001\\xff\\u00e9ab\" fifo_tiebreak: true\n";
   size_t len = strlen(t);
+  int whole = 0;
   for (size_t k = 0; k <= len; k++) { /* never crashes, leaks or reads past k */
     char *p = test_alloc(k ? k : 1);
     memcpy(p, t, k);
     uint8_t *bin = NULL;
     size_t n;
     char err[64];
-    if (sf_text_to_binary(p, k, &bin, &n, err, sizeof err) == 0)
+    int rc = sf_text_to_binary(p, k, &bin, &n, err, sizeof err);
+    if (rc == 0)
       free(bin);
+    whole = k == len && rc == 0; /* the whole text is a scenario */
     free(p);
   }
+  CHECK(whole);
 }
 
 TEST_MAIN(T(cases_match_protoc), T(large_text_is_whole_and_linear),

@@ -13,11 +13,18 @@
 
 #define TEST(name) static void test_##name(void)
 #define T(name)                                                                                    \
-  { #name, test_##name }
+  { #name, test_##name, 0 }
+/* A helper: an entry point that a test runs in a child process by name
+ * (`binary name`), which checks nothing itself. It is not a test: ctest
+ * does not register it and `binary` alone does not run it. */
+#define HELPER(name) static void helper_##name(void)
+#define H(name)                                                                                    \
+  { #name, helper_##name, 1 }
 
 typedef struct {
   const char *name;
   void (*fn)(void);
+  int helper; /**< HELPER(), not a test */
 } test_case;
 
 /** malloc that fails the test on NULL. */
