@@ -78,12 +78,13 @@
 
 enum {
   KEYS = 8,
-  MAX_INDEX = 8192,    /* committed entries tracked (the disk holds about as many) */
-  MAX_TERMS = 4096,    /* terms tracked for election safety */
-  LM_CAP = 1u << 15,   /* (index, term) pairs tracked for log matching */
-  LM_FIRST = 1u << 10, /* the table's first size: it doubles at half full */
-  ELECTION_MS = 300,   /* raft's election timeout (randomized up to 2x) */
-  HEARTBEAT_MS = 50,   /* raft's heartbeat timeout */
+  MAX_INDEX = 8192,           /* committed entries tracked (the disk holds about as many) */
+  MAX_TERMS = 4096,           /* terms tracked for election safety */
+  LM_CAP = 1u << 15,          /* (index, term) pairs tracked for log matching */
+  LM_FIRST = 1u << 10,        /* the table's first size: it doubles at half full */
+  ELECTION_MS = 300,          /* raft's election timeout (randomized up to 2x) */
+  HEARTBEAT_MS = 50,          /* raft's heartbeat timeout */
+  INSTALL_SNAPSHOT_MS = 1000, /* raft's install snapshot timeout (source builds) */
   OP_PUT = 0,
   OP_GET = 1,
   OP_CAS = 2,
@@ -463,6 +464,9 @@ static void boot(void *ctx, sim_world *w, int node, int restart) {
   if (snapshots) { /* a snapshot every 2-17 entries, keeping 1-8 of them (0 is for installs) */
     raft_set_snapshot_threshold(&cn->raft, 2 + (unsigned)(setting >> 1) % 16);
     raft_set_snapshot_trailing(&cn->raft, 1 + (unsigned)(setting >> 6) % 8);
+    /* an InstallSnapshot lost on the way is sent again after this long
+     * (raft's default, 30 s, is longer than any liveness window here) */
+    raft_set_install_snapshot_timeout(&cn->raft, INSTALL_SNAPSHOT_MS);
   }
 #endif
   if (raft_start(&cn->raft) != 0) {
