@@ -1,0 +1,99 @@
+#!/bin/sh
+# Time to a bug of examples/craft's bug-history set (issue 36), by method,
+# side by side: each pair runs the default job (simfuzz fuzz --jobs 1
+# --no-engine) and the sweep at once, one per core (taskset), the cores
+# swapped every pair, each for the whole budget. A run ends at its first
+# failure only inside one scenario; the campaign goes on, and every tree of
+# the set has background failures (the HEAD probe finding in about 0.4 % of
+# seeds), so the time to the bug is the time of the first saved failure
+# that the variant shows and its control, craft_NAME_fixed, does not show
+# the same way (as examples/craft/bugs/hunt.sh judges it), measured by the
+# file's modification time from the trial's start.
+#
+# Prints a line per pair ("k  job: 42.1 s  sweep: -"; "-" is a miss within
+# the budget), then per method: hits, the median (a miss counts as the
+# budget: a median over misses is a lower bound, marked >=), and the pairs
+# it won.
+#
+# Usage: bench/craft_bugs_ttb.sh BUILD NAME [--pairs N] [--first K]
+#                                [--budget S] [--cores C0,C1]
+#   BUILD: a build of examples/craft with -DCRAFT_RAFT_TREES from
+#          bugs/trees.sh with ALL=1 (every control built)
+set -eu
+B=$1; NAME=$2; shift 2
+N=5; FIRST=1; BUDGET=300; CORES=0,1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pairs) N=$2; shift 2 ;;
+    --first) FIRST=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    --cores) CORES=$2; shift 2 ;;
+    *) echo "craft_bugs_ttb.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+V=$B/bin/simfuzz-craft_$NAME; F=$B/bin/simfuzz-craft_${NAME}_fixed
+for b in "$V" "$F"; do
+  [ -x "$b" ] || { echo "craft_bugs_ttb.sh: no $b (trees.sh with ALL=1)" >&2; exit 2; }
+done
+c0=${CORES%,*}; c1=${CORES#*,}
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+work=$(bench_workdir)
+trap 'rm -rf "$work"' EXIT
+
+sig() { # TOOL FILE TAG: what failed, alike across releases
+  "$1" replay "$2" > "$work/r.$3" 2>&1
+  s=$(sed -n 's/^==simfuzz==   \(Assertion .*\)/\1/p' "$work/r.$3" | head -n 1)
+  [ -n "$s" ] || s=$(tail -n 1 "$work/r.$3" | sed -n 's/.*-> FAILED //p')
+  [ -n "$s" ] || s=$("$1" triage "$2" 2>&1 | tail -n 1 | sed 's/^[^:]*: //')
+  echo "$s"
+}
+first_bug() { # DIR T0 TAG: seconds from T0 to the first file in DIR that is the bug, or -
+  find "$1" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'craft_*-seed-*' \) \
+    -printf '%T@ %p\n' 2> /dev/null | sort -n | cut -d' ' -f2- > "$work/files.$3"
+  while read -r p; do
+    v=$(sig "$V" "$p" "$3")
+    if [ -n "$v" ] && [ "$v" != "$(sig "$F" "$p" "$3")" ]; then
+      echo "$(($(stat -c %Y "$p") - $2))"
+      return
+    fi
+  done < "$work/files.$3"
+  echo -
+}
+trial() { # METHOD K CORE: one trial; its time to the bug on stdout
+  d=$work/$1-$2
+  mkdir -p "$d"
+  t0=$(date +%s)
+  if [ "$1" = job ]; then
+    taskset -c "$3" "$V" fuzz -o "$d" --time "$BUDGET" --jobs 1 --no-engine \
+      --seed "$(($2 * 100000000))" -q > "$d.log" 2>&1 || true
+    first_bug "$d/crashes" "$t0" job
+  else
+    taskset -c "$3" timeout "$BUDGET" "$V" sweep --seeds "$(($2 * 100000000))-$(($2 * 100000000 + 99999999))" \
+      -q -o "$d/s" > "$d.log" 2>&1 || true
+    first_bug "$d/s" "$t0" sweep
+  fi
+}
+: > "$work/res"
+k=$FIRST
+while [ "$k" -lt $((FIRST + N)) ]; do
+  if [ $((k % 2)) = 0 ]; then cj=$c0; cs=$c1; else cj=$c1; cs=$c0; fi
+  trial job "$k" "$cj" > "$work/j" &
+  pj=$!
+  trial sweep "$k" "$cs" > "$work/s" &
+  wait "$pj"; wait
+  tj=$(cat "$work/j"); ts=$(cat "$work/s")
+  echo "$k  job: $tj  sweep: $ts"
+  echo "$k $tj $ts" >> "$work/res"
+  k=$((k + 1))
+done
+awk -v b="$BUDGET" -v name="$NAME" '
+  function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+      if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+  { n++; jt[n] = $2 == "-" ? b : $2; st[n] = $3 == "-" ? b : $3
+    hj += $2 != "-"; hs += $3 != "-"; wj += jt[n] < st[n]; ws += st[n] < jt[n] }
+  END { mj = med(jt, n); ms = med(st, n)
+    printf "%s: job %d/%d, median %s%.0f s, won %d; sweep %d/%d, median %s%.0f s, won %d\n",
+      name, hj, n, (hj * 2 <= n ? ">=" : ""), mj, wj, hs, n, (hs * 2 <= n ? ">=" : ""), ms, ws }
+' "$work/res"
