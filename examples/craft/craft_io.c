@@ -17,11 +17,12 @@ enum {
   ENTRY_HEAD = 30,
   MAX_WIRE_ENTRIES = 4096,
   MAX_CONF = 64,   /* servers in a configuration we store or send */
-  SNAP_HEAD = 52,  /* seq, index, term, conf_index, log_start, start_prev, data length */
+  SNAP_HEAD = 60,  /* seq, index, term, conf_index, log_start, start_prev, trailing, length */
   SNAP_MAX = 2048, /* largest snapshot record: head, configuration and data */
   SNAP_SEQ = 0,    /* offsets in a snapshot record */
   SNAP_LOG_START = 32,
-  SNAP_START_PREV = 40
+  SNAP_START_PREV = 40,
+  SNAP_TRAILING = 48
 };
 
 /* A request whose callback runs later. */
@@ -41,7 +42,8 @@ typedef struct req {
    * filled when it is written), or a read */
   uint8_t *snap_rec;
   uint32_t snap_len;
-  int install; /* trailing 0: the snapshot replaces the log */
+  int install;       /* trailing 0: the snapshot replaces the log */
+  unsigned trailing; /* else the entries to keep before it */
   struct raft_io_snapshot_put *put;
   raft_io_snapshot_put_cb put_cb;
   struct raft_io_snapshot_get *get;
@@ -258,6 +260,7 @@ static uint8_t *snap_encode(const struct raft_snapshot *sn, uint32_t *len) {
   sf_enc_u64(&e, sn->configuration_index);
   sf_enc_u64(&e, 0); /* SNAP_LOG_START */
   sf_enc_u64(&e, 0); /* SNAP_START_PREV */
+  sf_enc_u64(&e, 0); /* SNAP_TRAILING */
   sf_enc_u32(&e, (uint32_t)data);
   for (unsigned i = 0; i < sn->n_bufs; i++)
     sf_enc_bytes(&e, sn->bufs[i].base, sn->bufs[i].len);
@@ -271,9 +274,10 @@ static uint8_t *snap_encode(const struct raft_snapshot *sn, uint32_t *len) {
 }
 
 /* A snapshot from its record (raft's memory: raft frees it), with the log
- * start it records; NULL if damaged or out of memory. */
+ * start and the trailing entries it records; NULL if damaged or out of
+ * memory. */
 static struct raft_snapshot *snap_decode(const uint8_t *b, size_t len, raft_index *log_start,
-                                         raft_term *start_prev) {
+                                         raft_term *start_prev, uint64_t *trailing) {
   sf_dec d;
   sf_dec_init(&d, b, len);
   sf_dec_u64(&d); /* SNAP_SEQ */
@@ -292,6 +296,7 @@ static struct raft_snapshot *snap_decode(const uint8_t *b, size_t len, raft_inde
   sn->configuration_index = sf_dec_u64(&d);
   *log_start = sf_dec_u64(&d);
   *start_prev = sf_dec_u64(&d);
+  *trailing = sf_dec_u64(&d);
   uint32_t n = sf_dec_u32(&d);
   buf->base = n <= sf_dec_left(&d) ? raft_malloc(n ? n : 1) : NULL;
   buf->len = n;
@@ -340,6 +345,7 @@ static int snap_store(impl *s, req *r) {
   sf_put64(r->snap_rec + SNAP_SEQ, seq);
   sf_put64(r->snap_rec + SNAP_LOG_START, r->install ? index + 1 : s->log_start);
   sf_put64(r->snap_rec + SNAP_START_PREV, r->install ? term : s->start_prev);
+  sf_put64(r->snap_rec + SNAP_TRAILING, r->install ? 0 : r->trailing);
   if (sf_record_write(&s->snap, s->w, s->node, seq % 2, r->snap_rec, r->snap_len, 0) != 0 ||
       disk_sync(s) != 0)
     return disk_error(s);
@@ -422,10 +428,11 @@ static int snap_get(impl *s, struct raft_snapshot **sn) {
   uint8_t b[SNAP_MAX];
   raft_index start;
   raft_term prev;
+  uint64_t trailing;
   int64_t n = snap_read(s, b);
   if (n < 0)
     return disk_error(s) ? RAFT_IOERR : 0;
-  *sn = n > 0 ? snap_decode(b, (size_t)n, &start, &prev) : NULL;
+  *sn = n > 0 ? snap_decode(b, (size_t)n, &start, &prev, &trailing) : NULL;
   return *sn ? 0 : RAFT_NOTFOUND;
 }
 
@@ -566,7 +573,11 @@ static void snap_free(struct raft_snapshot *sn) {
   raft_free(sn);
 }
 
-/* The stored snapshot, if any, and where the log starts after it. */
+/* The stored snapshot, if any, and where the log starts after it: where an
+ * installed snapshot left it, or, after a snapshot that kept `trailing`
+ * entries, at the first of those, as libuv's backend (which deletes the
+ * older segments) would have it. Entries before that stay on disk,
+ * covered by the snapshot, and are never loaded. */
 static int load_snapshot(impl *s, struct raft_snapshot **sn) {
   *sn = NULL;
   s->log_start = 1;
@@ -574,11 +585,25 @@ static int load_snapshot(impl *s, struct raft_snapshot **sn) {
   if (!s->snapshots)
     return 0;
   uint8_t b[SNAP_MAX];
+  uint64_t trailing;
   int64_t k = snap_read(s, b);
   if (k < 0)
     return RAFT_IOERR;
-  if (k > 0 && !(*sn = snap_decode(b, (size_t)k, &s->log_start, &s->start_prev)))
+  if (k > 0 && !(*sn = snap_decode(b, (size_t)k, &s->log_start, &s->start_prev, &trailing)))
     return RAFT_NOMEM;
+  raft_index from = *sn && (*sn)->index > trailing ? (*sn)->index - trailing + 1 : 1;
+  if (from > s->log_start) {
+    uint8_t e[ENTRY_HEAD + CRAFT_MAX_ENTRY];
+    struct raft_entry entry;
+    raft_term link;
+    int r = entry_read(s, from, e, &entry, &link);
+    if (r < 0)
+      return RAFT_IOERR;
+    if (r > 0) { /* the log goes on from there, linked to what it had before */
+      s->log_start = from;
+      s->start_prev = link;
+    }
+  }
   return 0;
 }
 
@@ -1056,6 +1081,7 @@ static int m_snapshot_put(struct raft_io *io, unsigned trailing, struct raft_io_
     return RAFT_TOOBIG;
   }
   r->install = trailing == 0;
+  r->trailing = trailing;
   r->put = preq;
   r->put_cb = cb;
   push_disk(s, r);

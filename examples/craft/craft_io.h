@@ -33,9 +33,10 @@
  * when the request completes, after every disk request before it (as
  * libuv's backend puts a barrier before a snapshot). A snapshot with
  * trailing 0 (one installed from the leader) replaces the log: the log on
- * disk then starts after the snapshot's index. Other snapshots keep the log
- * as it is (a backend may keep more trailing entries than asked), and a
- * load returns them all. Without snapshots the disk layout is the one the
+ * disk then starts after the snapshot's index. Other snapshots leave the
+ * log on disk as it is, and a load returns it from the first of the
+ * trailing entries raft asked to keep (as libuv's backend, which deletes
+ * older segments). Without snapshots the disk layout is the one the
  * Debian build's regression scenarios were found with, and
  * snapshot_put/snapshot_get fail with RAFT_IOERR.
  */
