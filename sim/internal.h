@@ -121,6 +121,7 @@ typedef struct {
 typedef struct {
   void *data;
   uint8_t up, paused;
+  uint8_t booting; /* a restart's boot event is pending (sim_node_restart) */
   uint32_t inc;    /* incarnation: bumped on crash */
   uint64_t evseq;  /* node's own scheduling counter (tie-break identity) */
   uint64_t rnd;    /* sim_node_random counter */

@@ -490,7 +490,8 @@ uint32_t sim_node_incarnation(const sim_world *w, int node);
  *  sectors decided per disk params. No-op if already down. */
 int sim_node_crash(sim_world *w, int node);
 
-/** Restart a crashed node: boot(restart=1) runs as an event at now. */
+/** Restart a crashed node: boot(restart=1) runs as an event at now.
+ *  -EALREADY if the node is up or a restart's boot is already pending. */
 int sim_node_restart(sim_world *w, int node);
 
 /** Pause a node: its events (deliveries, timers, connection events) are

@@ -457,6 +457,7 @@ int sim_finish(sim_world *w) {
 static void boot_node(sim_world *w, int i) {
   node_t *nd = &w->node[i];
   int restart = nd->inc > 0;
+  nd->booting = 0;
   nd->up = 1;
   nd->paused = 0;
   sim__trace(w, SIM_EV_BOOT, 0, i, -1, (uint64_t)restart, nd->inc, 0, NULL, 0);
@@ -713,8 +714,9 @@ int sim_node_crash(sim_world *w, int node) {
 int sim_node_restart(sim_world *w, int node) {
   CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
-  if (nd->up)
+  if (nd->up || nd->booting) /* up, or its boot already on the way */
     return -EALREADY;
+  nd->booting = 1;
   w->stats.restarts++;
   sim__trace(w, SIM_EV_RESTART, 0, node, -1, nd->inc, 0, 0, NULL, 0);
   return sim__sched(w, w->now, EVK_BOOT, node) == NONE ? -ENOSPC : 0;

@@ -33,7 +33,7 @@ struct run_state {
   int n;
   uint64_t all;             /* mask of existing nodes */
   int steps_closed;         /* a liveness step ran: later steps are ignored */
-  int healed;               /* ... and healed everything (restart_down) */
+  uint64_t crashes_seen;    /* ... and healed everything: crashes after_heal has seen */
   int restart_due;          /* restart_down is scheduled */
   uint64_t healed_restarts; /* nodes restart_down restarted, a bit each */
   uint64_t live_deadline;   /* absolute deadline of the liveness window */
@@ -306,24 +306,33 @@ static void heal_all(run_state *rs) {
  * carries an earlier failure) must not leave it down for the whole
  * liveness window, as no operator would. A node that goes down again
  * stays down: the window then judges it. */
+static int down_not_restarted(const run_state *rs, const sim_world *w) {
+  for (int i = 0; i < rs->n; i++)
+    if (!sim_node_up(w, i) && !(rs->healed_restarts & (1ull << i)))
+      return i;
+  return -1;
+}
+
 static void restart_down(sim_world *w, void *p) {
   run_state *rs = p;
   rs->restart_due = 0;
-  for (int i = 0; i < rs->n; i++)
-    if (!sim_node_up(w, i) && !(rs->healed_restarts & (1ull << i))) {
-      rs->healed_restarts |= 1ull << i;
-      sim_node_restart(w, i);
-    }
+  for (int i; (i = down_not_restarted(rs, w)) >= 0;) {
+    rs->healed_restarts |= 1ull << i;
+    sim_node_restart(w, i);
+  }
 }
 
+/* After every event once healed; only a crash can take a node down, so
+ * the nodes are looked at only when the crash count moved. */
 static void after_heal(run_state *rs, sim_world *w) {
-  if (!rs->healed || rs->restart_due)
+  if (!rs->steps_closed || rs->restart_due)
     return;
-  for (int i = 0; i < rs->n; i++)
-    if (!sim_node_up(w, i) && !(rs->healed_restarts & (1ull << i))) {
-      rs->restart_due = sim_at(w, sim_now(w), restart_down, rs) == 0;
-      return;
-    }
+  uint64_t crashes = sim_get_stats(w)->crashes;
+  if (crashes == rs->crashes_seen)
+    return;
+  rs->crashes_seen = crashes;
+  if (down_not_restarted(rs, w) >= 0)
+    rs->restart_due = sim_at(w, sim_now(w), restart_down, rs) == 0;
 }
 
 /* perm[rank] = node, ranked by the target's observed state, highest first;
@@ -449,7 +458,7 @@ static void run_step(sim_world *w, void *arg) {
   case SF_STEP_LIVENESS:
     rs->steps_closed = 1;
     heal_all(rs);
-    rs->healed = 1;
+    rs->crashes_seen = sim_get_stats(w)->crashes;
     if (rs->t->live) {
       /* the window opens once what was sent before the heal can have
        * arrived: a message on a link that had a 10 s delay is still on
