@@ -436,11 +436,7 @@ TEST(liveness_restarts_a_node_that_fails_stop_at_the_heal) {
   sf_scenario *s = alloc_s();
   sf_scenario_init(s);
   s->nodes = 2;
-  sf_step *lv = &s->steps[s->nsteps++];
-  memset(lv, 0, sizeof *lv);
-  lv->at_us = 500000;
-  lv->kind = SF_STEP_LIVENESS;
-  lv->count = 1000;
+  add_step(s, 500000, SF_STEP_LIVENESS, 0)->count = 1000;
   sf_normalize(s);
   sf_result r;
   CHECK_EQ(sf_run(&failstop, s, NULL, &r), 0);

@@ -273,6 +273,16 @@ static uint8_t *snap_encode(const struct raft_snapshot *sn, uint32_t *len) {
   return b;
 }
 
+static void snap_free(struct raft_snapshot *sn) {
+  if (!sn)
+    return;
+  raft_configuration_close(&sn->configuration);
+  for (unsigned i = 0; i < sn->n_bufs; i++)
+    raft_free(sn->bufs[i].base);
+  raft_free(sn->bufs);
+  raft_free(sn);
+}
+
 /* A snapshot from its record (raft's memory: raft frees it), with the log
  * start and the trailing entries it records; NULL if damaged or out of
  * memory. */
@@ -304,10 +314,7 @@ static struct raft_snapshot *snap_decode(const uint8_t *b, size_t len, raft_inde
     sf_dec_bytes(&d, buf->base, n);
   if (!buf->base || conf_decode(&d, &sn->configuration) != 0 || !sf_dec_ok(&d) || sn->index == 0 ||
       *log_start == 0) {
-    raft_configuration_close(&sn->configuration);
-    raft_free(buf->base);
-    raft_free(buf);
-    raft_free(sn);
+    snap_free(sn); /* buf->base NULL or not: raft_free(NULL) is a no-op */
     return NULL;
   }
   return sn;
@@ -561,16 +568,6 @@ static int log_copy(impl *s, raft_index start, size_t n, size_t bytes, struct ra
   }
   *out = arr;
   return 0;
-}
-
-static void snap_free(struct raft_snapshot *sn) {
-  if (!sn)
-    return;
-  raft_configuration_close(&sn->configuration);
-  for (unsigned i = 0; i < sn->n_bufs; i++)
-    raft_free(sn->bufs[i].base);
-  raft_free(sn->bufs);
-  raft_free(sn);
 }
 
 /* The stored snapshot, if any, and where the log starts after it: where an
