@@ -1,8 +1,12 @@
 #!/bin/sh
 # Time to a bug of examples/craft's bug-history set (issue 36), by method,
-# side by side: each pair runs the default job (simfuzz fuzz --jobs 1
-# --no-engine) and the sweep at once, one per core (taskset), the cores
-# swapped every pair, each for the whole budget. A run ends at its first
+# side by side: each pair runs two methods at once, one per core (taskset),
+# the cores swapped every pair, each for the whole budget. Methods:
+#   job    the default job (simfuzz fuzz --jobs 1 --no-engine)
+#   sweep  the random sweep
+#   base   the default job with SIMFUZZ_ABLATE=stale,inflight (without
+#          the staleness feature and the futures on messages in flight:
+#          the A/B of those, side by side with job) A run ends at its first
 # failure only inside one scenario; the campaign goes on, and every tree of
 # the set has background failures (the HEAD probe finding in about 0.4 % of
 # seeds), so the time to the bug is the time of the first saved failure
@@ -16,18 +20,23 @@
 # it won.
 #
 # Usage: bench/craft_bugs_ttb.sh BUILD NAME [--pairs N] [--first K]
-#                                [--budget S] [--cores C0,C1]
+#                                [--budget S] [--cores C0,C1] [--keep DIR]
+#                                [--methods M1,M2]   (default job,sweep)
+#   --keep DIR: copy each trial's first bug file into DIR, as
+#          NAME-METHOD-K.pb (a trigger for a regression scenario)
 #   BUILD: a build of examples/craft with -DCRAFT_RAFT_TREES from
 #          bugs/trees.sh with ALL=1 (every control built)
 set -eu
 B=$1; NAME=$2; shift 2
-N=5; FIRST=1; BUDGET=300; CORES=0,1
+N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep
 while [ $# -gt 0 ]; do
   case "$1" in
     --pairs) N=$2; shift 2 ;;
     --first) FIRST=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --cores) CORES=$2; shift 2 ;;
+    --keep) KEEP=$2; shift 2 ;;
+    --methods) METHODS=$2; shift 2 ;;
     *) echo "craft_bugs_ttb.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +45,13 @@ for b in "$V" "$F"; do
   [ -x "$b" ] || { echo "craft_bugs_ttb.sh: no $b (trees.sh with ALL=1)" >&2; exit 2; }
 done
 c0=${CORES%,*}; c1=${CORES#*,}
+m1=${METHODS%,*}; m2=${METHODS#*,}
+for m in "$m1" "$m2"; do
+  case "$m" in
+    job | sweep | base) ;;
+    *) echo "craft_bugs_ttb.sh: unknown method $m (job, sweep, base)" >&2; exit 2 ;;
+  esac
+done
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 work=$(bench_workdir)
@@ -55,6 +71,7 @@ first_bug() { # DIR T0 TAG: seconds from T0 to the first file in DIR that is the
     v=$(sig "$V" "$p" "$3")
     if [ -n "$v" ] && [ "$v" != "$(sig "$F" "$p" "$3")" ]; then
       awk -v t="$t" -v t0="$2" 'BEGIN { printf "%.1f\n", t - t0 }'
+      [ -z "$KEEP" ] || cp "$p" "$KEEP/$NAME-$3.pb"
       return
     fi
   done < "$work/files.$3"
@@ -64,36 +81,38 @@ trial() { # METHOD K CORE: one trial; its time to the bug on stdout
   d=$work/$1-$2
   mkdir -p "$d"
   t0=$(date +%s.%N)
-  if [ "$1" = job ]; then
-    taskset -c "$3" "$V" fuzz -o "$d" --time "$BUDGET" --jobs 1 --no-engine \
-      --seed "$(($2 * 100000000))" -q > "$d.log" 2>&1 || true
-    first_bug "$d/crashes" "$t0" job
-  else
+  if [ "$1" = sweep ]; then
     taskset -c "$3" timeout "$BUDGET" "$V" sweep --seeds "$(($2 * 100000000))-$(($2 * 100000000 + 99999999))" \
       -q -o "$d/s" > "$d.log" 2>&1 || true
-    first_bug "$d/s" "$t0" sweep
+    first_bug "$d/s" "$t0" "sweep-$2"
+  else
+    off=
+    [ "$1" = job ] || off=stale,inflight
+    SIMFUZZ_ABLATE=$off taskset -c "$3" "$V" fuzz -o "$d" --time "$BUDGET" --jobs 1 --no-engine \
+      --seed "$(($2 * 100000000))" -q > "$d.log" 2>&1 || true
+    first_bug "$d/crashes" "$t0" "$1-$2"
   fi
 }
 : > "$work/res"
 k=$FIRST
 while [ "$k" -lt $((FIRST + N)) ]; do
-  if [ $((k % 2)) = 0 ]; then cj=$c0; cs=$c1; else cj=$c1; cs=$c0; fi
-  trial job "$k" "$cj" > "$work/j" &
-  pj=$!
-  trial sweep "$k" "$cs" > "$work/s" &
-  wait "$pj"; wait
-  tj=$(cat "$work/j"); ts=$(cat "$work/s")
-  echo "$k  job: $tj  sweep: $ts"
-  echo "$k $tj $ts" >> "$work/res"
+  if [ $((k % 2)) = 0 ]; then ca=$c0; cb=$c1; else ca=$c1; cb=$c0; fi
+  trial "$m1" "$k" "$ca" > "$work/a" &
+  pa=$!
+  trial "$m2" "$k" "$cb" > "$work/b" &
+  wait "$pa"; wait
+  ta=$(cat "$work/a"); tb=$(cat "$work/b")
+  echo "$k  $m1: $ta  $m2: $tb"
+  echo "$k $ta $tb" >> "$work/res"
   k=$((k + 1))
 done
-awk -v b="$BUDGET" -v name="$NAME" '
+awk -v b="$BUDGET" -v name="$NAME" -v m1="$m1" -v m2="$m2" '
   function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
       if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
   { n++; jt[n] = $2 == "-" ? b : $2; st[n] = $3 == "-" ? b : $3
     hj += $2 != "-"; hs += $3 != "-"; wj += jt[n] < st[n]; ws += st[n] < jt[n] }
   END { mj = med(jt, n); ms = med(st, n)
-    printf "%s: job %d/%d, median %s%.1f s, won %d; sweep %d/%d, median %s%.1f s, won %d\n",
-      name, hj, n, (hj * 2 <= n ? ">=" : ""), mj, wj, hs, n, (hs * 2 <= n ? ">=" : ""), ms, ws }
+    printf "%s: %s %d/%d, median %s%.1f s, won %d; %s %d/%d, median %s%.1f s, won %d\n",
+      name, m1, hj, n, (hj * 2 <= n ? ">=" : ""), mj, wj, m2, hs, n, (hs * 2 <= n ? ">=" : ""), ms, ws }
 ' "$work/res"

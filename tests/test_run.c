@@ -882,6 +882,77 @@ TEST(site_states_have_buckets_of_their_own) {
   CHECK_EQ(shared, 0);
 }
 
+/* A synthetic message record of the feature tests. */
+static sim_trace_rec msg_rec(uint16_t kind, int from, int to, uint64_t id, uint64_t t_ms) {
+  sim_trace_rec r;
+  memset(&r, 0, sizeof r);
+  r.kind = kind;
+  r.node = (int16_t)(kind == SIM_EV_SEND ? from : to);
+  r.peer = (int16_t)(kind == SIM_EV_SEND ? to : from);
+  r.a = id;
+  r.time = t_ms * 1000000;
+  r.msg_kind = 2;
+  return r;
+}
+
+/* Send message id from 0 to 1 at `sent`, deliver it at `at`: how many
+ * buckets were new. */
+static uint32_t fly_once(sf_features *f, uint64_t id, uint64_t sent, uint64_t at) {
+  uint32_t before = f->count;
+  sim_trace_rec s = msg_rec(SIM_EV_SEND, 0, 1, id, sent), d = msg_rec(SIM_EV_DELIVER, 0, 1, id, at);
+  sf_features_trace(f, &s);
+  sf_features_trace(f, &d);
+  return f->count - before;
+}
+
+/* Staleness at delivery is a feature of its own: the same delivery again
+ * is nothing new; a longer time in flight (another log2 bucket) is, and so
+ * is the same one after the receiver changed role while it flew; a
+ * delivery whose send was pushed out of the table is none. Off when
+ * SIMFUZZ_ABLATE names it. */
+TEST(staleness_at_delivery_is_a_feature) {
+  static sf_features f;
+  sf_features_init(&f, 3);
+  f.off = 0;
+  CHECK_EQ(fly_once(&f, 1, 0, 0), 2);     /* the pair (start, deliver), a STALE */
+  CHECK_EQ(fly_once(&f, 2, 10, 10), 1);   /* the pair (deliver, deliver) only */
+  CHECK_EQ(fly_once(&f, 9, 10, 10), 0);   /* the same: nothing new */
+  CHECK_EQ(fly_once(&f, 3, 10, 13), 1);   /* 3 ms: bucket 2 */
+  CHECK_EQ(fly_once(&f, 4, 20, 22), 0);   /* 2 ms: bucket 2 again */
+  CHECK_EQ(fly_once(&f, 5, 0, 5000), 1);  /* 5 s */
+  CHECK_EQ(fly_once(&f, 6, 0, 90000), 1); /* capped: 16 s and more */
+  CHECK_EQ(fly_once(&f, 7, 0, 99999), 0);
+  sim_trace_rec s = msg_rec(SIM_EV_SEND, 0, 1, 8, 30), d = msg_rec(SIM_EV_DELIVER, 0, 1, 8, 31);
+  sf_features_trace(&f, &s);
+  f.moves[1]++; /* as sf_features_observe counts a role change */
+  uint32_t before = f.count;
+  sf_features_trace(&f, &d);
+  CHECK_EQ(f.count - before, 1); /* the receiver changed: new */
+  /* a send whose slot a later one took (ids that collide in the table) */
+  uint64_t a = 100, b = 101;
+  while (sim_mix64(b) % SF_FLY_SLOTS != sim_mix64(a) % SF_FLY_SLOTS)
+    b++;
+  s = msg_rec(SIM_EV_SEND, 0, 1, a, 40);
+  sf_features_trace(&f, &s);
+  s = msg_rec(SIM_EV_SEND, 0, 1, b, 40);
+  sf_features_trace(&f, &s);
+  before = f.count;
+  d = msg_rec(SIM_EV_DELIVER, 0, 1, a, 40 + 1000); /* would be a new 1 s bucket */
+  sf_features_trace(&f, &d);
+  CHECK_EQ(f.count, before);
+  static sf_features off;
+  sf_features_init(&off, 3);
+  off.off = (uint32_t)sf_ablate_parse("stale");
+  CHECK_EQ(off.off, 1u << SF_FT_STALE);
+  CHECK_EQ(fly_once(&off, 1, 0, 0), 1); /* the pairs only */
+  CHECK_EQ(fly_once(&off, 2, 0, 5000), 1);
+  CHECK_EQ(fly_once(&off, 3, 0, 9000), 0);
+  CHECK_EQ(sf_ablate_parse(""), 0);
+  CHECK_EQ(sf_ablate_parse("fault,,site"), (1 << SF_FT_FAULT) | (1 << SF_FT_SITE));
+  CHECK_EQ(sf_ablate_parse("fault,stal"), -1);
+  CHECK_EQ(sf_ablate_parse("inflight,stale"), SF_ABLATE_INFLIGHT | 1u << SF_FT_STALE);
+}
+
 /* No two states of the catalog's sites share a bucket: every value class
  * of every site, while the catalog has at most 1024 / 96 sites (this
  * binary's has 4). Hashed, 67 of this catalog's 364 states fell on a
@@ -944,6 +1015,7 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(liveness_window_waits_for_a_bandwidth_queue),
           T(liveness_restarts_a_node_that_fails_stop_at_the_heal),
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
+          T(staleness_at_delivery_is_a_feature),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
           T(event_hook_revisits_a_moment_and_injects_there),

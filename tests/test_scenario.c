@@ -427,7 +427,9 @@ TEST(branch_futures_aim_at_the_focus_node) {
     for (uint64_t seed = 0; seed < 3000; seed++) {
       sf_generate_seed(seed % 40, s);
       uint32_t f = focus < 0 ? (uint32_t)(seed % 3) : (uint32_t)focus;
-      sf_fork at = {focus, 0, 0};
+      sf_fork at;
+      memset(&at, 0, sizeof at);
+      at.focus = focus;
       uint32_t n = sf_branch_steps(s, 200000, seed, &at, out, 6);
       steps += n;
       for (uint32_t i = 0; i < n; i++) {
@@ -457,7 +459,10 @@ TEST(branch_futures_bring_back_nodes_out_of_play) {
   sf_scenario *s = alloc_s();
   sf_step out[6];
   for (int c = 0; c < 3; c++) {
-    sf_fork at = {0, c == 1 ? 1u << 2 : 0, c == 2 ? 1u << 2 : 0};
+    sf_fork at;
+    memset(&at, 0, sizeof at);
+    at.down = c == 1 ? 1u << 2 : 0;
+    at.paused = c == 2 ? 1u << 2 : 0;
     uint8_t back = c == 2 ? SF_STEP_RESUME : SF_STEP_RESTART;
     uint32_t with = 0, futures = 0;
     for (uint64_t seed = 0; seed < 2000; seed++) {
@@ -479,7 +484,64 @@ TEST(branch_futures_bring_back_nodes_out_of_play) {
   free(s);
 }
 
+/* A future forked with messages in flight acts on one of those links, by
+ * number, in about half the futures (three in four of them on the focus
+ * node's link): a hold now released late, a deliver of one of its pending
+ * datagrams now, or a hold now and its last datagram delivered late (at
+ * least 12.8 ms later).
+ * Without links listed, such steps on those links are chance. */
+TEST(branch_futures_act_on_messages_in_flight) {
+  sf_scenario *s = alloc_s();
+  sf_step out[6];
+  for (int c = 0; c < 2; c++) {
+    sf_fork at;
+    memset(&at, 0, sizeof at);
+    at.focus = 1;
+    if (c) {
+      at.nlinks = 2;
+      at.link[0].from = 1, at.link[0].to = 2, at.link[0].pending = 3; /* the focus node's */
+      at.link[1].from = 0, at.link[1].to = 2, at.link[1].pending = 1;
+    }
+    uint32_t futures = 0, moved = 0, mine = 0, late = 0, kinds[3] = {0, 0, 0};
+    for (uint64_t seed = 0; seed < 2000; seed++) {
+      sf_generate_seed(seed % 40, s);
+      uint32_t n = sf_branch_steps(s, 200000, seed, &at, out, 6);
+      futures += n > 0;
+      for (uint32_t i = 0; i < n; i++) {
+        const sf_step *st = &out[i];
+        int focus_link = st->node == 1 && st->peer == 2, other = st->node == 0 && st->peer == 2;
+        if (st->by_state || !(focus_link || other) || st->at_us != 200000 ||
+            (st->kind != SF_STEP_HOLD && st->kind != SF_STEP_DELIVER))
+          continue;
+        moved++;
+        mine += focus_link;
+        kinds[st->kind == SF_STEP_DELIVER ? 0 : 1]++;
+        CHECK(st->kind != SF_STEP_DELIVER || st->k < (focus_link ? 3u : 1u));
+        for (uint32_t j = i + 1; j < n; j++) /* the held link's late step */
+          if (st->kind == SF_STEP_HOLD && out[j].node == st->node && out[j].peer == st->peer &&
+              (out[j].kind == SF_STEP_RELEASE || out[j].kind == SF_STEP_DELIVER)) {
+            late += out[j].at_us >= 200000 + 12800; /* unless the run ends sooner */
+            kinds[2] += out[j].kind == SF_STEP_DELIVER;
+            break;
+          }
+        break;
+      }
+    }
+    CHECK(futures > 1900);
+    if (!c) {
+      CHECK(moved * 50 < futures);
+      continue;
+    }
+    CHECK(moved * 5 > futures * 2 && moved * 5 < futures * 3);
+    CHECK(mine * 10 > moved * 7 && mine * 10 < moved * 9); /* 3/4 + 1/4 * 1/2 */
+    CHECK(kinds[0] * 4 > moved && kinds[1] * 2 > moved && kinds[2] * 5 > moved);
+    CHECK(late * 10 > kinds[1] * 9);
+  }
+  free(s);
+}
+
 TEST_MAIN(T(every_step_kind_roundtrips), T(branch_futures_bring_back_nodes_out_of_play),
+          T(branch_futures_act_on_messages_in_flight),
           T(branch_futures_are_bounded_ordered_and_end_some_faults),
           T(branch_futures_aim_at_the_focus_node), T(random_bytes_decode_bounded),
           T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged),

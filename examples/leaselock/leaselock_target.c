@@ -165,17 +165,21 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
     }
   }
   /* each state is about one node, where the explorer aims its futures */
-  SF_SOMETIMES_ON(w, held && skew_ms >= 100, skewed, "lease held by a skewed clock");
-  SF_MAXIMIZE_ON(w, "clock skew of a lease holder (ms)", skew_ms, skewed);
   SF_SOMETIMES_ON(w, stale_writer >= 0, stale_writer,
                   "an earlier holder still writing after a later grant");
   SF_SOMETIMES_ON(w, srv && srv->grace, 0, "server restarted in its grace period");
+#ifndef SF_ZOO_NO_HINTS /* drift's trigger and wall_grace's */
+  SF_SOMETIMES_ON(w, held && skew_ms >= 100, skewed, "lease held by a skewed clock");
+  SF_MAXIMIZE_ON(w, "clock skew of a lease holder (ms)", skew_ms, skewed);
   SF_SOMETIMES_ON(w, srv && srv->grace && held, 0, "server in its grace while a client holds");
   /* how far the server's wall clock runs ahead of true time then: a
    * grace period timed by that clock ends early by as much */
   int64_t ahead = srv && srv->grace && held ? sim_clock(w, 0) - (int64_t)sim_now(w) : 0;
   SF_MAXIMIZE_ON(w, "server clock ahead in its grace while a client holds (ms)",
                  ahead > 0 ? (uint64_t)ahead / SIM_NS_PER_MS : 0, 0);
+#else
+  (void)skewed;
+#endif
 }
 
 static const sf_check invariants[] = {

@@ -309,7 +309,11 @@ SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
     }
   }
   SF_SOMETIMES_ON(w, changing >= 0, changing, "leader with an uncommitted membership change");
+#ifndef SF_ZOO_NO_HINTS /* early_change's precondition */
   SF_SOMETIMES_ON(w, older >= 0, older, "membership changes on diverging logs");
+#else
+  (void)older;
+#endif
 }
 
 /* 1 if p's log is no newer than q's (q would get p's vote). */
@@ -443,13 +447,20 @@ SF_ORACLE static void note_states(void *ctx, sim_world *w) {
    * get at the old leader, a crash of the follower that rewrote its log) */
   SF_SOMETIMES_ON(w, leaders >= 2, deposed, "two nodes act as leader at once");
   SF_SOMETIMES_ON(w, rewrote >= 0, rewrote, "follower replaced entries for a new leader");
+#ifndef SF_ZOO_NO_HINTS /* lease_read's trigger, commit_old_term's, early_change's ladder */
   SF_SOMETIMES_ON(w, lease > 0, lease_at, "read lease outlives a newer leader's write");
   SF_MAXIMIZE_ON(w, "read lease left after a newer leader's write (ms)",
                  (uint64_t)(lease / 1000000), lease_at);
   SF_MAXIMIZE_ON(w, "replicas past the commit with an earlier-term entry", holders, old_leader);
+#else
+  (void)holders;
+  (void)lease_at;
+#endif
 #ifdef RAFT_RECONF
   note_changes(c, w);
+#ifndef SF_ZOO_NO_HINTS
   note_change_race(c, w);
+#endif
 #endif
 }
 

@@ -45,6 +45,7 @@
 
 #include "engine/mutate.h"
 #include "revisit.h"
+#include "run/features.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -413,6 +414,25 @@ static cli_child *new_child(void) {
   return c;
 }
 
+/* List in at the links with datagrams pending now, the focus node's
+ * first (as many as fit). */
+static void fork_links(sim_world *w, sf_fork *at) {
+  int n = sim_nodes(w);
+  for (int mine = 1; mine >= 0; mine--)
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) {
+        if ((a == at->focus || b == at->focus) != mine || at->nlinks == SF_FORK_LINKS)
+          continue;
+        uint32_t p = sim_link_pending(w, a, b);
+        if (!p)
+          continue;
+        at->link[at->nlinks].from = (uint8_t)a;
+        at->link[at->nlinks].to = (uint8_t)b;
+        at->link[at->nlinks].pending = (uint16_t)(p < UINT16_MAX ? p : UINT16_MAX);
+        at->nlinks++;
+      }
+}
+
 /* Fork one branch at this moment. Returns in the child (which then runs
  * the new future) and, after the child ended, in the parent. */
 static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
@@ -420,11 +440,15 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   uint64_t events = sim_get_stats(w)->events;
   uint32_t room = SF_MAX_STEPS - x->s->nsteps - x->nadded; /* as sf_run_inject counts */
   sf_step fut[6];
-  sf_fork at = {focus, 0, 0};
+  sf_fork at;
+  memset(&at, 0, sizeof at);
+  at.focus = focus;
   for (int i = 0; i < sim_nodes(w) && i < 64; i++) {
     at.down |= (uint64_t)!sim_node_up(w, i) << i;
     at.paused |= (uint64_t)(sim_node_up(w, i) && sim_node_paused(w, i)) << i;
   }
+  if (!(sf_ablate() & SF_ABLATE_INFLIGHT))
+    fork_links(w, &at);
   uint32_t nf =
       events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut, room < 6 ? room : 6) : 0;
   if (!nf)

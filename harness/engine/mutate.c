@@ -362,6 +362,55 @@ static void aim(rng *r, sf_step *st, uint32_t f) {
   st->by_state = 0;
 }
 
+/* A long delay, about log-uniform from 12.8 ms to 3.2 s (at most left):
+ * long enough for the other nodes to move on (a timeout, an election). */
+static uint64_t long_delay(rng *r, uint64_t left) {
+  uint32_t k = 7 + below(r, 8);
+  uint64_t d = (100ull << k) + below(r, 100u << k);
+  return d < left ? d : left;
+}
+
+/* Write step u: kind on link from->to (k: the deliver step's message) at
+ * at_us. 1 if it reads back unchanged, as a replay will read it. */
+static int link_step(sf_step *u, unsigned kind, uint32_t from, uint32_t to, uint32_t k,
+                     uint64_t at_us) {
+  memset(u, 0, sizeof *u);
+  u->kind = (uint8_t)kind;
+  u->node = from;
+  u->peer = to;
+  u->k = k;
+  u->at_us = at_us;
+  return sf_step_normalize(u) && u->at_us == at_us && u->node == from && u->peer == to;
+}
+
+/* Act on one link with messages in flight at the fork (see
+ * sf_branch_steps): writes at most 2 steps into out (room for max),
+ * returns how many. */
+static uint32_t in_flight_move(rng *r, const sf_fork *at, uint64_t now_us, uint64_t room,
+                               sf_step *out, uint32_t max) {
+  SIM_ASSERT(at->nlinks > 0 && at->nlinks <= SF_FORK_LINKS);
+  uint32_t mine = 0; /* the focus node's links come first */
+  while (mine < at->nlinks && at->focus >= 0 &&
+         (at->link[mine].from == at->focus || at->link[mine].to == at->focus))
+    mine++;
+  uint32_t i = mine && below(r, 4) ? below(r, mine) : below(r, at->nlinks);
+  uint32_t from = at->link[i].from, to = at->link[i].to, pending = at->link[i].pending;
+  SIM_ASSERT(pending > 0);
+  uint64_t late = now_us + long_delay(r, room);
+  switch (below(r, 3)) {
+  case 0: /* held now, released late: every one of them stale */
+    if (max < 2 || !link_step(&out[0], SF_STEP_HOLD, from, to, 0, now_us))
+      return 0;
+    return 1 + (uint32_t)link_step(&out[1], SF_STEP_RELEASE, from, to, 0, late);
+  case 1: /* one of them now, ahead of those sent before it */
+    return (uint32_t)link_step(&out[0], SF_STEP_DELIVER, from, to, below(r, pending), now_us);
+  default: /* held now, the newest delivered late, the others later still */
+    if (max < 2 || !link_step(&out[0], SF_STEP_HOLD, from, to, 0, now_us))
+      return 0;
+    return 1 + (uint32_t)link_step(&out[1], SF_STEP_DELIVER, from, to, pending - 1, late);
+  }
+}
+
 uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
                          const sf_fork *at_fork, sf_step *out, uint32_t max) {
   int focus = at_fork ? at_fork->focus : -1;
@@ -391,6 +440,8 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
     unsigned back = at_fork->down >> node & 1 ? SF_STEP_RESTART : SF_STEP_RESUME;
     k += (uint32_t)later_step(&r, &out[k], back, node, 0, now_us, room);
   }
+  if (at_fork && at_fork->nlinks && k < max && below(&r, 2))
+    k += in_flight_move(&r, at_fork, now_us, room, &out[k], max - k);
   for (uint32_t i = 0; i < n && k < max; i++) {
     /* most futures act while the rare state lasts, some after it has had
      * time to play out */

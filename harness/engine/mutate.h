@@ -44,11 +44,20 @@ size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size);
  * schedules exactly the events of the forked run. */
 
 /** The moment a branch forks at: the node whose event reached the rare
- *  state (sim_event_node; -1 if none) and the nodes down or paused then
- *  (bit i for node i). */
+ *  state (sim_event_node; -1 if none), the nodes down or paused then
+ *  (bit i for node i), and the links with messages in flight. */
+#define SF_FORK_LINKS 32 /**< links with messages in flight an sf_fork lists */
+
 typedef struct sf_fork {
   int focus;
   uint64_t down, paused;
+  /* links with datagrams pending (held or in flight) at the fork, those of
+   * the focus node first: from, to, and how many */
+  uint32_t nlinks;
+  struct {
+    uint8_t from, to;
+    uint16_t pending;
+  } link[SF_FORK_LINKS];
 } sf_fork;
 
 /** Draw a branch's future for scenario s forked at now_us: 1 to max (at

@@ -2,6 +2,8 @@
  * features.h). The buckets reached become code paths in feedback.c. */
 #include "features.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef SF_FEEDBACK
@@ -26,7 +28,53 @@ static void reach(sf_features *f, uint32_t b, int node, uint16_t flag) {
 
 /* Reach the bucket of feature v, of any kind but a site's. */
 static void add(sf_features *f, uint64_t v) {
+  SIM_ASSERT((v >> 60) > SF_FT__NONE && (v >> 60) < SF_FT__COUNT);
+  if (f->off >> (v >> 60) & 1)
+    return;
   reach(f, (uint32_t)(sim_mix64(v) % (SF_FB_BUCKETS - SF_FB_SITE_BUCKETS)), -1, 0);
+}
+
+static const char *const kind_name[SF_FT__COUNT] = {
+#define SF_FT_NAME(tag, name, doc) [SF_FT_##tag] = #name,
+    SF_FEATURE_MAP(SF_FT_NAME)
+#undef SF_FT_NAME
+};
+
+_Static_assert(SF_FT__COUNT < 16, "feature kinds below SF_ABLATE_INFLIGHT");
+
+int64_t sf_ablate_parse(const char *list) {
+  int64_t mask = 0;
+  for (const char *p = list; *p;) {
+    size_t len = strcspn(p, ",");
+    int64_t bit = len == 8 && !strncmp(p, "inflight", len) ? SF_ABLATE_INFLIGHT : 0;
+    for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
+      if (strlen(kind_name[k]) == len && !strncmp(p, kind_name[k], len))
+        bit = 1ll << k;
+    if (!bit && len)
+      return -1;
+    mask |= bit;
+    p += len + (p[len] == ',');
+  }
+  return mask;
+}
+
+uint32_t sf_ablate(void) {
+  static int read;
+  static uint32_t off;
+  if (!read) {
+    const char *env = getenv("SIMFUZZ_ABLATE");
+    int64_t m = env ? sf_ablate_parse(env) : 0;
+    if (m < 0) {
+      fprintf(stderr, "simfuzz: SIMFUZZ_ABLATE=%s: the names are", env);
+      for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
+        fprintf(stderr, " %s,", kind_name[k]);
+      fprintf(stderr, " inflight\n");
+      exit(2);
+    }
+    off = (uint32_t)m;
+    read = 1;
+  }
+  return off;
 }
 
 /* Fault records that count as features: every fault but repairs and the
@@ -42,12 +90,56 @@ void sf_features_init(sf_features *f, int n) {
   SIM_ASSERT(n > 0 && n <= SIM_MAX_NODES);
   f->n = n;
   f->last_node = -1;
+  f->off = sf_ablate() & (SF_ABLATE_INFLIGHT - 1);
+}
+
+/* log2 buckets of a time in flight in ms: 0 below 1 ms, then 1 + log2,
+ * at most 15 (16 s and more). */
+static uint64_t flight_bucket(uint64_t ns) {
+  uint64_t ms = ns / 1000000;
+  if (ms == 0)
+    return 0;
+  uint64_t b = 1 + 63 - (uint64_t)__builtin_clzll(ms);
+  return b < 15 ? b : 15;
+}
+
+/* Staleness at delivery: a message is remembered at its send with how
+ * often its sender and receiver had changed role then; at its delivery the
+ * feature is its kind, whether either has changed since, and how long it
+ * was in flight. */
+static void stale(sf_features *f, const sim_trace_rec *r) {
+  int send = r->kind == SIM_EV_SEND;
+  int from = send ? r->node : r->peer, to = send ? r->peer : r->node;
+  if (from < 0 || from >= f->n || to < 0 || to >= f->n)
+    return;
+  uint64_t id = r->kind == SIM_EV_CONN_DATA ? r->b : r->a;
+  SIM_ASSERT(id < UINT64_MAX);
+  uint32_t slot = (uint32_t)(sim_mix64(id) % SF_FLY_SLOTS);
+  if (send) {
+    f->fly[slot].id1 = id + 1;
+    f->fly[slot].sent = r->time;
+    f->fly[slot].from_moves = f->moves[from];
+    f->fly[slot].to_moves = f->moves[to];
+    return;
+  }
+  if (f->fly[slot].id1 != id + 1) /* its slot was taken by a later one */
+    return;
+  SIM_ASSERT(r->time >= f->fly[slot].sent);
+  uint64_t from_changed = f->moves[from] != f->fly[slot].from_moves;
+  uint64_t to_changed = f->moves[to] != f->fly[slot].to_moves;
+  add(f, TAG(SF_FT_STALE) | (uint64_t)(r->msg_kind & 0xff) << 16 | from_changed << 9 |
+             to_changed << 8 | flight_bucket(r->time - f->fly[slot].sent));
+  if (r->kind == SIM_EV_DELIVER) /* a stream's segment may carry more */
+    f->fly[slot].id1 = 0;
 }
 
 void sf_features_trace(sf_features *f, const sim_trace_rec *r) {
   unsigned k = r->kind;
   if (r->node >= 0)
     f->last_node = r->node;
+  if ((k == SIM_EV_SEND || k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA) &&
+      !(f->off >> SF_FT_STALE & 1))
+    stale(f, r);
   if (k >= SIM_EV__COUNT || !(FEATURE_KINDS >> k & 1))
     return;
   int fault = (int)(FAULT_KINDS >> k & 1);
@@ -78,6 +170,7 @@ void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_worl
    * multiset, so node numbering does not matter) */
   add(f, TAG(SF_FT_TRANSITION) | (uint64_t)(f->role[i] & 0xffffff) << 24 | (role & 0xffffff));
   f->role[i] = role;
+  f->moves[i]++;
   uint32_t sorted[SIM_MAX_NODES];
   memcpy(sorted, f->role, (size_t)f->n * sizeof *sorted);
   for (int a = 1; a < f->n; a++)
@@ -130,6 +223,8 @@ uint64_t sf_features_class_value(uint32_t k) {
 }
 
 void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node) {
+  if (f->off >> SF_FT_SITE & 1)
+    return;
   reach(f, sf_features_site_bucket(site, value), node, SF_FRESH_SITE);
 }
 

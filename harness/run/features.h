@@ -19,15 +19,32 @@
  * look common to the explorer, which counts runs per bucket. */
 #define SF_FB_SITE_BUCKETS 1024u
 
+/** The kinds of feature, XX(TAG, name, description): the tag is the top 4
+ *  bits of a feature's 64-bit value, the name is what SIMFUZZ_ABLATE
+ *  names (see sf_ablate). */
+#define SF_FEATURE_MAP(XX)                                                                         \
+  XX(FAULT, fault, "fault kind x message kind x role of the node it hit")                          \
+  XX(PAIR, pair, "an ordered pair of consecutive fault/protocol events")                           \
+  XX(TRANSITION, transition, "one node's role changed from one value to another")                  \
+  XX(ROLES, roles, "the cluster's roles, as a sorted multiset")                                    \
+  XX(STEP, step, "a step kind run in a given cluster role vector")                                 \
+  XX(SITE, site, "an assertion site hit, or a new best value of one")                              \
+  XX(STALE, stale,                                                                                 \
+     "a delivery: message kind x whether sender and receiver changed state since the send "        \
+     "x log2 of the time in flight")
+
 /** What a feature describes: the top 4 bits of its 64-bit value. */
 typedef enum {
-  SF_FT_FAULT = 1,      /**< fault kind x message kind x role of the node it hit */
-  SF_FT_PAIR = 2,       /**< an ordered pair of consecutive fault/protocol events */
-  SF_FT_TRANSITION = 3, /**< one node's role changed from one value to another */
-  SF_FT_ROLES = 4,      /**< the cluster's roles, as a sorted multiset */
-  SF_FT_STEP = 5,       /**< a step kind run in a given cluster role vector */
-  SF_FT_SITE = 6,       /**< an assertion site hit, or a new best value of one */
+  SF_FT__NONE = 0,
+#define SF_FT_ENUM(tag, name, doc) SF_FT_##tag,
+  SF_FEATURE_MAP(SF_FT_ENUM)
+#undef SF_FT_ENUM
+      SF_FT__COUNT
 } sf_feature_tag;
+
+/** Slots of the table of messages in flight (by message id, a newer one
+ *  takes an older one's slot): what a delivery is compared with. */
+#define SF_FLY_SLOTS 128u
 
 #define SF_FRESH_MAX 32       /**< new buckets remembered between two drains */
 #define SF_FRESH_SITE 0x8000u /**< in fresh[]: the bucket is an assertion site's */
@@ -39,8 +56,16 @@ typedef struct sf_features {
   uint32_t prev_class;        /* class of the last fault/protocol record */
   int last_node;              /* node of the last record, -1 before any */
   int n;                      /* nodes */
+  uint32_t off;               /* bit t: kind t is not computed (sf_ablate) */
   uint32_t role[SIM_MAX_NODES];
-  uint64_t role_vec; /* hash of the sorted roles */
+  uint32_t moves[SIM_MAX_NODES]; /* how often each node's role changed */
+  uint64_t role_vec;             /* hash of the sorted roles */
+  /* messages in flight: id + 1 (0: empty), send time, and how often sender
+   * and receiver had changed role at the send */
+  struct {
+    uint64_t id1, sent;
+    uint32_t from_moves, to_moves;
+  } fly[SF_FLY_SLOTS];
   /* buckets first reached since the last sf_features_drain (for the
    * explorer; the rest are dropped when more arrive between drains) */
   uint32_t nfresh;
@@ -50,6 +75,22 @@ typedef struct sf_features {
 
 /** Start over for a run of n nodes. */
 void sf_features_init(sf_features *f, int n);
+
+/** In an ablation mask: the explorer's futures that act on the messages in
+ *  flight at the fork (explore.c) are off. Bits below it are feature kinds. */
+#define SF_ABLATE_INFLIGHT (1u << 16)
+
+/** What the environment's SIMFUZZ_ABLATE turns off, for A/B measurements
+ *  of the search: a comma-separated list of feature kind names
+ *  (SF_FEATURE_MAP: bit SF_FT_x) and "inflight" (SF_ABLATE_INFLIGHT). Read
+ *  once per process; an unknown name is a usage error (exit 2). Runs are
+ *  the same either way: only the feedback and the explorer's choices
+ *  change. */
+uint32_t sf_ablate(void);
+
+/** The mask of such a comma-separated list (empty names are skipped); -1
+ *  if a name is unknown. */
+int64_t sf_ablate_parse(const char *list);
 
 /** Account for one trace record. */
 void sf_features_trace(sf_features *f, const sim_trace_rec *r);
