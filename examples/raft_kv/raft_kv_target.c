@@ -316,6 +316,7 @@ SF_ORACLE static void note_changes(cluster *c, sim_world *w) {
 #endif
 }
 
+#ifndef SF_ZOO_NO_HINTS /* the ladder was written from early_change's trigger */
 /* 1 if p's log is no newer than q's (q would get p's vote). */
 SF_ORACLE static int no_newer(const rk_node *p, const rk_node *q) {
   uint32_t pt = p->log[p->len].term, qt = q->log[q->len].term;
@@ -381,6 +382,7 @@ SF_ORACLE static void note_change_race(cluster *c, sim_world *w) {
   }
   SF_MAXIMIZE_ON(w, "early-change hazard: rungs climbed", best, about);
 }
+#endif /* SF_ZOO_NO_HINTS */
 #endif
 
 /* States that matter, for the explorer and `simfuzz reach`: they never
