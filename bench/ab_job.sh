@@ -13,27 +13,27 @@
 #
 # Usage: bench/ab_job.sh BUILD_A BUILD_B TARGET [--pairs N] [--first K]
 #                        [--budget S] [--cores C0,C1]
-#                        [--ablate-a LIST] [--ablate-b LIST]
+#                        [--search-a LIST] [--search-b LIST]
 #   --pairs N   pairs to run (default 10)
 #   --first K   the first pair's k (default 1); later runs past the seeds
 #               already used add independent pairs
 #   --budget S  each trial's --time (default 300)
 #   --cores     the two cores (default 0,1)
-#   --ablate-a, --ablate-b LIST
-#               that arm runs with SIMFUZZ_ABLATE=LIST (feature kinds and
-#               "inflight" turned off): an A/B of a search feature within
-#               one build (BUILD_A = BUILD_B)
+#   --search-a, --search-b LIST
+#               that arm runs with SIMFUZZ_SEARCH=LIST (+name turns a part
+#               of the search on, -name off: README, "Build options"): an
+#               A/B of a search feature within one build (BUILD_A = BUILD_B)
 set -eu
 A=$1; B=$2; T=$3; shift 3
-N=10; FIRST=1; BUDGET=300; CORES=0,1; OFF_A=; OFF_B=
+N=10; FIRST=1; BUDGET=300; CORES=0,1; SEARCH_A=; SEARCH_B=
 while [ $# -gt 0 ]; do
   case "$1" in
     --pairs) N=$2; shift 2 ;;
     --first) FIRST=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
     --cores) CORES=$2; shift 2 ;;
-    --ablate-a) OFF_A=$2; shift 2 ;;
-    --ablate-b) OFF_B=$2; shift 2 ;;
+    --search-a) SEARCH_A=$2; shift 2 ;;
+    --search-b) SEARCH_B=$2; shift 2 ;;
     *) echo "ab_job.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -54,9 +54,9 @@ trial() {
   mkdir "$d"
   t0=$(date +%s.%N)
   rc=0
-  off=$OFF_A
-  [ "$4" = A ] || off=$OFF_B
-  SIMFUZZ_ABLATE=$off taskset -c "$2" timeout -s INT $((BUDGET + 60)) "$1/bin/simfuzz-$T" fuzz -o "$d/out" \
+  search=$SEARCH_A
+  [ "$4" = A ] || search=$SEARCH_B
+  SIMFUZZ_SEARCH=$search taskset -c "$2" timeout -s INT $((BUDGET + 60)) "$1/bin/simfuzz-$T" fuzz -o "$d/out" \
     --seed "$(($3 * 100000000))" --time "$BUDGET" --jobs 1 --stop-on-first -q \
     > "$d/log" 2>&1 || rc=$?
   t1=$(date +%s.%N)
@@ -79,7 +79,7 @@ while [ "$k" -lt $((FIRST + N)) ]; do
   k=$((k + 1))
 done
 
-echo "ab_job.sh: $T, $N pairs from k=$FIRST, $BUDGET s each; A=$A${OFF_A:+ (ablate $OFF_A)} B=$B${OFF_B:+ (ablate $OFF_B)}"
+echo "ab_job.sh: $T, $N pairs from k=$FIRST, $BUDGET s each; A=$A${SEARCH_A:+ ($SEARCH_A)} B=$B${SEARCH_B:+ ($SEARCH_B)}"
 awk -v b="$BUDGET" '
   { hit = $4 && $3 <= b + 30; s = hit ? $3 : b
     n[$2]++; h[$2] += hit; v[$2, n[$2]] = s; miss[$2, n[$2]] = !hit

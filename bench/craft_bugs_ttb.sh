@@ -4,9 +4,8 @@
 # the cores swapped every pair, each for the whole budget. Methods:
 #   job    the default job (simfuzz fuzz --jobs 1 --no-engine)
 #   sweep  the random sweep
-#   base   the default job with SIMFUZZ_ABLATE=stale,inflight (without
-#          the staleness feature and the futures on messages in flight:
-#          the A/B of those, side by side with job) A run ends at its first
+#   job2   the default job again, with SIMFUZZ_SEARCH=$SEARCH2 (--search2):
+#          the A/B of a part of the search, side by side with job A run ends at its first
 # failure only inside one scenario; the campaign goes on, and every tree of
 # the set has background failures (the HEAD probe finding in about 0.4 % of
 # seeds), so the time to the bug is the time of the first saved failure
@@ -22,13 +21,14 @@
 # Usage: bench/craft_bugs_ttb.sh BUILD NAME [--pairs N] [--first K]
 #                                [--budget S] [--cores C0,C1] [--keep DIR]
 #                                [--methods M1,M2]   (default job,sweep)
+#                                [--search2 LIST]    (job2's SIMFUZZ_SEARCH)
 #   --keep DIR: copy each trial's first bug file into DIR, as
 #          NAME-METHOD-K.pb (a trigger for a regression scenario)
 #   BUILD: a build of examples/craft with -DCRAFT_RAFT_TREES from
 #          bugs/trees.sh with ALL=1 (every control built)
 set -eu
 B=$1; NAME=$2; shift 2
-N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep
+N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep; SEARCH2=
 while [ $# -gt 0 ]; do
   case "$1" in
     --pairs) N=$2; shift 2 ;;
@@ -37,6 +37,7 @@ while [ $# -gt 0 ]; do
     --cores) CORES=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
     --methods) METHODS=$2; shift 2 ;;
+    --search2) SEARCH2=$2; shift 2 ;;
     *) echo "craft_bugs_ttb.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -48,8 +49,8 @@ c0=${CORES%,*}; c1=${CORES#*,}
 m1=${METHODS%,*}; m2=${METHODS#*,}
 for m in "$m1" "$m2"; do
   case "$m" in
-    job | sweep | base) ;;
-    *) echo "craft_bugs_ttb.sh: unknown method $m (job, sweep, base)" >&2; exit 2 ;;
+    job | sweep | job2) ;;
+    *) echo "craft_bugs_ttb.sh: unknown method $m (job, sweep, job2)" >&2; exit 2 ;;
   esac
 done
 # shellcheck source=bench/lib.sh
@@ -86,9 +87,9 @@ trial() { # METHOD K CORE: one trial; its time to the bug on stdout
       -q -o "$d/s" > "$d.log" 2>&1 || true
     first_bug "$d/s" "$t0" "sweep-$2"
   else
-    off=
-    [ "$1" = job ] || off=stale,inflight
-    SIMFUZZ_ABLATE=$off taskset -c "$3" "$V" fuzz -o "$d" --time "$BUDGET" --jobs 1 --no-engine \
+    search=
+    [ "$1" = job ] || search=$SEARCH2
+    SIMFUZZ_SEARCH=$search taskset -c "$3" "$V" fuzz -o "$d" --time "$BUDGET" --jobs 1 --no-engine \
       --seed "$(($2 * 100000000))" -q > "$d.log" 2>&1 || true
     first_bug "$d/crashes" "$t0" "$1-$2"
   fi

@@ -909,7 +909,7 @@ static uint32_t fly_once(sf_features *f, uint64_t id, uint64_t sent, uint64_t at
  * is nothing new; a longer time in flight (another log2 bucket) is, and so
  * is the same one after the receiver changed role while it flew; a
  * delivery whose send was pushed out of the table is none. Off when
- * SIMFUZZ_ABLATE names it. */
+ * SIMFUZZ_SEARCH turns it off, and unless it turns it on. */
 TEST(staleness_at_delivery_is_a_feature) {
   static sf_features f;
   sf_features_init(&f, 3);
@@ -942,15 +942,19 @@ TEST(staleness_at_delivery_is_a_feature) {
   CHECK_EQ(f.count, before);
   static sf_features off;
   sf_features_init(&off, 3);
-  off.off = (uint32_t)sf_ablate_parse("stale");
+  off.off = (uint32_t)sf_search_parse("-stale", 0);
   CHECK_EQ(off.off, 1u << SF_FT_STALE);
   CHECK_EQ(fly_once(&off, 1, 0, 0), 1); /* the pairs only */
   CHECK_EQ(fly_once(&off, 2, 0, 5000), 1);
   CHECK_EQ(fly_once(&off, 3, 0, 9000), 0);
-  CHECK_EQ(sf_ablate_parse(""), 0);
-  CHECK_EQ(sf_ablate_parse("fault,,site"), (1 << SF_FT_FAULT) | (1 << SF_FT_SITE));
-  CHECK_EQ(sf_ablate_parse("fault,stal"), -1);
-  CHECK_EQ(sf_ablate_parse("inflight,stale"), SF_ABLATE_INFLIGHT | 1u << SF_FT_STALE);
+  CHECK_EQ(sf_search_parse("", 0), 0);
+  CHECK_EQ(sf_search_parse("", SF_SEARCH_DEFAULT_OFF), SF_SEARCH_DEFAULT_OFF);
+  CHECK_EQ(sf_search_parse("-fault,,-site", 0), (1 << SF_FT_FAULT) | (1 << SF_FT_SITE));
+  CHECK_EQ(sf_search_parse("-fault,-stal", 0), -1);
+  CHECK_EQ(sf_search_parse("fault", 0), -1);
+  CHECK_EQ(sf_search_parse("+", 0), -1);
+  CHECK_EQ(sf_search_parse("+inflight,+stale", SF_SEARCH_INFLIGHT | 1u << SF_FT_STALE), 0);
+  CHECK_EQ(sf_search_parse("-inflight,+inflight,-pair", 0), 1 << SF_FT_PAIR);
 }
 
 /* No two states of the catalog's sites share a bucket: every value class

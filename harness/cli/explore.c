@@ -447,7 +447,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
     at.down |= (uint64_t)!sim_node_up(w, i) << i;
     at.paused |= (uint64_t)(sim_node_up(w, i) && sim_node_paused(w, i)) << i;
   }
-  if (!(sf_ablate() & SF_ABLATE_INFLIGHT))
+  if (!(sf_search_off() & SF_SEARCH_INFLIGHT))
     fork_links(w, &at);
   uint32_t nf =
       events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut, room < 6 ? room : 6) : 0;

@@ -40,32 +40,33 @@ static const char *const kind_name[SF_FT__COUNT] = {
 #undef SF_FT_NAME
 };
 
-_Static_assert(SF_FT__COUNT < 16, "feature kinds below SF_ABLATE_INFLIGHT");
+_Static_assert(SF_FT__COUNT < 16, "feature kinds below SF_SEARCH_INFLIGHT");
 
-int64_t sf_ablate_parse(const char *list) {
-  int64_t mask = 0;
+int64_t sf_search_parse(const char *list, uint32_t def) {
+  int64_t off = def;
   for (const char *p = list; *p;) {
     size_t len = strcspn(p, ",");
-    int64_t bit = len == 8 && !strncmp(p, "inflight", len) ? SF_ABLATE_INFLIGHT : 0;
+    const char *name = p + 1;
+    int64_t bit = len == 9 && !strncmp(name, "inflight", 8) ? SF_SEARCH_INFLIGHT : 0;
     for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
-      if (strlen(kind_name[k]) == len && !strncmp(p, kind_name[k], len))
+      if (len > 1 && strlen(kind_name[k]) == len - 1 && !strncmp(name, kind_name[k], len - 1))
         bit = 1ll << k;
-    if (!bit && len)
+    if (len && (!bit || (*p != '+' && *p != '-')))
       return -1;
-    mask |= bit;
+    off = *p == '+' ? off & ~bit : *p == '-' ? off | bit : off;
     p += len + (p[len] == ',');
   }
-  return mask;
+  return off;
 }
 
-uint32_t sf_ablate(void) {
+uint32_t sf_search_off(void) {
   static int read;
   static uint32_t off;
   if (!read) {
-    const char *env = getenv("SIMFUZZ_ABLATE");
-    int64_t m = env ? sf_ablate_parse(env) : 0;
+    const char *env = getenv("SIMFUZZ_SEARCH");
+    int64_t m = env ? sf_search_parse(env, SF_SEARCH_DEFAULT_OFF) : SF_SEARCH_DEFAULT_OFF;
     if (m < 0) {
-      fprintf(stderr, "simfuzz: SIMFUZZ_ABLATE=%s: the names are", env);
+      fprintf(stderr, "simfuzz: SIMFUZZ_SEARCH=%s: a list of +name and -name, the names", env);
       for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
         fprintf(stderr, " %s,", kind_name[k]);
       fprintf(stderr, " inflight\n");
@@ -90,7 +91,7 @@ void sf_features_init(sf_features *f, int n) {
   SIM_ASSERT(n > 0 && n <= SIM_MAX_NODES);
   f->n = n;
   f->last_node = -1;
-  f->off = sf_ablate() & (SF_ABLATE_INFLIGHT - 1);
+  f->off = sf_search_off() & (SF_SEARCH_INFLIGHT - 1);
 }
 
 /* log2 buckets of a time in flight in ms: 0 below 1 ms, then 1 + log2,

@@ -20,8 +20,8 @@
 #define SF_FB_SITE_BUCKETS 1024u
 
 /** The kinds of feature, XX(TAG, name, description): the tag is the top 4
- *  bits of a feature's 64-bit value, the name is what SIMFUZZ_ABLATE
- *  names (see sf_ablate). */
+ *  bits of a feature's 64-bit value, the name is what SIMFUZZ_SEARCH
+ *  names (see sf_search_off). */
 #define SF_FEATURE_MAP(XX)                                                                         \
   XX(FAULT, fault, "fault kind x message kind x role of the node it hit")                          \
   XX(PAIR, pair, "an ordered pair of consecutive fault/protocol events")                           \
@@ -56,7 +56,7 @@ typedef struct sf_features {
   uint32_t prev_class;        /* class of the last fault/protocol record */
   int last_node;              /* node of the last record, -1 before any */
   int n;                      /* nodes */
-  uint32_t off;               /* bit t: kind t is not computed (sf_ablate) */
+  uint32_t off;               /* bit t: kind t is not computed (sf_search_off) */
   uint32_t role[SIM_MAX_NODES];
   uint32_t moves[SIM_MAX_NODES]; /* how often each node's role changed */
   uint64_t role_vec;             /* hash of the sorted roles */
@@ -76,21 +76,27 @@ typedef struct sf_features {
 /** Start over for a run of n nodes. */
 void sf_features_init(sf_features *f, int n);
 
-/** In an ablation mask: the explorer's futures that act on the messages in
- *  flight at the fork (explore.c) are off. Bits below it are feature kinds. */
-#define SF_ABLATE_INFLIGHT (1u << 16)
+/** In a search mask: the explorer's futures that act on the messages in
+ *  flight at the fork (explore.c). Bits below it are feature kinds. */
+#define SF_SEARCH_INFLIGHT (1u << 16)
 
-/** What the environment's SIMFUZZ_ABLATE turns off, for A/B measurements
- *  of the search: a comma-separated list of feature kind names
- *  (SF_FEATURE_MAP: bit SF_FT_x) and "inflight" (SF_ABLATE_INFLIGHT). Read
- *  once per process; an unknown name is a usage error (exit 2). Runs are
- *  the same either way: only the feedback and the explorer's choices
- *  change. */
-uint32_t sf_ablate(void);
+/** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
+ *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
+ *  "Every explorer change, kept or dropped"). */
+#define SF_SEARCH_DEFAULT_OFF ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT)
 
-/** The mask of such a comma-separated list (empty names are skipped); -1
- *  if a name is unknown. */
-int64_t sf_ablate_parse(const char *list);
+/** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
+ *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
+ *  "+name" (on) and "-name" (off), where a name is a feature kind
+ *  (SF_FEATURE_MAP: bit SF_FT_x) or "inflight" (SF_SEARCH_INFLIGHT): for A/B
+ *  measurements of the search. Read once per process; a bad list is a usage
+ *  error (exit 2). Runs are the same either way: only the feedback and the
+ *  explorer's choices change. */
+uint32_t sf_search_off(void);
+
+/** The off mask that list makes of def (empty items are skipped); -1 if an
+ *  item has no sign or an unknown name. */
+int64_t sf_search_parse(const char *list, uint32_t def);
 
 /** Account for one trace record. */
 void sf_features_trace(sf_features *f, const sim_trace_rec *r);
