@@ -16,7 +16,7 @@ obj() { # FILE TAG DEFINES...: compile FILE to $work/TAG.o
     -I"$src/harness" -DSF_TARGET_NAME='"zoo"' -DSF_TARGET_SYMBOL=sf_target_zoo "$@" \
     -c "$src/$f" -o "$work/$tag.o" || fail "$f does not compile with: $*"
 }
-has() { strings "$work/$1.o" | grep -qF "$2"; }
+has() { grep -aqF "$2" "$work/$1.o"; }
 check() { # FILE DEFINES GENERIC HINT...
   f=$1; defs=$2; generic=$3; shift 3
   # shellcheck disable=SC2086 # defs is a list of flags
