@@ -324,19 +324,25 @@ static uint64_t branch_delay(rng *r) {
   return below(r, 8) == 0 ? below(r, 100) : d;
 }
 
-/* Write into *u a step of this kind on node and peer by number, a short
- * random delay (branch_delay, at most left) after `from`. 1 if it reads
- * back unchanged, as a replay will read it. */
-static int later_step(rng *r, sf_step *u, unsigned kind, uint32_t node, uint32_t peer,
-                      uint64_t from, uint64_t left) {
+/* Write into *u a step of this kind on node and peer by number (k: a
+ * deliver step's message) at at_us. 1 if it reads back unchanged, as a
+ * replay will read it. */
+static int step_at(sf_step *u, unsigned kind, uint32_t node, uint32_t peer, uint32_t k,
+                   uint64_t at_us) {
   memset(u, 0, sizeof *u);
   u->kind = (uint8_t)kind;
   u->node = node;
   u->peer = peer;
+  u->k = k;
+  u->at_us = at_us;
+  return sf_step_normalize(u) && u->at_us == at_us;
+}
+
+/* step_at a short random delay (branch_delay, at most left) after `from`. */
+static int later_step(rng *r, sf_step *u, unsigned kind, uint32_t node, uint32_t peer,
+                      uint64_t from, uint64_t left) {
   uint64_t d = branch_delay(r);
-  u->at_us = from + (d < left ? d : left);
-  uint64_t want = u->at_us;
-  return sf_step_normalize(u) && u->at_us == want;
+  return step_at(u, kind, node, peer, 0, from + (d < left ? d : left));
 }
 
 /* Aim step st at node f (by number): as its node, or the other end of a
@@ -370,19 +376,6 @@ static uint64_t long_delay(rng *r, uint64_t left) {
   return d < left ? d : left;
 }
 
-/* Write step u: kind on link from->to (k: the deliver step's message) at
- * at_us. 1 if it reads back unchanged, as a replay will read it. */
-static int link_step(sf_step *u, unsigned kind, uint32_t from, uint32_t to, uint32_t k,
-                     uint64_t at_us) {
-  memset(u, 0, sizeof *u);
-  u->kind = (uint8_t)kind;
-  u->node = from;
-  u->peer = to;
-  u->k = k;
-  u->at_us = at_us;
-  return sf_step_normalize(u) && u->at_us == at_us && u->node == from && u->peer == to;
-}
-
 /* Act on one link with messages in flight at the fork (see
  * sf_branch_steps): writes at most 2 steps into out (room for max),
  * returns how many. */
@@ -399,15 +392,15 @@ static uint32_t in_flight_move(rng *r, const sf_fork *at, uint64_t now_us, uint6
   uint64_t late = now_us + long_delay(r, room);
   switch (below(r, 3)) {
   case 0: /* held now, released late: every one of them stale */
-    if (max < 2 || !link_step(&out[0], SF_STEP_HOLD, from, to, 0, now_us))
+    if (max < 2 || !step_at(&out[0], SF_STEP_HOLD, from, to, 0, now_us))
       return 0;
-    return 1 + (uint32_t)link_step(&out[1], SF_STEP_RELEASE, from, to, 0, late);
+    return 1 + (uint32_t)step_at(&out[1], SF_STEP_RELEASE, from, to, 0, late);
   case 1: /* one of them now, ahead of those sent before it */
-    return (uint32_t)link_step(&out[0], SF_STEP_DELIVER, from, to, below(r, pending), now_us);
+    return (uint32_t)step_at(&out[0], SF_STEP_DELIVER, from, to, below(r, pending), now_us);
   default: /* held now, the newest delivered late, the others later still */
-    if (max < 2 || !link_step(&out[0], SF_STEP_HOLD, from, to, 0, now_us))
+    if (max < 2 || !step_at(&out[0], SF_STEP_HOLD, from, to, 0, now_us))
       return 0;
-    return 1 + (uint32_t)link_step(&out[1], SF_STEP_DELIVER, from, to, pending - 1, late);
+    return 1 + (uint32_t)step_at(&out[1], SF_STEP_DELIVER, from, to, pending - 1, late);
   }
 }
 
