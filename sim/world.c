@@ -716,10 +716,12 @@ int sim_node_restart(sim_world *w, int node) {
   node_t *nd = &w->node[node];
   if (nd->up || nd->booting) /* up, or its boot already on the way */
     return -EALREADY;
-  nd->booting = 1;
   w->stats.restarts++;
   sim__trace(w, SIM_EV_RESTART, 0, node, -1, nd->inc, 0, 0, NULL, 0);
-  return sim__sched(w, w->now, EVK_BOOT, node) == NONE ? -ENOSPC : 0;
+  if (sim__sched(w, w->now, EVK_BOOT, node) == NONE)
+    return -ENOSPC; /* no boot on the way: a later restart may try again */
+  nd->booting = 1;
+  return 0;
 }
 
 int sim_node_pause(sim_world *w, int node) {

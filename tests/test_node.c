@@ -32,6 +32,29 @@ TEST(crash_drops_timers_and_traffic_both_ways) {
   FX_END();
 }
 
+static void noop_call(sim_world *w, void *arg) {
+  (void)w;
+  (void)arg;
+}
+
+/* A restart whose boot finds no room (the pending-event budget) schedules
+ * nothing, so it does not count as a boot on the way: the next restart
+ * tries again rather than being refused with -EALREADY. */
+TEST(restart_without_room_leaves_no_boot_pending) {
+  FX_BEGIN(2, 1);
+  c.budgets.max_pending = 4;
+  sim_world *w = recorder_world(&c);
+  sim_node_crash(w, 1);
+  int filled = 0;
+  while (filled < 16 && sim_at(w, SIM_NS_PER_MS, noop_call, NULL) == 0)
+    filled++;
+  CHECK(filled < 16);
+  CHECK_EQ(sim_node_restart(w, 1), -ENOSPC);
+  CHECK_EQ(sim_node_restart(w, 1), -ENOSPC);
+  CHECK(!sim_node_up(w, 1));
+  FX_END();
+}
+
 TEST(restart_boots_again_with_new_incarnation) {
   FX_BEGIN(2, 1);
   sim_world *w = recorder_world(&c);
@@ -270,6 +293,7 @@ TEST(event_node_is_the_node_each_event_ran_on) {
 
 TEST_MAIN(T(resume_after_the_heap_filled_up), T(event_node_is_the_node_each_event_ran_on),
           T(crash_drops_timers_and_traffic_both_ways), T(restart_boots_again_with_new_incarnation),
-          T(pause_defers_events_until_resume), T(cancel_timer_of_paused_node),
-          T(crash_while_paused_discards_deferred), T(clock_offset_drift_and_jump),
-          T(monotonic_clock_drifts_but_ignores_offset_and_jumps), T(fault_points))
+          T(restart_without_room_leaves_no_boot_pending), T(pause_defers_events_until_resume),
+          T(cancel_timer_of_paused_node), T(crash_while_paused_discards_deferred),
+          T(clock_offset_drift_and_jump), T(monotonic_clock_drifts_but_ignores_offset_and_jumps),
+          T(fault_points))
