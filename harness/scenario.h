@@ -36,6 +36,7 @@ extern "C" {
 #define SF_MAX_CLOCK_US 3600000000ll    /**< largest clock offset or jump: one hour */
 #define SF_MAX_DELIVER_K 1024u          /**< deepest pending message a deliver step names */
 #define SF_MAX_DISK_NTH 1000u           /**< latest disk operation a disk step fails */
+#define SF_MAX_STALL_US 10000000u       /**< longest disk stall: 10 s */
 #define SF_MAX_OP_INTERVAL_US 10000000u /**< longest interval between repeated client ops */
 #define SF_MAX_BANDWIDTH_KBPS 10000000u /**< highest link bandwidth */
 #define SF_MAX_QUEUE 65536u             /**< longest link queue */
@@ -56,7 +57,8 @@ typedef enum {
   SF_SHAPE_PAIR,       /**< node = from, peer = to (LinkOp) */
   SF_SHAPE_DELIVER,    /**< node = from, peer = to, k = which message (DeliverKth) */
   SF_SHAPE_CLOCK,      /**< node, offset_us, drift_ppm, jump_us (Clock) */
-  SF_SHAPE_DISK,       /**< node, disk, k = op to fail, count = its nth (DiskFaults) */
+  SF_SHAPE_DISK,       /**< node, disk, k = op to fail, count = its nth,
+                            interval_us = a stall (DiskFaults) */
   SF_SHAPE_FAULTPOINT, /**< k = site, rate_ppm, flag = disable (FaultPoint) */
   SF_SHAPE_OP,         /**< node, k = op code, key, value, count, interval_us (ClientOp) */
   SF_SHAPE_DEADLINE,   /**< count = deadline in ms (Liveness) */
@@ -154,7 +156,8 @@ typedef struct sf_swarm {
 } sf_swarm;
 
 /** One timed step. Which fields a kind uses is its shape (sf_step_shape);
- *  a disk step's k is 0 none, 1 read, 2 write, 3 sync.
+ *  a disk step's k is 0 none, 1 read, 2 write, 3 sync; its interval_us
+ *  stalls the disk (sim_disk_stall) that long.
  *  by_state: node, peer, mask bits and group positions are ranks by the
  *  target's observed state (rank 0 = highest, e.g. the leader). */
 typedef struct sf_step {

@@ -321,6 +321,25 @@ int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth) {
   return 0;
 }
 
+int sim_disk_stall(sim_world *w, int node, uint64_t ns) {
+  CHECK_DISK_NODE(w, node);
+  disk_t *d = &w->node[node].disk;
+  uint64_t end = ns > UINT64_MAX - w->now ? UINT64_MAX : w->now + ns; /* saturates */
+  if (!ns)
+    end = 0;
+  if (!ns || end > d->stall_end)
+    d->stall_end = end;
+  SIM_ASSERT(!ns || d->stall_end > w->now);
+  return 0;
+}
+
+uint64_t sim_disk_stall_left(const sim_world *w, int node) {
+  if (!w || node < 0 || node >= w->n)
+    return 0;
+  const disk_t *d = &w->node[node].disk;
+  return d->stall_end > w->now ? d->stall_end - w->now : 0;
+}
+
 void sim__disk_crash(sim_world *w, int node) {
   decide_dirty(w, node, 1);
 }

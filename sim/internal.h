@@ -114,7 +114,8 @@ typedef struct {
   uint32_t ndirty, dirtycap;
   uint32_t fail_nth[3];
   uint64_t ops[3];
-  uint32_t decided; /* crash/EIO decisions so far (decision index base) */
+  uint32_t decided;   /* crash/EIO decisions so far (decision index base) */
+  uint64_t stall_end; /* world time a stall ends (sim_disk_stall); 0: none */
   sim_disk_params p;
 } disk_t;
 

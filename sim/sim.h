@@ -628,6 +628,18 @@ uint32_t sim_disk_sector_size(const sim_world *w, int node);
 /** Countdown fault: the nth (1-based) next `op` on the node fails with -EIO. */
 int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth);
 
+/** Stall the node's disk for ns nanoseconds of true time from now (0 ends
+ *  a stall), as a device that stops answering (a firmware hiccup, a full
+ *  write cache, a saturated volume). The disk calls above are synchronous
+ *  and are not delayed: a backend that models asynchronous I/O completes
+ *  no request, queued or new, before sim_disk_stall_left() is 0. A longer
+ *  stall replaces a shorter one; a crash does not end it (the device is
+ *  not the process). Returns 0, or -EINVAL for a bad node. */
+int sim_disk_stall(sim_world *w, int node, uint64_t ns);
+
+/** Nanoseconds of true time until the node's disk stall ends; 0 if none. */
+uint64_t sim_disk_stall_left(const sim_world *w, int node);
+
 /* ---- Clocks --------------------------------------------------------- */
 
 /** The node's local clock (true time + offset + drift), ns, may be negative. */

@@ -182,6 +182,35 @@ TEST(countdown_faults) {
   FX_END();
 }
 
+TEST(stall_is_a_window_of_true_time) {
+  /* sim_disk_stall: the time left runs down with the world's time; a
+   * longer stall replaces a shorter one, a shorter one does not shorten it,
+   * 0 ends it; a crash does not; synchronous calls are not delayed. */
+  recorder *r = recorder_new();
+  sim_world *w = disk_world(r, 0, 0, 1);
+  CHECK_EQ(sim_disk_stall_left(w, 0), 0u);
+  CHECK_EQ(sim_disk_stall(w, 1, 1), -EINVAL);
+  CHECK_EQ(sim_disk_stall_left(w, 1), 0u);
+  CHECK_EQ(sim_disk_stall(w, 0, 100 * SIM_NS_PER_MS), 0);
+  CHECK_EQ(sim_disk_stall_left(w, 0), 100 * SIM_NS_PER_MS);
+  CHECK_EQ(sim_disk_stall(w, 0, 10 * SIM_NS_PER_MS), 0);
+  CHECK_EQ(sim_disk_stall_left(w, 0), 100 * SIM_NS_PER_MS);
+  CHECK_EQ(sim_disk_write(w, 0, 0, "a", 1), 1);
+  CHECK_EQ(sim_disk_sync(w, 0), 0);
+  uint64_t t0 = sim_now(w);
+  sim_run(w, t0 + 40 * SIM_NS_PER_MS, 1000);
+  CHECK_EQ(sim_disk_stall_left(w, 0), t0 + 100 * SIM_NS_PER_MS - sim_now(w));
+  crash_restart(w);
+  CHECK(sim_disk_stall_left(w, 0) > 0);
+  CHECK_EQ(sim_disk_stall(w, 0, 300 * SIM_NS_PER_MS), 0);
+  CHECK_EQ(sim_disk_stall_left(w, 0), 300 * SIM_NS_PER_MS);
+  CHECK_EQ(sim_disk_stall(w, 0, 0), 0);
+  CHECK_EQ(sim_disk_stall_left(w, 0), 0u);
+  CHECK_EQ(sim_disk_stall(w, 0, UINT64_MAX), 0); /* saturates */
+  CHECK(sim_disk_stall_left(w, 0) > 0);
+  FX_END();
+}
+
 TEST(disk_budget) {
   FX_BEGIN(1, 1);
   c.budgets.max_disk_bytes = 8192;
@@ -256,7 +285,8 @@ TEST(sparse_images_match_a_flat_model) {
   }
 }
 
-TEST_MAIN(T(write_read_size_truncate), T(synced_data_survives_crash), T(unsynced_write_all_kept),
+TEST_MAIN(T(write_read_size_truncate), T(stall_is_a_window_of_true_time),
+          T(synced_data_survives_crash), T(unsynced_write_all_kept),
           T(unsynced_sectors_torn_at_crash), T(unsynced_sectors_corrupted), T(injected_eio_rates),
           T(sync_eio_loses_data_later_sync_cannot_save), T(countdown_faults), T(disk_budget),
           T(sparse_images_match_a_flat_model))

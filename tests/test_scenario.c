@@ -170,6 +170,42 @@ TEST(extreme_values_are_clamped) {
   free(s);
 }
 
+TEST(disk_stalls_are_clamped_described_and_generated) {
+  sf_scenario *s = alloc_s();
+  sf_scenario_init(s);
+  s->nsteps = 1;
+  memset(s->steps, 0, sizeof s->steps[0]);
+  s->steps[0].kind = SF_STEP_DISK;
+  s->steps[0].interval_us = UINT32_MAX;
+  sf_normalize(s);
+  CHECK_EQ(s->steps[0].interval_us, SF_MAX_STALL_US);
+  check_roundtrip(s);
+  char d[512];
+  sf_step_describe(&s->steps[0], 3, d, sizeof d);
+  CHECK(strstr(d, ", stall 10000000 us") != NULL);
+  s->steps[0].interval_us = 0;
+  sf_step_describe(&s->steps[0], 3, d, sizeof d);
+  CHECK(strstr(d, "stall") == NULL);
+  int stalls = 0, disks = 0;
+  for (uint64_t seed = 0; seed < 2000; seed++) {
+    sf_generate_seed(seed, s);
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+      const sf_step *st = &s->steps[i];
+      if (st->kind != SF_STEP_DISK)
+        continue;
+      disks++;
+      if (st->interval_us) { /* only with no failure, 64 ms to 1 s */
+        stalls++;
+        CHECK_EQ(st->k, 0);
+        CHECK(st->interval_us >= 64000 && st->interval_us <= 1024000);
+      }
+    }
+  }
+  CHECK(disks > 100);
+  CHECK(stalls > disks / 8 && stalls < disks / 2); /* a quarter of them */
+  free(s);
+}
+
 TEST(generated_scenarios_roundtrip_and_inject_faults) {
   sf_scenario *s = alloc_s();
   int with_faults = 0;
@@ -540,7 +576,8 @@ TEST(branch_futures_act_on_messages_in_flight) {
   free(s);
 }
 
-TEST_MAIN(T(every_step_kind_roundtrips), T(branch_futures_bring_back_nodes_out_of_play),
+TEST_MAIN(T(every_step_kind_roundtrips), T(disk_stalls_are_clamped_described_and_generated),
+          T(branch_futures_bring_back_nodes_out_of_play),
           T(branch_futures_act_on_messages_in_flight),
           T(branch_futures_are_bounded_ordered_and_end_some_faults),
           T(branch_futures_aim_at_the_focus_node), T(random_bytes_decode_bounded),

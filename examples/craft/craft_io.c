@@ -825,6 +825,12 @@ static int m_send(struct raft_io *io, struct raft_io_send *sreq, const struct ra
                   raft_io_send_cb cb) {
   impl *s = io->impl;
   int to = craft_node_of(m->server_id, sim_nodes(s->w));
+  /* The recipient is a server of some configuration (ids 1..nodes here): id
+   * 0 is "no leader known", and raft's libuv backend dereferences the
+   * message's address, which raft leaves NULL then. */
+  SIM_INVARIANT(s->w, s->node, to >= 0, "send_to_no_server",
+                "raft sent message type %d to server id %llu", (int)m->type,
+                (unsigned long long)m->server_id);
   req *r = calloc(1, sizeof *r);
   if (!r)
     return RAFT_NOMEM;
@@ -1002,6 +1008,24 @@ void craft_io_recv(struct raft_io *io, int from, const void *msg, size_t len) {
 }
 
 /* ---- log writes ---------------------------------------------------------- */
+
+/* A stall of the simulated disk (sim_disk_stall) holds every queued
+ * request until it ends: 1 if it does, and the queue waits for it. The
+ * wait is counted on this node's clock, which may run 20 % slow: a quarter
+ * more, so that one wait is enough. */
+static int disk_stalled(impl *s) {
+  uint64_t left = sim_disk_stall_left(s->w, s->node);
+  if (!left || !s->disk.head)
+    return 0;
+  int64_t end = sim_clock_mono(s->w, s->node) + (int64_t)(left + left / 4);
+  for (req *r = s->disk.head; r; r = r->next) /* in order still: dues never decrease */
+    if (r->due < end)
+      r->due = end;
+  s->stats.stalls++;
+  arm(s, &s->disk, CRAFT_TAG_DISK);
+  SIM_ASSERT(s->disk.timer);
+  return 1;
+}
 
 /* Queue a disk request: a latency of 0.5-4 ms, completions in submission
  * order. */
@@ -1187,7 +1211,8 @@ void craft_io_timer(struct raft_io *io, uint64_t tag) {
       s->tick(io);
   } else if (tag == CRAFT_TAG_DISK) {
     s->disk.timer = 0;
-    complete(s, &s->disk, CRAFT_TAG_DISK, 0);
+    if (!disk_stalled(s))
+      complete(s, &s->disk, CRAFT_TAG_DISK, 0);
   } else if (tag == CRAFT_TAG_NET) {
     s->net.timer = 0;
     complete(s, &s->net, CRAFT_TAG_NET, 0);

@@ -56,6 +56,8 @@
  *   state_machine_safety no two nodes apply different commands at an index
  *   linearizable         the clients' history is linearizable (end of run,
  *                        the key-value model of linearize.h)
+ *   send_to_no_server    (craft_io) raft addresses every message to a server
+ *                        id of the cluster, never to 0 ("no leader known")
  *   liveness             after every fault is healed, one leader that every
  *                        node it replicates to (voters and standbys of its
  *                        configuration) follows, every commit index at the
@@ -137,7 +139,10 @@ struct cluster {
   unsigned short last_state[SIM_MAX_NODES];
   raft_term last_term[SIM_MAX_NODES];
   struct ahdr *arena[SIM_MAX_NODES]; /* raft's live allocations per node */
-  uint32_t perturb;                  /* craft_kv_uninit: allocations so far */
+  struct ahdr *quar[SIM_MAX_NODES];  /* blocks raft freed, oldest first (arena_free) */
+  struct ahdr *quar_tail[SIM_MAX_NODES];
+  uint32_t nquar[SIM_MAX_NODES];
+  uint32_t perturb; /* craft_kv_uninit: allocations so far */
 };
 
 /* The cluster and node an allocation belongs to: the running node's. */
@@ -168,12 +173,21 @@ static void arena_unlink(struct ahdr *h);
  * allocation to the next, so the padding differs between replicas in every
  * build (the C library's and AddressSanitizer's allocators alike) and every
  * run. In craft_kv_errors (CRAFT_ERRORS) allocations can fail, when fault
- * point SIM_FAULTPOINT_ALLOC fires. */
+ * point SIM_FAULTPOINT_ALLOC fires.
+ *
+ * A block raft frees is not given back at once: it waits in a quarantine of
+ * the node's last QUARANTINE frees, marked freed, as AddressSanitizer's
+ * allocator does. Freeing it again, which would corrupt the heap and make
+ * the run depend on the allocator, is the invariant heap_misuse instead, in
+ * every build (a double free older than the quarantine goes unseen). */
+
+enum { ARENA_LIVE = 0x6c697665u, ARENA_FREED = 0x66726565u, QUARANTINE = 64 };
 
 typedef struct ahdr {
   struct ahdr *prev, *next;
   cluster *owner; /* NULL: allocated outside a node (not in an arena) */
   int node;
+  uint32_t magic; /* ARENA_LIVE, then ARENA_FREED in the quarantine */
   size_t size;
   void *base; /* 48 bytes in all: payloads stay 16-byte aligned */
 } ahdr;
@@ -201,6 +215,7 @@ static void *arena_alloc(size_t align, size_t n, int zero) {
   h->base = base;
   h->size = n;
   h->owner = arena_owner(&h->node);
+  h->magic = ARENA_LIVE;
   arena_link(h);
 #if defined(CRAFT_RAW_MALLOC)
   if (!zero) { /* perturbed, never what the last run or another node had */
@@ -242,6 +257,13 @@ static size_t arena_drop(cluster *c, int node) {
     free(h->base);
     n++;
   }
+  while (c->quar[node]) {
+    ahdr *h = c->quar[node];
+    c->quar[node] = h->next;
+    free(h->base);
+  }
+  c->quar_tail[node] = NULL;
+  c->nquar[node] = 0;
   return n;
 }
 
@@ -249,8 +271,35 @@ static void arena_free(void *p) {
   if (!p)
     return;
   ahdr *h = (ahdr *)((uint8_t *)p - sizeof(ahdr));
+  if (h->magic != ARENA_LIVE) {
+    int node;
+    sim_world *w = sim_current(&node);
+    if (w)
+      SIM_INVARIANT(w, node, 0, "heap_misuse", "raft freed a block of %zu bytes %s", h->size,
+                    h->magic == ARENA_FREED ? "twice" : "that it did not allocate");
+    return; /* the run has failed: the block stays as it is */
+  }
   arena_unlink(h);
-  free(h->base);
+  h->magic = ARENA_FREED;
+  cluster *c = h->owner;
+  if (!c) {
+    free(h->base);
+    return;
+  }
+  int node = h->node;
+  h->next = NULL;
+  if (c->quar_tail[node])
+    c->quar_tail[node]->next = h;
+  else
+    c->quar[node] = h;
+  c->quar_tail[node] = h;
+  if (++c->nquar[node] > QUARANTINE) { /* the oldest goes back to the C library */
+    ahdr *old = c->quar[node];
+    c->quar[node] = old->next;
+    c->nquar[node]--;
+    free(old->base);
+  }
+  SIM_ASSERT(c->quar[node] && c->nquar[node] <= QUARANTINE);
 }
 
 static void *h_malloc(void *d, size_t n) {

@@ -107,6 +107,7 @@ static const simplification simpler[] = {
     SIMPLER(CLOCK, jump_us, 0),
     SIMPLER(DISK, disk, 0),
     SIMPLER(DISK, k, 0),
+    SIMPLER(DISK, interval_us, 0),
     SIMPLER(DEADLINE, count, SF_DEFAULT_LIVENESS_MS),
 };
 #undef SIMPLER

@@ -439,6 +439,8 @@ static void run_step(sim_world *w, void *arg) {
     sim_disk_set_params(w, a, &p);
     if (st->k && st->count)
       sim_disk_fail_nth(w, a, (sim_disk_op)(st->k - 1), st->count);
+    if (st->interval_us)
+      sim_disk_stall(w, a, (uint64_t)st->interval_us * 1000);
     break;
   }
   case SF_STEP_FAULTPOINT:

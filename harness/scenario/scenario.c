@@ -112,10 +112,11 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
     return snprintf(buf, cap, "%s %c%d offset=%lldus drift=%dppm jump=%lldus", name, c, a,
                     (long long)st->offset_us, st->drift_ppm, (long long)st->jump_us);
   case SF_SHAPE_DISK:
-    return snprintf(buf, cap, "%s %c%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s", name, c, a,
-                    st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
+    return snprintf(buf, cap, "%s %c%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s%s%.0u%s", name,
+                    c, a, st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
                     st->disk.write_eio_ppm, st->disk.sync_eio_ppm, st->k ? ", fail the next " : "",
-                    disk_ops[st->k < 4 ? st->k : 0]);
+                    disk_ops[st->k < 4 ? st->k : 0], st->interval_us ? ", stall " : "",
+                    st->interval_us, st->interval_us ? " us" : "");
   case SF_SHAPE_FAULTPOINT:
     if (st->flag)
       return snprintf(buf, cap, "%s site %u off", name, st->k);
@@ -243,6 +244,7 @@ static int norm_step(const sf_step *in, sf_step *o) {
     norm_disk(&o->disk);
     o->k = in->k > 3 ? 3 : in->k;
     o->count = o->k ? clamp32(in->count, SF_MAX_DISK_NTH) : 0;
+    o->interval_us = clamp32(in->interval_us, SF_MAX_STALL_US);
     break;
   case SF_SHAPE_FAULTPOINT:
     o->k = in->k;
@@ -346,7 +348,7 @@ static const fmap shape_fields[SF_SHAPE__COUNT][7] = {
     [SF_SHAPE_CLOCK] = {F("node", node, F_U32), F("offset_us", offset_us, F_S64),
                         F("drift_ppm", drift_ppm, F_S32), F("jump_us", jump_us, F_S64)},
     [SF_SHAPE_DISK] = {F("node", node, F_U32), F("params", disk, F_DISK), F("fail_op", k, F_U32),
-                       F("fail_nth", count, F_U32)},
+                       F("fail_nth", count, F_U32), F("stall_us", interval_us, F_U32)},
     [SF_SHAPE_FAULTPOINT] = {F("site", k, F_U32), F("fire_ppm", rate_ppm, F_U32),
                              F("disable", flag, F_U8)},
     [SF_SHAPE_OP] = {F("node", node, F_U32), F("op", k, F_U32), F("key", key, F_U64),
@@ -950,7 +952,10 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
       st->disk.keep_ppm = r8(r) * 3921;
       st->disk.sync_eio_ppm = rate(r) / 4;
       st->k = r8(r) % 4;
-      st->count = 1 + r8(r) % 8;
+      x = r8(r);
+      st->count = 1 + x % 8;
+      if (!st->k) /* no failure: the same byte draws a stall of 64 ms-1 s */
+        st->interval_us = (1 + x % 16) * 64000;
       break;
     case SF_SHAPE_FAULTPOINT:
       st->k = r8(r) % 16;
