@@ -62,7 +62,7 @@ sig() { # TOOL FILE TAG: what failed, alike across releases
   "$1" replay "$2" > "$work/r.$3" 2>&1 || true # a failing replay is the point
   s=$(sed -n 's/^==simfuzz==   \(Assertion .*\)/\1/p' "$work/r.$3" | head -n 1)
   [ -n "$s" ] || s=$(tail -n 1 "$work/r.$3" | sed -n 's/.*-> FAILED //p')
-  [ -n "$s" ] || s=$( ("$1" triage "$2" 2>&1 || true) | tail -n 1 | sed 's/^[^:]*: //')
+  [ -n "$s" ] || s=$( ("$1" triage "$2" 2>&1 || true) | tail -n 1 | sed 's/^[^:]*: //; s/ simfuzz-[^ ]*$//')
   echo "$s"
 }
 first_bug() { # DIR T0 TAG: seconds from T0 to the first file in DIR that is the bug, or -

@@ -20,7 +20,9 @@ sig() { # TOOL FILE: what failed, alike across releases (an assertion's text,
   "$1" replay "$2" > "$work/r" 2>&1
   s=$(sed -n 's/^==simfuzz==   \(Assertion .*\)/\1/p' "$work/r" | head -n 1)
   [ -n "$s" ] || s=$(tail -n 1 "$work/r" | sed -n 's/.*-> FAILED //p')
-  [ -n "$s" ] || s=$("$1" triage "$2" 2>&1 | tail -n 1 | sed 's/^[^:]*: //')
+  # a crash's signature names the binary (craft_NAME or craft_NAME_fixed) and an
+  # offset in it: only the signal is compared
+  [ -n "$s" ] || s=$("$1" triage "$2" 2>&1 | tail -n 1 | sed 's/^[^:]*: //; s/ simfuzz-[^ ]*$//')
   echo "$s"
 }
 : > "$work/table"
