@@ -1017,6 +1017,8 @@ static int disk_stalled(impl *s) {
   uint64_t left = sim_disk_stall_left(s->w, s->node);
   if (!left || !s->disk.head)
     return 0;
+  if (left > (uint64_t)INT64_MAX / 4) /* a stall without end (the API saturates): no overflow */
+    left = (uint64_t)INT64_MAX / 4;
   int64_t end = sim_clock_mono(s->w, s->node) + (int64_t)(left + left / 4);
   for (req *r = s->disk.head; r; r = r->next) /* in order still: dues never decrease */
     if (r->due < end)
