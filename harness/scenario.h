@@ -37,6 +37,7 @@ extern "C" {
 #define SF_MAX_DELIVER_K 1024u          /**< deepest pending message a deliver step names */
 #define SF_MAX_DISK_NTH 1000u           /**< latest disk operation a disk step fails */
 #define SF_MAX_STALL_US 10000000u       /**< longest disk stall: 10 s */
+#define SF_GEN_STALL_US 64000u          /**< generated disk stalls: 1 to 16 of these */
 #define SF_MAX_OP_INTERVAL_US 10000000u /**< longest interval between repeated client ops */
 #define SF_MAX_BANDWIDTH_KBPS 10000000u /**< highest link bandwidth */
 #define SF_MAX_QUEUE 65536u             /**< longest link queue */

@@ -324,12 +324,14 @@ int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth) {
 int sim_disk_stall(sim_world *w, int node, uint64_t ns) {
   CHECK_DISK_NODE(w, node);
   disk_t *d = &w->node[node].disk;
+  if (!ns) {
+    d->stall_end = 0;
+    return 0;
+  }
   uint64_t end = ns > UINT64_MAX - w->now ? UINT64_MAX : w->now + ns; /* saturates */
-  if (!ns)
-    end = 0;
-  if (!ns || end > d->stall_end)
+  if (end > d->stall_end)
     d->stall_end = end;
-  SIM_ASSERT(!ns || d->stall_end > w->now);
+  SIM_ASSERT(d->stall_end > w->now);
   return 0;
 }
 

@@ -75,7 +75,7 @@ static void random_params(rng *r, sf_step *st) {
     st->disk.sync_eio_ppm = rate(r) / 8;
     st->k = below(r, 4);
     st->count = 1 + below(r, 8);
-    st->interval_us = st->k ? 0 : (1 + below(r, 16)) * 64000; /* a stall of 64 ms-1 s */
+    st->interval_us = st->k ? 0 : (1 + below(r, 16)) * SF_GEN_STALL_US; /* as sf_generate */
     break;
   case SF_SHAPE_FAULTPOINT:
     st->k = below(r, 16);

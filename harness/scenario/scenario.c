@@ -111,12 +111,15 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
   case SF_SHAPE_CLOCK:
     return snprintf(buf, cap, "%s %c%d offset=%lldus drift=%dppm jump=%lldus", name, c, a,
                     (long long)st->offset_us, st->drift_ppm, (long long)st->jump_us);
-  case SF_SHAPE_DISK:
-    return snprintf(buf, cap, "%s %c%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s%s%.0u%s", name,
-                    c, a, st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
+  case SF_SHAPE_DISK: {
+    char stall[32] = "";
+    if (st->interval_us)
+      snprintf(stall, sizeof stall, ", stall %u us", st->interval_us);
+    return snprintf(buf, cap, "%s %c%d keep=%u corrupt=%u eio r/w/s=%u/%u/%u ppm%s%s%s", name, c, a,
+                    st->disk.keep_ppm, st->disk.corrupt_ppm, st->disk.read_eio_ppm,
                     st->disk.write_eio_ppm, st->disk.sync_eio_ppm, st->k ? ", fail the next " : "",
-                    disk_ops[st->k < 4 ? st->k : 0], st->interval_us ? ", stall " : "",
-                    st->interval_us, st->interval_us ? " us" : "");
+                    disk_ops[st->k < 4 ? st->k : 0], stall);
+  }
   case SF_SHAPE_FAULTPOINT:
     if (st->flag)
       return snprintf(buf, cap, "%s site %u off", name, st->k);
@@ -954,8 +957,8 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
       st->k = r8(r) % 4;
       x = r8(r);
       st->count = 1 + x % 8;
-      if (!st->k) /* no failure: the same byte draws a stall of 64 ms-1 s */
-        st->interval_us = (1 + x % 16) * 64000;
+      if (!st->k) /* no failure: the same byte draws a stall */
+        st->interval_us = (1 + x % 16) * SF_GEN_STALL_US;
       break;
     case SF_SHAPE_FAULTPOINT:
       st->k = r8(r) % 16;
