@@ -12,7 +12,7 @@
  * (1 s per input, 64 MiB of peak RSS), else 0.
  */
 #include "engine/mutate.h"
-#include "simfuzz_runner.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #include <dirent.h>
 #include <inttypes.h>

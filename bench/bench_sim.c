@@ -14,7 +14,7 @@
  * pushes one entry at time + 1..10 ms for a pseudo-random node — the cost
  * floor of any discrete-event loop. */
 #define _POSIX_C_SOURCE 200809L
-#include "sim.h"
+#include <simfuzz/sim.h>
 
 #include <inttypes.h>
 #include <stdio.h>

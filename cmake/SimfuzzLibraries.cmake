@@ -46,40 +46,54 @@ set_source_files_properties(${SF_PROTO_OUT}/scenario.pb-c.c PROPERTIES COMPILE_O
 
 set(SF_SIM_SOURCES
   ${SF_SRC}/sim/world.c ${SF_SRC}/sim/assert.c ${SF_SRC}/sim/net.c ${SF_SRC}/sim/stream.c ${SF_SRC}/sim/disk.c
-  ${SF_SRC}/sim/trace.c)
+  ${SF_SRC}/sim/trace.c ${SF_SRC}/sim/version.c)
 set(SF_HARNESS_SOURCES
   ${SF_SRC}/harness/scenario/scenario.c ${SF_SRC}/harness/scenario/textpb.c
-  ${SF_SRC}/harness/run/run.c ${SF_SRC}/harness/run/features.c ${SF_SRC}/harness/engine/mutate.c
+  ${SF_SRC}/harness/run/run.c ${SF_SRC}/harness/run/sites.c ${SF_SRC}/harness/run/features.c ${SF_SRC}/harness/engine/mutate.c
   ${SF_SRC}/harness/check/linearize.c ${SF_SRC}/harness/adapter/record.c
   ${SF_SRC}/harness/adapter/libc.c ${SF_PROTO_OUT}/scenario.pb-c.c)
 set(SF_FEEDBACK_SOURCE ${SF_SRC}/harness/run/feedback.c)
-# public headers: what a target's author (simfuzz.h and its helpers) and a
-# tool's author (simfuzz_runner.h, scenario.h) include; the rest is internal
-set(SF_PUBLIC_HEADERS
-  ${SF_SRC}/sim/sim.h ${SF_SRC}/harness/simfuzz.h ${SF_SRC}/harness/simfuzz_runner.h
-  ${SF_SRC}/harness/scenario.h ${SF_SRC}/harness/linearize.h ${SF_SRC}/harness/simfuzz_wire.h
-  ${SF_SRC}/harness/simfuzz_record.h ${SF_SRC}/harness/simfuzz_libc.h)
+# public headers, installed as <simfuzz/NAME.h>: what a target's author
+# (simfuzz.h and its helpers) and a tool's author (simfuzz_runner.h,
+# scenario.h) include; the rest is internal
+set(SF_INCLUDE ${SF_SRC}/include)
+set(SF_PUBLIC_HEADERS)
+foreach(h version sim simfuzz simfuzz_runner scenario linearize simfuzz_wire simfuzz_record
+    simfuzz_libc)
+  list(APPEND SF_PUBLIC_HEADERS ${SF_INCLUDE}/simfuzz/${h}.h)
+endforeach()
 if(SIMFUZZ_FEEDBACK)
   set(SF_FEEDBACK_DEF SF_FEEDBACK=1)
 else()
   set(SF_FEEDBACK_DEF SF_FEEDBACK=0)
 endif()
 
-# Settings every library holding simulator or harness code shares.
-function(sf_core_settings name)
+# Where a library's users find the public headers: <simfuzz/sim.h> through
+# include/. The bare names of releases before 0.6 ("simfuzz.h") still
+# resolve, through include/simfuzz searched last (-idirafter, one token so
+# that CMake's de-duplication keeps it whole): a project's own sim.h or
+# scenario.h always wins over ours. simfuzz_add_target() warns about them.
+function(sf_public_includes name)
   target_include_directories(${name} PUBLIC
-    $<BUILD_INTERFACE:${SF_SRC}/sim> $<BUILD_INTERFACE:${SF_SRC}/harness>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/simfuzz>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-  target_include_directories(${name} PRIVATE ${SF_PROTO_OUT} ${SF_PROTOBUF_C_INCLUDE})
+    $<BUILD_INTERFACE:${SF_INCLUDE}> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_options(${name} INTERFACE
+    $<BUILD_INTERFACE:-idirafter${SF_INCLUDE}/simfuzz>
+    $<INSTALL_INTERFACE:-idirafter$<INSTALL_PREFIX>/${CMAKE_INSTALL_INCLUDEDIR}/simfuzz>)
+endfunction()
+
+# Settings every library holding simulator or harness code shares; the
+# internal headers ("engine/mutate.h") are the library's own.
+function(sf_core_settings name)
+  sf_public_includes(${name})
+  target_include_directories(${name} PRIVATE ${SF_SRC}/harness ${SF_PROTO_OUT}
+    ${SF_PROTOBUF_C_INCLUDE})
   target_compile_definitions(${name} PRIVATE _POSIX_C_SOURCE=200809L ${SF_FEEDBACK_DEF})
   target_link_libraries(${name} PUBLIC ${SF_PROTOBUF_C_LIB})
 endfunction()
 
 # ---- plain: the command line, tests, the sweep ----
 add_library(simfuzz_sim STATIC ${SF_SIM_SOURCES})
-target_include_directories(simfuzz_sim PUBLIC
-  $<BUILD_INTERFACE:${SF_SRC}/sim> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/simfuzz>)
+sf_public_includes(simfuzz_sim)
 add_library(simfuzz_harness STATIC ${SF_HARNESS_SOURCES} ${SF_FEEDBACK_SOURCE})
 sf_core_settings(simfuzz_harness)
 target_link_libraries(simfuzz_harness PUBLIC simfuzz_sim)
@@ -97,14 +111,17 @@ add_library(simfuzz_cli STATIC
   ${SF_SRC}/harness/cli/triage.c ${SF_SRC}/harness/cli/trace.c
   ${SF_SRC}/harness/cli/isolate.c ${SF_SRC}/harness/cli/sweep.c ${SF_SRC}/harness/cli/json.c
   ${SF_SRC}/harness/cli/sha1.c ${SF_SRC}/harness/cli/nightly.c ${SF_SRC}/harness/cli/explore.c
+  ${SF_SRC}/harness/explore/explore.c
   ${SF_SRC}/harness/cli/reach.c ${SF_SRC}/harness/cli/fuzz.c
   ${SF_SRC}/harness/cli/main_target.c ${SF_TRACE_HTML})
 target_compile_definitions(simfuzz_cli PRIVATE _POSIX_C_SOURCE=200809L)
+target_include_directories(simfuzz_cli PRIVATE ${SF_SRC}/harness)
 target_link_libraries(simfuzz_cli PUBLIC simfuzz_harness)
 
 # the dispatcher: no target's code, only the commands that need none
 add_executable(simfuzz ${SF_SRC}/harness/cli/dispatch.c)
 target_compile_definitions(simfuzz PRIVATE _POSIX_C_SOURCE=200809L)
+target_include_directories(simfuzz PRIVATE ${SF_SRC}/harness)
 target_link_libraries(simfuzz PRIVATE simfuzz_cli)
 set_target_properties(simfuzz PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 
@@ -207,7 +224,6 @@ if(SIMFUZZ_FUZZERS AND NOT SIMFUZZ_ENGINE)
   # a module must not leave a symbol unresolved: afl-fuzz would refuse it
   target_link_options(simfuzz_mutator PRIVATE -Wl,--no-undefined)
   sf_core_settings(simfuzz_mutator)
-  target_include_directories(simfuzz_mutator PRIVATE ${SF_SRC}/sim ${SF_SRC}/harness)
   set_target_properties(simfuzz_mutator PROPERTIES SIMFUZZ_UNSANITIZED ON PREFIX lib
     OUTPUT_NAME simfuzz_mutator C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)

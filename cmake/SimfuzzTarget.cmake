@@ -41,6 +41,51 @@
 include_guard(GLOBAL)
 include(CheckCCompilerFlag)
 
+# Releases before 0.6 installed the public headers flat, and targets
+# included them by their bare names ("simfuzz.h"). They still build (the
+# headers' directory is searched last), but a project's own header of the
+# same name wins: say so once per target, at configure time, where a
+# -Werror build cannot turn the note into an error. A bare name that the
+# source's directory, INCLUDES or the LIBRARIES' include directories
+# provide is the project's own.
+function(_simfuzz_note_bare_includes name)
+  cmake_parse_arguments(A "" "" "SOURCES;INCLUDES;LIBRARIES" ${ARGN})
+  foreach(lib ${A_LIBRARIES})
+    if(TARGET ${lib})
+      get_target_property(dirs ${lib} INTERFACE_INCLUDE_DIRECTORIES)
+      foreach(d ${dirs})
+        if(d AND NOT d MATCHES "\\$<")
+          list(APPEND A_INCLUDES ${d})
+        endif()
+      endforeach()
+    endif()
+  endforeach()
+  set(bare "sim|simfuzz|simfuzz_runner|scenario|linearize|simfuzz_wire|simfuzz_record|simfuzz_libc")
+  foreach(src ${A_SOURCES})
+    if(src MATCHES "^\\$<" OR NOT EXISTS ${src})
+      continue()
+    endif()
+    get_filename_component(dir ${src} DIRECTORY)
+    file(STRINGS ${src} hits REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<](${bare})\\.h[\">]")
+    foreach(hit ${hits})
+      string(REGEX REPLACE ".*[\"<]([a-z_]+)\\.h.*" "\\1" header "${hit}")
+      set(own OFF)
+      foreach(d ${dir} ${A_INCLUDES})
+        get_filename_component(d ${d} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+        if(EXISTS ${d}/${header}.h)
+          set(own ON)
+        endif()
+      endforeach()
+      if(NOT own)
+        string(STRIP "${hit}" hit)
+        message(DEPRECATION "simfuzz_add_target(${name}): ${src}: '${hit}': the bare name is "
+          "deprecated; include <simfuzz/${header}.h>")
+        return()
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+
 function(simfuzz_add_target)
   cmake_parse_arguments(T "KEEP_NDEBUG;NO_ASSERT_HOOK;SANITIZED_CORE;NO_FUZZERS" "NAME;CORPUS;DICT"
     "SOURCES;INCLUDES;DEFINES;COMPILE_OPTIONS;LIBRARIES;ROUTE" ${ARGN})
@@ -61,6 +106,8 @@ function(simfuzz_add_target)
     endif()
     list(APPEND sources ${src})
   endforeach()
+  _simfuzz_note_bare_includes(${T_NAME} SOURCES ${sources} INCLUDES ${T_INCLUDES}
+    LIBRARIES ${T_LIBRARIES})
   get_property(afl_cc GLOBAL PROPERTY SIMFUZZ_AFL_CC)
   get_property(launcher GLOBAL PROPERTY SIMFUZZ_AFL_LAUNCHER)
   get_property(base_dict GLOBAL PROPERTY SIMFUZZ_DICT)

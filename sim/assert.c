@@ -1,6 +1,6 @@
 /* SIM_ASSERT's report (sim.h). Its own file: code that uses the simulator's
  * headers without the simulator (the AFL++ mutator library) links it. */
-#include "sim.h"
+#include <simfuzz/sim.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 #ifndef SIMFUZZ_SIM_INTERNAL_H
 #define SIMFUZZ_SIM_INTERNAL_H
 
-#include "sim.h"
+#include <simfuzz/sim.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +10,11 @@
 
 #define NONE UINT32_MAX
 
-/* Purposes of internal decision streams (user streams use >= 0x80). */
+/* Purposes of internal decision streams (user streams use >= 0x80). A
+ * fault added since has its stream named by its trace kind, P_EV(kind),
+ * so that it needs no row here. */
+#define P_EV(kind) (0x40u + (unsigned)(kind))
+_Static_assert(SIM_EV__COUNT < 0x40, "P_EV: a purpose per trace kind below 0x80");
 enum {
   P_LAT = 1,
   P_LOSS,
@@ -290,6 +294,9 @@ static inline void sim__ev_free(sim_world *w, uint32_t e) {
   w->ev_free = e;
 }
 void sim__ev_cancel(sim_world *w, uint32_t e);
+/* Set a link's parameters, and whether it has any random fault or limit
+ * (the one test of "faulty": the datagram paths' fast path skips the rest). */
+void sim__link_params(link_t *l, const sim_link_params *p);
 void sim__budget_stop(sim_world *w, sim_budget why);
 /** The host refused the simulator memory: the run stops (SIM_BUDGET_MEMORY)
  *  and no failure after this counts. */

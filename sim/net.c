@@ -89,6 +89,9 @@ void sim__ml_push(sim_world *w, mlist *l, uint32_t i) {
 void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
   SIM_ASSERT(i < w->msg_cap && l->n > 0);
   msg_t *m = &w->msg[i];
+  /* on this list, as sim__ml_push left it: an end of it, or linked both ways */
+  SIM_ASSERT(m->prev == NONE ? l->head == i : w->msg[m->prev].next == i);
+  SIM_ASSERT(m->next == NONE ? l->tail == i : w->msg[m->next].prev == i);
   if (m->prev == NONE)
     l->head = m->next;
   else
@@ -105,7 +108,7 @@ static link_t *L(sim_world *w, int from, int to) {
   return &w->link[from][to];
 }
 
-static void link_params(link_t *l, const sim_link_params *p) {
+void sim__link_params(link_t *l, const sim_link_params *p) {
   l->p = *p;
   l->faulty = p->loss_ppm || p->dup_ppm || p->reorder_ppm || p->corrupt_ppm || p->bandwidth_bps ||
               p->queue_limit;
@@ -120,6 +123,9 @@ static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, in
 
 static void drop(sim_world *w, uint32_t i, unsigned reason) {
   msg_t *m = &w->msg[i];
+  /* off every list, its delivery event gone (cancelled or run) */
+  SIM_ASSERT(m->ev == NONE && m->prev == NONE && m->next == NONE);
+  SIM_ASSERT(reason >= SIM_DROP_LOSS && reason <= SIM_DROP_SENDER_CRASH);
   switch (reason) {
   case SIM_DROP_LOSS: w->stats.lost++; break;
   case SIM_DROP_PARTITION: w->stats.dropped_partition++; break;
@@ -163,6 +169,7 @@ static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose
 
 static int schedule_delivery(sim_world *w, uint32_t i, uint64_t t) {
   msg_t *m = &w->msg[i];
+  SIM_ASSERT(m->ev == NONE && t >= w->now); /* one delivery, never in the past */
   uint32_t e = sim__sched(w, t, EVK_MSG, m->to);
   if (e == NONE)
     return -1;
@@ -176,6 +183,7 @@ static inline __attribute__((always_inline)) void launch(sim_world *w, link_t *l
                                                          uint64_t n, unsigned lat_purpose) {
   msg_t *m = &w->msg[i];
   const sim_link_params *p = &l->p;
+  SIM_ASSERT(l == &w->link[m->from][m->to]); /* the message's own link */
   uint64_t d = latency(w, p, lat_purpose, m->from, m->to, n);
   if (!l->faulty)
     goto go;
@@ -285,6 +293,7 @@ void sim__deliver_msg(sim_world *w, uint32_t e) {
   uint32_t i = w->ev[e].u.idx;
   sim__ev_free(w, e);
   msg_t *m = &w->msg[i];
+  SIM_ASSERT(m->ev == e && m->from >= 0 && m->from < w->n && m->to >= 0 && m->to < w->n);
   m->ev = NONE;
   link_t *l = L(w, m->from, m->to);
   sim__ml_remove(w, &l->fly, i);
@@ -335,6 +344,7 @@ void sim__net_purge_node(sim_world *w, int node) {
           }
           drop(w, i, m->from == node ? SIM_DROP_SENDER_CRASH : SIM_DROP_DOWN);
         }
+        SIM_ASSERT(lists[j]->n == 0 && lists[j]->tail == NONE);
       }
     }
   }
@@ -352,7 +362,7 @@ int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
   CHECK_LINK(w, from, to);
   if (!p)
     return -EINVAL;
-  link_params(L(w, from, to), p);
+  sim__link_params(L(w, from, to), p);
   sim__trace(w, SIM_EV_LINK, 0, from, to, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
   return 0;
 }
@@ -365,7 +375,7 @@ int sim_link_get(const sim_world *w, int from, int to, sim_link_params *p) {
 
 void sim_net_set_all(sim_world *w, const sim_link_params *p) {
   for (int i = 0; i < w->n * w->n; i++)
-    link_params(&w->link[i / w->n][i % w->n], p);
+    sim__link_params(&w->link[i / w->n][i % w->n], p);
   sim__trace(w, SIM_EV_LINK, 1, -1, -1, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
 }
 

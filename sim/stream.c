@@ -10,6 +10,7 @@
 #include "internal.h"
 
 static sim_conn handle(const sim_world *w, uint32_t idx) {
+  SIM_ASSERT(idx < w->conn_cap && w->conn[idx].gen != 0); /* conn_get's pair: gen 0 is no one's */
   return ((uint64_t)w->conn[idx].gen << 32) | idx;
 }
 
@@ -43,6 +44,7 @@ static uint32_t conn_alloc(sim_world *w) {
   }
   uint32_t i = w->conn_free;
   conn_t *c = &w->conn[i];
+  SIM_ASSERT(i < w->conn_cap && c->state == CS_FREE); /* the free list holds free slots */
   w->conn_free = c->next;
   c->gen++;
   if (c->gen == 0)
@@ -59,12 +61,14 @@ static uint32_t conn_alloc(sim_world *w) {
     c->d[k].seq = 0;
   }
   w->conns_open++;
+  SIM_ASSERT(w->conns_open <= w->cfg.budgets.max_conns);
   return i;
 }
 
 /* Drop every queued segment and free the slot. */
 static void conn_release(sim_world *w, uint32_t idx) {
   conn_t *c = &w->conn[idx];
+  SIM_ASSERT(c->state != CS_FREE && w->conns_open > 0); /* released once */
   for (int k = 0; k < 2; k++) {
     while (c->d[k].q.head != NONE) {
       uint32_t m = c->d[k].q.head;
@@ -77,6 +81,7 @@ static void conn_release(sim_world *w, uint32_t idx) {
                    mm->kind, mm->data, mm->len);
       sim__msg_free(w, m);
     }
+    SIM_ASSERT(c->d[k].q.n == 0 && c->d[k].q.tail == NONE);
   }
   if (c->timeout_ev != NONE)
     sim__ev_cancel(w, c->timeout_ev);
@@ -90,6 +95,8 @@ static void conn_release(sim_world *w, uint32_t idx) {
 
 /* Tell end k of a connection about its end (RESET/TIMEOUT/REFUSED) at t. */
 static void notify(sim_world *w, uint32_t idx, int k, sim_conn_event ev, uint64_t t) {
+  SIM_ASSERT(k == 0 || k == 1);
+  SIM_ASSERT(ev == SIM_CONN_RESET || ev == SIM_CONN_TIMEOUT || ev == SIM_CONN_REFUSED);
   conn_t *c = &w->conn[idx];
   int node = c->end[k];
   if (!c->open[k] || !w->node[node].up || w->node[node].inc != c->inc[k])
@@ -135,6 +142,7 @@ static int sched_head(sim_world *w, cdir_t *d) {
   if (m == NONE)
     return 0;
   msg_t *mm = &w->msg[m];
+  SIM_ASSERT(mm->ev == NONE); /* one event per segment, the head's */
   uint32_t e = sim__sched(w, mm->at > w->now ? mm->at : w->now, EVK_SEG, mm->to);
   if (e == NONE)
     return -1;
@@ -177,6 +185,9 @@ static int enqueue(sim_world *w, uint32_t idx, int k, const void *data, size_t l
     at = d->last_at + 1;
   d->last_at = at;
   mm->at = at;
+  /* FIFO: due after the segment queued before it, and never in the past
+   * (its pair: only the head is delivered, once due, in sim__seg_event) */
+  SIM_ASSERT(at >= w->now && at == d->last_at);
   sim__ml_push(w, &d->q, m);
   if (d->q.n == 1 && sched_head(w, d) < 0)
     return -ENOBUFS;
@@ -227,6 +238,7 @@ void sim__syn_event(sim_world *w, uint32_t e) {
   if (w->link[a][b].blocked)
     return; /* SYN lost; the connect times out */
   uint64_t back = w->now + seg_delay(w, b, a, c->d[1].seq++);
+  SIM_ASSERT(a != b && c->open[0]);
   if (!w->node[b].up) {
     if (w->link[b][a].blocked)
       return; /* RST lost; the connect times out */
@@ -282,9 +294,14 @@ void sim__seg_event(sim_world *w, uint32_t e) {
   msg_t *mm = &w->msg[m];
   mm->ev = NONE;
   uint32_t idx = mm->conn;
+  SIM_ASSERT(idx < w->conn_cap && mm->dir <= 1);
   conn_t *c = &w->conn[idx];
   int k = mm->dir;
   cdir_t *d = &c->d[k];
+  /* a released connection cancelled its segments' events: this one is live,
+   * the head of its direction, and between the connection's two ends */
+  SIM_ASSERT(c->state != CS_FREE && d->q.head == m);
+  SIM_ASSERT(mm->from == c->end[k] && mm->to == c->end[1 - k] && mm->at <= w->now);
   int from = c->end[k], to = c->end[1 - k];
   sim_conn h = handle(w, idx);
   if (w->link[from][to].blocked) {
@@ -429,6 +446,7 @@ void sim__conn_purge_node(sim_world *w, int node) {
       continue;
     c->open[k] = 0; /* the crashed end hears nothing */
     conn_kill(w, i, SIM_CONN_RESET);
+    SIM_ASSERT(c->state == CS_FREE);
   }
 }
 

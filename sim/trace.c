@@ -6,6 +6,8 @@
 
 void sim__trace(sim_world *w, unsigned kind, unsigned reason, int node, int peer, uint64_t a,
                 uint64_t b, uint32_t msg_kind, const void *payload, size_t len) {
+  SIM_ASSERT(kind > 0 && kind < SIM_EV__COUNT); /* a row of SIM_EV_KINDS */
+  SIM_ASSERT(payload || !len);
   sim__trace_inline(w, kind, reason, node, peer, a, b, msg_kind, payload, len);
 }
 
@@ -25,56 +27,39 @@ size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max) {
   if (max > have)
     max = (size_t)have;
   uint64_t first = w->trace_n - max;
+  /* the ring holds the last ring_cap records, ring_cap a power of two
+   * (sim_world_create; sim__trace_inline masks with it) */
+  SIM_ASSERT(w->ring_cap && !(w->ring_cap & (w->ring_cap - 1)) && max <= w->ring_cap);
   for (size_t i = 0; i < max; i++)
     out[i] = w->ring[(first + i) & (w->ring_cap - 1)];
   return max;
 }
 
-static const char *const ev_names[SIM_EV__COUNT] = {
-    [SIM_EV_BOOT] = "boot",
-    [SIM_EV_SEND] = "send",
-    [SIM_EV_DELIVER] = "deliver",
-    [SIM_EV_DROP] = "drop",
-    [SIM_EV_DUP] = "duplicate",
-    [SIM_EV_CORRUPT] = "corrupt",
-    [SIM_EV_REORDER] = "reorder",
-    [SIM_EV_HOLD] = "hold",
-    [SIM_EV_RELEASE] = "release",
-    [SIM_EV_TIMER] = "timer",
-    [SIM_EV_CRASH] = "crash",
-    [SIM_EV_RESTART] = "restart",
-    [SIM_EV_PAUSE] = "pause",
-    [SIM_EV_RESUME] = "resume",
-    [SIM_EV_PARTITION] = "partition",
-    [SIM_EV_HEAL] = "heal",
-    [SIM_EV_LINK] = "link",
-    [SIM_EV_CONN_OPEN] = "conn-open",
-    [SIM_EV_CONN_ACCEPT] = "conn-accept",
-    [SIM_EV_CONN_UP] = "conn-up",
-    [SIM_EV_CONN_DATA] = "conn-data",
-    [SIM_EV_CONN_CLOSE] = "conn-close",
-    [SIM_EV_CONN_RESET] = "conn-reset",
-    [SIM_EV_CONN_REFUSED] = "conn-refused",
-    [SIM_EV_CONN_TIMEOUT] = "conn-timeout",
-    [SIM_EV_CONN_STALL] = "conn-stall",
-    [SIM_EV_DISK_WRITE] = "disk-write",
-    [SIM_EV_DISK_SYNC] = "disk-sync",
-    [SIM_EV_DISK_TRUNCATE] = "disk-truncate",
-    [SIM_EV_DISK_EIO] = "disk-eio",
-    [SIM_EV_DISK_LOST] = "disk-lost",
-    [SIM_EV_CLOCK] = "clock",
-    [SIM_EV_FAULTPOINT] = "faultpoint",
-    [SIM_EV_NOTE] = "note",
-    [SIM_EV_FAIL] = "FAIL",
+/* What SIM_EV_KINDS says of each kind, by kind number. */
+static const struct {
+  const char *name;
+  uint8_t groups, drawn;
+} ev_kinds[SIM_EV__COUNT] = {
+#define SIM_EV_ROW_(kind, name, fault, groups, drawn) [SIM_EV_##kind] = {name, groups, drawn},
+    SIM_EV_KINDS(SIM_EV_ROW_)
+#undef SIM_EV_ROW_
 };
 
 const char *sim_ev_name(unsigned kind) {
-  return kind < SIM_EV__COUNT && ev_names[kind] ? ev_names[kind] : "?";
+  return kind < SIM_EV__COUNT && ev_kinds[kind].name ? ev_kinds[kind].name : "?";
 }
 
 int sim_ev_is_fault(unsigned kind) {
   _Static_assert(SIM_EV__COUNT <= 64, "a bit per record kind");
   return kind < SIM_EV__COUNT && (SIM_EV_FAULT_MASK >> kind & 1);
+}
+
+unsigned sim_ev_groups(unsigned kind) {
+  return kind < SIM_EV__COUNT ? ev_kinds[kind].groups : 0;
+}
+
+int sim_ev_drawn(unsigned kind) {
+  return kind < SIM_EV__COUNT && ev_kinds[kind].drawn;
 }
 
 const char *sim_drop_name(unsigned reason) {

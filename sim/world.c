@@ -99,9 +99,7 @@ sim_world *sim_world_create(const sim_config *c) {
   }
   for (int i = 0; i < n * n; i++) {
     link_t *l = &w->link[i / n][i % n];
-    l->p = c->net;
-    l->faulty = c->net.loss_ppm || c->net.dup_ppm || c->net.reorder_ppm || c->net.corrupt_ppm ||
-                c->net.bandwidth_bps || c->net.queue_limit;
+    sim__link_params(l, &c->net);
     l->fly.head = l->fly.tail = l->hold.head = l->hold.tail = NONE;
   }
   for (int i = 0; i < n; i++) {
@@ -183,7 +181,11 @@ void sim__budget_stop(sim_world *w, sim_budget why) {
 
 /* The tie-break priority of e, drawn now (see heap_ent). */
 static void heap_draw(const sim_world *w, heap_ent *e) {
+  /* drawn once: until then the key's top bits hold the node (heap_insert),
+   * afterwards the priority */
+  SIM_ASSERT(e->k != HEAP_DRAWN && w->cfg.tiebreak == SIM_TIEBREAK_CHOICE);
   int node = (int)(e->key >> 40) - 1;
+  SIM_ASSERT(node >= -1 && node < w->n);
   uint64_t sid = node >= 0 ? sim__sid(P_SCHED, (uint32_t)node, 0) : sim__sid(P_SCHED, 0xffffff, 0);
   uint64_t prio = sim__draw(w, sid, e->k) >> 40;
   e->key = prio << 40 | (e->key & 0xffffffffffull);
@@ -287,6 +289,8 @@ static inline __attribute__((always_inline)) void heap_insert(sim_world *w, uint
   }
   SIM_ASSERT(t >= w->now); /* never in the past */
   if (w->hole) {           /* take the dispatched root's place */
+    /* the hole is the root step() is dispatching: due now (its pair) */
+    SIM_ASSERT(w->heap_n > 0 && w->heap[0].time == w->now);
     w->hole = 0;
     sift_down(w, 0, h);
     return;
@@ -579,6 +583,7 @@ int sim_step(sim_world *w) {
 /* One event and the checks after it (sim_step has checked the budgets). */
 static void step(sim_world *w) {
   SIM_ASSERT(!w->hole); /* not re-entered from an event */
+  SIM_ASSERT(w->heap_n > 0 && w->heap[0].time >= w->now);
   uint64_t t = w->heap[0].time;
   uint32_t e = w->heap[0].ev;
   w->now = t;

@@ -6,7 +6,7 @@
 #ifndef SIMFUZZ_TEST_CHATTER_H
 #define SIMFUZZ_TEST_CHATTER_H
 
-#include "sim.h"
+#include <simfuzz/sim.h>
 
 typedef struct chatter_counts {
   uint64_t recv, ticks, conn_data, conn_up, conn_accepted, conn_errors, boots, restarts,

@@ -51,14 +51,14 @@ matrix() {
 }
 
 # The simulator alone.
-extra="-Isim -Itests"
+extra="-Iinclude -Isim -Itests"
 matrix fp sim/*.c tests/chatter.c tests/sim_fingerprint.c
 echo "determinism matrix: $(wc -l < "$ref") simulator scenario hashes identical across: $configs"
 
 # The whole harness: scenario generation, runner and the example target.
 protoc-c --c_out="$out/proto" -Iproto proto/scenario.proto
-extra="-DSF_TARGET_NAME=\"x\" -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Isim -Iharness -I$out/proto -Iexamples/pbstore"
-matrix harness sim/*.c harness/scenario/scenario.c harness/run/run.c harness/run/features.c \
+extra="-DSF_TARGET_NAME=\"x\" -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Iinclude -Isim -Iharness -I$out/proto -Iexamples/pbstore"
+matrix harness sim/*.c harness/scenario/scenario.c harness/run/run.c harness/run/sites.c harness/run/features.c \
   harness/run/feedback.c harness/adapter/libc.c harness/adapter/record.c \
   "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c examples/pbstore/pbstore.c \
   examples/pbstore/pbstore_target.c examples/common/node_io_sim.c -lprotobuf-c

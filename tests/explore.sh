@@ -18,7 +18,7 @@ ND=$1/bin/simfuzz-nondet
 # 1. a bounded run from the same roots as the sweep below (how much time
 # goes to branches depends on the machine, so the count of runs varies)
 "$B" explore -o "$work/out" --roots 20000 --time 120 --seed 5000 --stop-on-first -q \
-  > "$work/ex.log" 2>&1
+  --json "$work/ex.json" > "$work/ex.log" 2>&1
 rc=$?
 [ "$rc" = 1 ] && grep -q "FAILED invariant ladder" "$work/ex.log" ||
   fail "explore: exit $rc, want 1 and the ladder failure: $(cat "$work/ex.log")"
@@ -35,6 +35,11 @@ set -- "$work/out"/diverged-*
 runs=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$work/ex.log" |
   awk '{print $1 + $2}')
 [ -n "$runs" ] && [ "$runs" -le 40000 ] || fail "explore used $runs runs: $(cat "$work/ex.log")"
+# --json: the summary line's counts, as one object (the nightly job reads it)
+jr=$(sed -n 's/.*"roots": *\([0-9]*\), *"branches": *\([0-9]*\),.*"failures": *[1-9].*/\1 \2/p' \
+  "$work/ex.json" | awk '{print $1 + $2}')
+[ "$jr" = "$runs" ] && ok "explore --json: the summary's counts ($jr runs, failures)" ||
+  bad "explore --json: '$jr' runs against the summary's $runs: $(cat "$work/ex.json")"
 # as many seeds as explore made runs (at least 1000): the claim, at its cost
 n=$((runs > 1000 ? runs : 1000))
 "$B" sweep --seeds "5000-$((5000 + n - 1))" -q > "$work/sweep.log" 2>&1

@@ -2,8 +2,8 @@
  * of each seed 0..N-1 on one target (sf_target_x), one line per seed.
  * tests/determinism_matrix.sh builds it with several compilers and
  * optimisation levels and requires byte-identical output. */
-#include "scenario.h"
-#include "simfuzz_runner.h"
+#include <simfuzz/scenario.h>
+#include <simfuzz/simfuzz_runner.h>
 
 #include <inttypes.h>
 #include <stdio.h>

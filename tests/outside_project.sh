@@ -37,6 +37,16 @@ if cmake -S "$O" -B "$OB" -G "$gen" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=
 else
   tail -n 30 "$work/cfg.log" "$work/build.log"; die "outside project does not build"
 fi
+# both include styles: <simfuzz/simfuzz.h> (kvstream.c, which also gets its
+# own scenario.h) and the bare names of older releases (legacy.c), noted
+# once, for that target only
+notes=$(grep -c "the bare name is deprecated" "$work/cfg.log")
+note=$(grep -A3 "simfuzz_add_target(kvstream_1_1_raw)" "$work/cfg.log" | tr -s ' \n' '  ')
+if [ "$notes" = 1 ] && echo "$note" | grep -q "legacy.c: '#include \"sim.h\"'"; then
+  ok "bare header names build, with one configure-time deprecation note (legacy.c)"
+else
+  bad "bare-name notes: $notes"; grep -B2 -A4 "deprecated" "$work/cfg.log"
+fi
 S="$OB/bin/simfuzz"
 "$S" targets > "$work/targets" 2>&1
 if grep -q "^kvstream_1_0 .*kvrep 1.0$" "$work/targets" && grep -q "^kvstream_1_1 .*kvrep 1.1$" "$work/targets"; then
@@ -172,7 +182,7 @@ grep -q kvstream_update "$OB/fuzz/kvstream_1_1.dict" && grep -q 'sc_nodes' "$OB/
   && ok "fuzz/<target>.dict: simfuzz's dictionary plus the target's DICT" || bad "dictionary"
 if command -v pkg-config > /dev/null 2>&1; then
   cat > "$work/pc.c" << 'EOF'
-#include "sim.h"
+#include <simfuzz/sim.h>
 static void boot(void *c, sim_world *w, int n, int r) { (void)c; (void)r; sim_timer_start(w, n, 1000, 1); }
 static const sim_node_ops ops = {boot, NULL, NULL, NULL, NULL};
 int main(void) {
@@ -181,7 +191,7 @@ int main(void) {
   c.ops = &ops;
   sim_world *w = sim_world_create(&c);
   sim_run(w, SIM_NS_PER_S, 0);
-  printf("%016llx\n", (unsigned long long)sim_trace_hash(w));
+  printf("%016llx %s\n", (unsigned long long)sim_trace_hash(w), simfuzz_version_string());
   sim_world_destroy(w);
   return 0;
 }
@@ -189,10 +199,18 @@ EOF
   # shellcheck disable=SC2046 # word splitting of the flags is intended
   if PKG_CONFIG_PATH="$P/lib/pkgconfig" "$cc" -std=c11 "$work/pc.c" -o "$work/pc" \
        $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs simfuzz) > "$work/pc.log" 2>&1 \
-     && "$work/pc" | grep -q '^[0-9a-f]\{16\}$'; then
-    ok "pkg-config simfuzz: a program builds and runs against the runtime"
+     && "$work/pc" | grep -q '^[0-9a-f]\{16\} '"$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --modversion simfuzz)"'$'; then
+    ok "pkg-config simfuzz: a program builds and runs against the runtime, of the package's version"
   else
-    bad "pkg-config"; cat "$work/pc.log"
+    bad "pkg-config"; cat "$work/pc.log"; "$work/pc"
+  fi
+  printf '#include "sim.h"\nint main(void) { return sim_nodes(NULL) == 0; }\n' > "$work/bare.c"
+  # shellcheck disable=SC2046
+  if "$cc" -std=c11 -c "$work/bare.c" -o "$work/bare.o" \
+       $(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags simfuzz) > "$work/bare.log" 2>&1; then
+    ok "pkg-config simfuzz: the bare header names still compile"
+  else
+    bad "pkg-config bare names"; cat "$work/bare.log"
   fi
 fi
 

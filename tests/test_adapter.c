@@ -3,10 +3,10 @@
  * (context-free code, rand() and time routed into the simulator). This
  * binary links with -Wl,--wrap=rand,--wrap=time,--wrap=clock_gettime, as
  * simfuzz_add_target(ROUTE ...) does. */
-#include "simfuzz_libc.h"
-#include "simfuzz_record.h"
-#include "simfuzz_wire.h"
 #include "testlib.h"
+#include <simfuzz/simfuzz_libc.h>
+#include <simfuzz/simfuzz_record.h>
+#include <simfuzz/simfuzz_wire.h>
 
 #include <errno.h>
 #include <stdlib.h>

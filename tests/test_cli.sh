@@ -263,6 +263,11 @@ assert any(e.get('name') == 'FAIL' for e in d)
 else
   bad "trace --chrome: valid JSON, a track per node, flows, instant faults, the failure"
 fi
+if grep -q '"drawn":\["deliver","drop","corrupt","crash",' "$work/t.html"; then
+  ok "trace --html: the kinds it draws come from sim.h's table"
+else
+  bad "trace --html: no list of drawn kinds"; grep -o '"drawn":[^]]*]' "$work/t.html"
+fi
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$CHROMIUM" ]; then
   dom=$(timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
@@ -302,6 +307,14 @@ for c in replay minimize show encode trace sweep check-determinism; do
   if "$S" help $c | grep -q "EXIT STATUS" && "$S" $c --help | grep -q "SYNOPSIS"; then
     ok "help $c"; else bad "help $c"; fi
 done
+# --version: the release of version.h, which CMake's project version is read from
+v=$(sed -n 's/^CMAKE_PROJECT_VERSION:[A-Z]*=//p' "$B/CMakeCache.txt")
+if [ -n "$v" ] && [ "$("$S" --version)" = "simfuzz $v" ] &&
+   [ "$("$B/bin/simfuzz-pbstore" --version)" = "simfuzz $v" ]; then
+  ok "--version: simfuzz $v, in the dispatcher and in a target's tool"
+else
+  bad "--version: '$("$S" --version 2>&1)', the build's version '$v'"
+fi
 fi
 
 echo "$passed passed, $failed failed"

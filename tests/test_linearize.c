@@ -2,8 +2,8 @@
  * randomized histories from the sequential model (linearizable by
  * construction) and the same with one read falsified (never linearizable),
  * the budget's "unknown", and a plugged-in model. */
-#include "linearize.h"
 #include "testlib.h"
+#include <simfuzz/linearize.h>
 
 #include <string.h>
 

@@ -360,8 +360,37 @@ TEST(per_link_streams_are_independent) {
   free(r);
 }
 
+/* The configuration's link parameters stay the defaults whatever the links
+ * become, so a lossy link can be restored to them. */
+TEST(defaults_restore_a_faulty_link) {
+  recorder *r = recorder_new();
+  sim_config c = recorder_config(r, 3, 5);
+  c.net = base();
+  sim_world *w = recorder_world(&c);
+  const sim_link_params *d = sim_net_defaults(w);
+  CHECK(d != NULL);
+  CHECK_EQ(memcmp(d, &c.net, sizeof c.net), 0);
+  sim_link_params lossy = c.net, got;
+  lossy.loss_ppm = SIM_PPM;
+  sim_net_set_all(w, &lossy);
+  CHECK_EQ(sim_link_get(w, 0, 1, &got), 0);
+  CHECK_EQ(got.loss_ppm, SIM_PPM);
+  CHECK_EQ(sim_net_defaults(w)->loss_ppm, c.net.loss_ppm);
+  CHECK_EQ(send_u64(w, 0, 1, 1), 0);
+  sim_run(w, UINT64_MAX, 0);
+  CHECK_EQ(rec_count(r, R_RECV, 1), 0);
+  CHECK_EQ(sim_link_set(w, 0, 1, sim_net_defaults(w)), 0);
+  CHECK_EQ(send_u64(w, 0, 1, 2), 0);
+  CHECK_EQ(send_u64(w, 0, 2, 3), 0);
+  sim_run(w, UINT64_MAX, 0);
+  CHECK_EQ(rec_count(r, R_RECV, 1), 1);
+  CHECK_EQ(rec_count(r, R_RECV, 2), 0);
+  sim_world_destroy(w);
+  free(r);
+}
+
 TEST_MAIN(T(no_faults_delivers_everything_in_order), T(latency_bounds_and_distributions), T(loss),
           T(duplication), T(reordering), T(corruption_flips_one_bit), T(bandwidth_serializes),
           T(queue_limit_drops_excess), T(partition_full_oneway_isolate_split_heal),
           T(partition_drops_messages_in_flight), T(hold_release_and_deliver_kth), T(send_errors),
-          T(per_link_streams_are_independent))
+          T(per_link_streams_are_independent), T(defaults_restore_a_faulty_link))

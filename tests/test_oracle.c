@@ -318,8 +318,61 @@ TEST(trace_ring_format_hook_and_hash) {
   FX_END();
 }
 
+/* SIM_EV_KINDS is the one list of trace kinds: every kind has a distinct
+ * name, and the faults, groups and drawn kinds are the ones the command
+ * line and the timeline always had. */
+TEST(trace_kinds_come_from_one_table) {
+  static const char *const faults[] = {
+      "drop",      "duplicate",  "corrupt",      "reorder",      "hold",       "release",
+      "crash",     "restart",    "pause",        "resume",       "partition",  "heal",
+      "link",      "conn-reset", "conn-timeout", "conn-refused", "conn-stall", "disk-eio",
+      "disk-lost", "clock",      "faultpoint",   "FAIL"};
+  static const char *const drawn[] = {
+      "deliver",   "conn-data", "drop",       "crash",        "pause",        "resume",
+      "partition", "heal",      "conn-reset", "conn-timeout", "conn-refused", "disk-lost",
+      "disk-eio",  "corrupt",   "faultpoint", "clock",        "FAIL"};
+  static const struct {
+    unsigned group;
+    const char *kinds;
+  } groups[] = {
+      {SIM_EVG_MESSAGES, " send deliver drop duplicate corrupt reorder hold release conn-data "},
+      {SIM_EVG_CONN, " conn-open conn-accept conn-up conn-data conn-close conn-reset "
+                     "conn-refused conn-timeout conn-stall "},
+      {SIM_EVG_DISK, " disk-write disk-sync disk-truncate disk-eio disk-lost "},
+      {SIM_EVG_NODES, " boot crash restart pause resume timer clock "}};
+  unsigned nfault = 0, ndrawn = 0;
+  for (unsigned k = 1; k < SIM_EV__COUNT; k++) {
+    const char *name = sim_ev_name(k);
+    CHECK(strcmp(name, "?") != 0);
+    for (unsigned j = 1; j < k; j++)
+      CHECK(strcmp(sim_ev_name(j), name) != 0);
+    int is_fault = 0, is_drawn = 0;
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+      is_fault |= !strcmp(faults[i], name);
+    for (size_t i = 0; i < sizeof drawn / sizeof drawn[0]; i++)
+      is_drawn |= !strcmp(drawn[i], name);
+    CHECK_EQ(sim_ev_is_fault(k), is_fault);
+    CHECK_EQ((SIM_EV_FAULT_MASK >> k) & 1, (unsigned)is_fault);
+    CHECK_EQ(sim_ev_drawn(k), is_drawn);
+    nfault += (unsigned)is_fault;
+    ndrawn += (unsigned)is_drawn;
+    char word[40];
+    snprintf(word, sizeof word, " %s ", name);
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
+      CHECK_EQ(!!(sim_ev_groups(k) & groups[i].group), strstr(groups[i].kinds, word) != NULL);
+  }
+  CHECK_EQ(nfault, sizeof faults / sizeof faults[0]);
+  CHECK_EQ(ndrawn, sizeof drawn / sizeof drawn[0]);
+  CHECK_EQ(SIM_EV_FAULT_MASK & 1, 0);
+  CHECK_EQ(sim_ev_groups(0) | sim_ev_groups(SIM_EV__COUNT) | sim_ev_groups(9999), 0);
+  CHECK_EQ(sim_ev_drawn(SIM_EV__COUNT) + sim_ev_is_fault(SIM_EV__COUNT), 0);
+  CHECK_EQ(SIM_EV_BOOT, 1); /* the numbers are stable: traces record them */
+  CHECK_EQ(SIM_EV_FAIL, 35);
+}
+
 TEST_MAIN(T(invariant_failure_is_recorded_and_stops_the_run),
           T(abort_mode_aborts_at_the_invariant_site_after_the_report),
           T(check_hooks_run_after_every_event_and_at_end), T(liveness_met_within_deadline),
           T(liveness_failure_at_deadline), T(budgets_end_runs_cleanly),
-          T(invalid_configs_are_refused), T(trace_ring_format_hook_and_hash))
+          T(invalid_configs_are_refused), T(trace_ring_format_hook_and_hash),
+          T(trace_kinds_come_from_one_table))

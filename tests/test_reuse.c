@@ -10,7 +10,7 @@
  *        1000 distinct inputs: sweep scenarios, raw bytes, mutated seeds)
  */
 #include "engine/mutate.h"
-#include "simfuzz_runner.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #include <inttypes.h>
 #include <stdio.h>

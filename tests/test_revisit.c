@@ -1,7 +1,7 @@
-/* The explorer's revisit rule (harness/cli/revisit.h): revisits go round
+/* The explorer's revisit rule (harness/explore/revisit.h): revisits go round
  * the assertion sites, and within a site to the state that has had the
  * fewest futures for its rarity. */
-#include "cli/revisit.h"
+#include "explore/revisit.h"
 #include "testlib.h"
 
 #include <string.h>

@@ -3,8 +3,9 @@
  * and hostile or mutated inputs against the correct example. */
 #include "engine/mutate.h"
 #include "run/features.h"
-#include "simfuzz_runner.h"
+#include "run/hooks.h"
 #include "testlib.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #include <signal.h>
 #include <string.h>
@@ -580,8 +581,8 @@ TEST(injected_steps_replay_as_scheduled_after_their_event) {
   inject_ctx c = {reset, 300 * SIM_NS_PER_MS, 0, 7};
   sf_run_opts o;
   memset(&o, 0, sizeof o);
-  o.on_novel = inject_once;
-  o.novel_ctx = &c;
+  sf_run_hooks hk = {.on_novel = inject_once, .ctx = &c};
+  o.hooks = &hk;
   o.on_finish = inject_at_finish;
   o.finish_ctx = &c;
   sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &inj);
@@ -673,10 +674,8 @@ TEST(event_hook_revisits_a_moment_and_injects_there) {
   c.st.at_us = 0; /* at once */
   sf_run_opts o;
   memset(&o, 0, sizeof o);
-  o.on_novel = never_novel;
-  o.novel_ctx = &c;
-  o.at_event = mid;
-  o.on_event = at_event;
+  sf_run_hooks hk = {.on_novel = never_novel, .ctx = &c, .at_event = mid, .on_event = at_event};
+  o.hooks = &hk;
   sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &hooked);
   CHECK_EQ(c.calls, 1);
   CHECK_EQ(c.events, mid);
@@ -686,8 +685,8 @@ TEST(event_hook_revisits_a_moment_and_injects_there) {
   /* the revisit: the moment is the same, bit for bit */
   event_ctx d;
   memset(&d, 0, sizeof d);
-  o.novel_ctx = &d;
-  o.on_event = hash_at_event;
+  hk.ctx = &d;
+  hk.on_event = hash_at_event;
   sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &again);
   CHECK_EQ(d.calls, 1);
   CHECK_HASH(d.hash, c.hash);
@@ -704,7 +703,7 @@ TEST(event_hook_revisits_a_moment_and_injects_there) {
 
   /* an event the run never reaches: no call */
   memset(&d, 0, sizeof d);
-  o.at_event = plain.stats.events + 1000;
+  hk.at_event = plain.stats.events + 1000;
   sf_run(&sf_target_pbstore_bug_reset_skip, s, &o, &again);
   CHECK_EQ(d.calls, 0);
   CHECK_HASH(again.hash, plain.hash);
@@ -756,8 +755,8 @@ TEST(novelty_hook_names_the_node_a_state_is_about) {
   memset(&n, 0, sizeof n);
   sf_run_opts o;
   memset(&o, 0, sizeof o);
-  o.on_novel = note_node;
-  o.novel_ctx = &n;
+  sf_run_hooks hk = {.on_novel = note_node, .ctx = &n};
+  o.hooks = &hk;
   sf_result r;
   run_four_pings(sited_checks, &o, &r);
   CHECK(!r.failed);
@@ -832,8 +831,9 @@ TEST(sites_are_wanted_only_where_hits_are_recorded) {
     ping_ctx seen;
     sf_run_opts o;
     memset(&o, 0, sizeof o);
+    sf_run_hooks hk = {.on_novel = ignore_novel};
     if (mode == 1)
-      o.on_novel = ignore_novel;
+      o.hooks = &hk;
     if (mode == 2)
       o.feedback = 1;
     run_four_pings_seen(wanted_checks, &o, &seen);

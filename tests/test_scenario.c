@@ -2,9 +2,9 @@
  * idempotent; encode/decode round-trips; mutator and crossover outputs
  * always decode, fit and are deterministic; AFL++ trim removes steps. */
 #include "engine/mutate.h"
-#include "scenario.h"
 #include "scenario.pb-c.h"
 #include "testlib.h"
+#include <simfuzz/scenario.h>
 
 #include <string.h>
 
@@ -371,6 +371,50 @@ TEST(unknown_fields_are_ignored) {
   free(t);
 }
 
+/* The proto's FaultKind has exactly SF_FAULT_KINDS's values, number for
+ * number and name for name (the codec's static asserts check each C kind
+ * against the proto; this checks that the proto has no kind C lacks). */
+TEST(fault_kinds_are_the_protos) {
+  static const char *const names[] = {"FAULT_NONE",
+#define SF_FAULT_NAME_(kind) "FAULT_" #kind,
+                                      SF_FAULT_KINDS(SF_FAULT_NAME_)
+#undef SF_FAULT_NAME_
+  };
+  _Static_assert(sizeof names / sizeof names[0] == SF_FAULT__COUNT, "a name per kind");
+  const ProtobufCEnumDescriptor *d = &simfuzz__fault_kind__descriptor;
+  CHECK_EQ(d->n_values, SF_FAULT__COUNT);
+  for (unsigned k = 0; k < SF_FAULT__COUNT; k++) {
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(d, (int)k);
+    CHECK(v != NULL);
+    CHECK_EQ(strcmp(v->name, names[k]), 0);
+  }
+}
+
+/* The mutators insert every kind but those written by hand only
+ * (SF_SK_HAND, e.g. NOP), whatever their place in SF_STEP_KINDS; the
+ * generator never draws those either. */
+TEST(mutators_insert_every_kind_but_hand_written_ones) {
+  sf_scenario *s = alloc_s();
+  unsigned seen[SF_STEP__COUNT] = {0};
+  for (uint64_t seed = 0; seed < 4000; seed++) {
+    sf_scenario_init(s);
+    sf_mutate_scenario(s, seed);
+    for (uint32_t i = 0; i < s->nsteps; i++)
+      seen[s->steps[i].kind]++;
+    sf_generate_seed(seed, s);
+    for (uint32_t i = 0; i < s->nsteps; i++)
+      CHECK(!(sf_step_flags(s->steps[i].kind) & SF_SK_HAND));
+  }
+  for (unsigned k = 1; k < SF_STEP__COUNT; k++) {
+    if (sf_step_flags(k) & SF_SK_HAND)
+      CHECK_EQ(seen[k], 0);
+    else
+      CHECK(seen[k] > 0);
+  }
+  CHECK(sf_step_flags(SF_STEP_NOP) & SF_SK_HAND);
+  free(s);
+}
+
 /* Every row of SF_STEP_KINDS: a Step oneof field of its name, and a step of
  * it with every argument of its shape set survives normalisation and the
  * protobuf round trip unchanged; its description names it. */
@@ -576,7 +620,9 @@ TEST(branch_futures_act_on_messages_in_flight) {
   free(s);
 }
 
-TEST_MAIN(T(every_step_kind_roundtrips), T(disk_stalls_are_clamped_described_and_generated),
+TEST_MAIN(T(every_step_kind_roundtrips), T(fault_kinds_are_the_protos),
+          T(mutators_insert_every_kind_but_hand_written_ones),
+          T(disk_stalls_are_clamped_described_and_generated),
           T(branch_futures_bring_back_nodes_out_of_play),
           T(branch_futures_act_on_messages_in_flight),
           T(branch_futures_are_bounded_ordered_and_end_some_faults),

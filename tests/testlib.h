@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim.h"
+#include <simfuzz/sim.h>
 
 #define TEST(name) static void test_##name(void)
 #define T(name)                                                                                    \

@@ -12,8 +12,8 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 obj() { # FILE TAG DEFINES...: compile FILE to $work/TAG.o
   f=$1; tag=$2; shift 2
-  "$cc" -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Werror -I"$src/sim" \
-    -I"$src/harness" -DSF_TARGET_NAME='"zoo"' -DSF_TARGET_SYMBOL=sf_target_zoo "$@" \
+  "$cc" -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wshadow -Werror -I"$src/include" \
+    -DSF_TARGET_NAME='"zoo"' -DSF_TARGET_SYMBOL=sf_target_zoo "$@" \
     -c "$src/$f" -o "$work/$tag.o" || fail "$f does not compile with: $*"
 }
 has() { grep -aqF "$2" "$work/$1.o"; }

@@ -13,7 +13,7 @@
 #ifndef EXAMPLES_NODE_IO_H
 #define EXAMPLES_NODE_IO_H
 
-#include "simfuzz_wire.h"
+#include <simfuzz/simfuzz_wire.h>
 
 #include <stddef.h>
 #include <stdint.h>

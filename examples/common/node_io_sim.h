@@ -7,7 +7,7 @@
 #define EXAMPLES_NODE_IO_SIM_H
 
 #include "node_io.h"
-#include "simfuzz_record.h"
+#include <simfuzz/simfuzz_record.h>
 
 typedef struct node_io_sim {
   node_io io;

@@ -4,8 +4,8 @@
 
 #include "craft_compat.h"
 
-#include "simfuzz_record.h"
-#include "simfuzz_wire.h"
+#include <simfuzz/simfuzz_record.h>
+#include <simfuzz/simfuzz_wire.h>
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -43,7 +43,7 @@
 #ifndef CRAFT_IO_H
 #define CRAFT_IO_H
 
-#include "sim.h"
+#include <simfuzz/sim.h>
 
 #include <raft.h>
 

@@ -65,10 +65,10 @@
  */
 #include "craft_compat.h"
 #include "craft_io.h"
-#include "linearize.h"
-#include "simfuzz.h"
-#include "simfuzz_libc.h"
-#include "simfuzz_wire.h"
+#include <simfuzz/linearize.h>
+#include <simfuzz/simfuzz.h>
+#include <simfuzz/simfuzz_libc.h>
+#include <simfuzz/simfuzz_wire.h>
 
 #include <raft.h>
 #include <stdlib.h>

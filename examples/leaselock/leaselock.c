@@ -1,7 +1,7 @@
 /* leaselock: the protocol (see leaselock.h). */
 #include "leaselock.h"
 
-#include "simfuzz_wire.h"
+#include <simfuzz/simfuzz_wire.h>
 
 #include <inttypes.h>
 #include <stdio.h>

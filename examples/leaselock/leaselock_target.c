@@ -10,7 +10,7 @@
  */
 #include "../common/node_io_sim.h"
 #include "leaselock.h"
-#include "simfuzz.h"
+#include <simfuzz/simfuzz.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

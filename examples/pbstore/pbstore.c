@@ -1,7 +1,7 @@
 /* pbstore: the protocol (see pbstore.h). */
 #include "pbstore.h"
 
-#include "simfuzz_wire.h"
+#include <simfuzz/simfuzz_wire.h>
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  */
 #include "../common/node_io_sim.h"
 #include "pbstore.h"
-#include "simfuzz.h"
+#include <simfuzz/simfuzz.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

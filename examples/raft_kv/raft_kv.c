@@ -1,7 +1,7 @@
 /* raft_kv: the protocol (see raft_kv.h). */
 #include "raft_kv.h"
 
-#include "simfuzz_wire.h"
+#include <simfuzz/simfuzz_wire.h>
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -16,9 +16,9 @@
  * the configuration (from 4 nodes on; 5 by default).
  */
 #include "../common/node_io_sim.h"
-#include "linearize.h"
 #include "raft_kv.h"
-#include "simfuzz.h"
+#include <simfuzz/linearize.h>
+#include <simfuzz/simfuzz.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * sends what it has synced). Then it prints the timeline.
  *
  * Usage: sim_demo [seed]   (the same seed prints the same timeline) */
-#include "sim.h"
+#include <simfuzz/sim.h>
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* twopc: the protocol (see twopc.h). */
 #include "twopc.h"
 
-#include "simfuzz_wire.h"
+#include <simfuzz/simfuzz_wire.h>
 
 #include <inttypes.h>
 #include <stdio.h>

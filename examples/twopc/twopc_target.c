@@ -8,8 +8,8 @@
  * liveness (no transaction left undecided or unacknowledged).
  */
 #include "../common/node_io_sim.h"
-#include "simfuzz.h"
 #include "twopc.h"
+#include <simfuzz/simfuzz.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

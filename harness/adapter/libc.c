@@ -4,7 +4,8 @@
  * counterparts are weak so that wrapping one function does not require
  * wrapping the others. This file itself never calls a routable function by
  * its plain name (a wrapped build would route it back here). */
-#include "simfuzz_libc.h"
+#include "run/hooks.h"
+#include <simfuzz/simfuzz_libc.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -105,6 +106,24 @@ extern time_t __real_time(time_t *t) __attribute__((weak));
 extern int __real_gettimeofday(struct timeval *tv, void *tz) __attribute__((weak));
 extern int __real_clock_gettime(clockid_t clock, struct timespec *ts) __attribute__((weak));
 extern ssize_t __real_getrandom(void *buf, size_t len, unsigned flags) __attribute__((weak));
+
+/* glibc's assert(): the target's builds link with -Wl,--wrap=__assert_fail
+ * (simfuzz_add_target), so a failed assertion of the system under test, or
+ * of a library linked statically into it, reaches this hook. During a run
+ * the runner records it as the run's failure (sf__run_assert_failed); in
+ * abort mode (fuzzers) glibc's own handler then aborts from the
+ * assertion's stack, so crash deduplication tells assertions apart.
+ * Outside a run it is glibc's assert. */
+void __wrap___assert_fail(const char *expr, const char *file, unsigned line, const char *func);
+extern void __real___assert_fail(const char *expr, const char *file, unsigned line,
+                                 const char *func) __attribute__((weak, noreturn));
+
+void __wrap___assert_fail(const char *expr, const char *file, unsigned line, const char *func) {
+  sf__run_assert_failed(expr, file, line, func);
+  if (__real___assert_fail)
+    __real___assert_fail(expr, file, line, func);
+  abort();
+}
 
 int __wrap_rand(void) {
   if (sim_current(NULL))

@@ -2,9 +2,9 @@
  * Slot layout: u32 length, u64 checksum(slot number, length + payload),
  * payload. An all-zero slot (never written, or erased) has length 0 and a
  * checksum that does not match, so it reads as empty. */
-#include "simfuzz_record.h"
+#include <simfuzz/simfuzz_record.h>
 
-#include "simfuzz_wire.h"
+#include <simfuzz/simfuzz_wire.h>
 
 #include <errno.h>
 #include <stdlib.h>

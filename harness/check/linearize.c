@@ -3,7 +3,8 @@
  * (set of operations already linearized, model state) pairs seen before
  * (Lowe). Bounded: past its budget it answers "unknown", never a false
  * violation. */
-#include "linearize.h"
+#include <simfuzz/linearize.h>
+#include <simfuzz/sim.h> /* SIM_ASSERT */
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -85,6 +86,7 @@ static int memo_grow(memo *m) {
     free(used);
     return -1;
   }
+  SIM_ASSERT(cap > m->n * 2 && !(cap & (cap - 1)));
   for (size_t i = 0; i < m->cap; i++) {
     if (!m->used[i])
       continue;
@@ -108,6 +110,8 @@ static int memo_grow(memo *m) {
 static int memo_add(memo *m, uint64_t h, uint64_t state, const uint64_t *bits) {
   if ((m->n + 1) * 2 > m->cap && memo_grow(m) < 0)
     return -1;
+  /* at most half full, a power of two: the probe below always ends */
+  SIM_ASSERT(m->cap && !(m->cap & (m->cap - 1)) && m->n * 2 < m->cap);
   h ^= state * 0x9e3779b97f4a7c15ull;
   size_t j = h & (m->cap - 1);
   while (m->used[j]) {
@@ -136,6 +140,26 @@ typedef struct {
 } entry;
 
 #define NIL SIZE_MAX
+
+/* Lift entry x out of the list (its neighbours still point past it). */
+static void list_lift(entry *e, size_t x) {
+  SIM_ASSERT(e[e[x].prev].next == x); /* linked, as list_restore left it */
+  e[e[x].prev].next = e[x].next;
+  if (e[x].next != NIL) {
+    SIM_ASSERT(e[e[x].next].prev == x);
+    e[e[x].next].prev = e[x].prev;
+  }
+}
+
+/* Put a lifted entry back where it was: its own links were kept, and the
+ * entries lifted after it are back already (the reverse order of lifting). */
+static void list_restore(entry *e, size_t x) {
+  SIM_ASSERT(e[e[x].prev].next == e[x].next); /* its neighbours skip it */
+  SIM_ASSERT(e[x].next == NIL || e[e[x].next].prev == e[x].prev);
+  e[e[x].prev].next = x;
+  if (e[x].next != NIL)
+    e[e[x].next].prev = x;
+}
 
 typedef struct {
   size_t entry;   /* the call entry that was linearized */
@@ -212,6 +236,7 @@ static sf_lin_result check_key(const sf_lin_model *mdl, const sf_lin_op *const *
   size_t cur = e[ne].next;
   *failed = NIL;
   for (;;) {
+    SIM_ASSERT(depth <= n && done_completed <= completed);
     if (done_completed == completed) { /* only pending ops may remain */
       res = SF_LIN_OK;
       break;
@@ -239,12 +264,9 @@ static sf_lin_result check_key(const sf_lin_model *mdl, const sf_lin_op *const *
           }
           /* lift the op's call and return entries out of the list */
           size_t r = e[cur].match;
-          e[e[cur].prev].next = e[cur].next;
-          if (e[cur].next != NIL)
-            e[e[cur].next].prev = e[cur].prev;
-          e[e[r].prev].next = e[r].next;
-          if (e[r].next != NIL)
-            e[e[r].next].prev = e[r].prev;
+          SIM_ASSERT(!e[r].is_call && e[r].match == cur && e[r].op == i);
+          list_lift(e, cur);
+          list_lift(e, r);
           cur = e[ne].next;
           continue;
         }
@@ -263,13 +285,10 @@ static sf_lin_result check_key(const sf_lin_model *mdl, const sf_lin_op *const *
     }
     frame f = stack[--depth];
     size_t c = f.entry, r = e[c].match, i = e[c].op;
+    SIM_ASSERT(e[c].is_call && bits[i / 64] & (1ull << (i % 64))); /* linearized, so lifted */
     /* put the op's entries back, in reverse order of removal */
-    e[e[r].prev].next = r;
-    if (e[r].next != NIL)
-      e[e[r].next].prev = r;
-    e[e[c].prev].next = c;
-    if (e[c].next != NIL)
-      e[e[c].next].prev = c;
+    list_restore(e, r);
+    list_restore(e, c);
     bits[i / 64] &= ~(1ull << (i % 64));
     h ^= zobrist(i);
     done_completed -= ops[i]->ret != SF_LIN_PENDING;

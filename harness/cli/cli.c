@@ -593,7 +593,10 @@ static void overview(FILE *f) {
       fprintf(f, "  %-28.*s %.*s\n", (int)(sep - h), h, (int)(nl - sep > 3 ? nl - sep - 3 : 0),
               sep + 3);
     }
-  fprintf(f, "\n%s help COMMAND (or COMMAND --help) describes one command.\n", cli_prog);
+  fprintf(f,
+          "\n%s help COMMAND (or COMMAND --help) describes one command; --version prints "
+          "the release.\n",
+          cli_prog);
   if (cli_target)
     fprintf(f, "Target: %s\n", cli_target->name);
   fprintf(f, "Exit status: 0 success, 1 a run failed, 2 bad input or usage, 3 determinism "
@@ -647,6 +650,9 @@ int cli_main(int argc, char **argv, const sf_target *target) {
       i += 2;
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       overview(stdout);
+      return EXIT_OK;
+    } else if (!strcmp(argv[i], "--version")) {
+      printf("simfuzz %s\n", simfuzz_version_string());
       return EXIT_OK;
     } else {
       return cli_error("unknown option '%s' (try: %s help)", argv[i], cli_prog);

@@ -2,7 +2,7 @@
 #ifndef SIMFUZZ_CLI_H
 #define SIMFUZZ_CLI_H
 
-#include "simfuzz_runner.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #include <signal.h>
 #include <sys/types.h>
@@ -108,8 +108,17 @@ void cj_karr(cli_json *j, const char *k);
 void cj_kstr(cli_json *j, const char *k, const char *s);
 void cj_kint(cli_json *j, const char *k, int64_t v);
 void cj_kbool(cli_json *j, const char *k, int v);
-/** The value of key in a flat JSON object this writer wrote; -1 if absent. */
+/** The value of key in a JSON object this writer wrote (a string
+ *  unescaped; a number, a word, an array or an object as written, cut to
+ *  cap bytes); -1 if absent or malformed. */
 int cli_json_field(const char *obj, const char *key, char *out, size_t cap);
+/** Where the value of key starts in a JSON object this writer wrote (its
+ *  arrays and objects may hold others); NULL if absent or malformed. */
+const char *cli_json_value(const char *obj, const char *key);
+/** The next element of a JSON array: *it starts at the array's '['
+ *  (cli_json_value) and moves past each element; returns where the
+ *  element starts, or NULL after the last one (or on malformed input). */
+const char *cli_json_next(const char **it);
 
 /** SHA-1 of data as 40 hex digits (sha1.c): libFuzzer's file names. */
 void cli_sha1_hex(const void *data, size_t len, char hex[41]);
@@ -487,7 +496,7 @@ int cmd_reach(int argc, char **argv);
   "SYNOPSIS\n"                                                                                     \
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
   "          [--budget B] [--warmup W] [--keep N] [--worn V] [--corpus DIR]\n"                     \
-  "          [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [--stats] [-q]\n\n"               \
+  "          [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [--stats] [--json FILE] [-q]\n\n" \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
   "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
@@ -519,7 +528,8 @@ int cmd_reach(int argc, char **argv);
   "  would be, and the campaign goes on. No process outlives the command: every worker and\n"      \
   "  branch runs in a process group of its own, killed when it ends. --stats adds, per\n"          \
   "  assertion-site state, the runs that reached it, and the states the first job kept\n"          \
-  "  (each with its moment and the end of its run, in virtual time).\n\n"                          \
+  "  (each with its moment and the end of its run, in virtual time). --json FILE writes the\n"     \
+  "  summary's counts as one JSON object (roots, branches, revisits, failures, kinds, ...).\n\n"   \
   "OPTIONS\n"                                                                                      \
   "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
   "  --energy K default 8 (0: no branches)       --budget B  default 256\n"                        \

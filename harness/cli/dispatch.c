@@ -164,6 +164,8 @@ static void print_targets(FILE *f, const search_path *sp, int with_summary) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--version"))
+    return cli_main(argc, argv, NULL);
   search_path *sp = calloc(1, sizeof *sp);
   if (!sp)
     return cli_error("out of memory");

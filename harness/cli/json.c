@@ -164,46 +164,96 @@ static int read_string(const char **p, char *out, size_t cap) {
   return 0;
 }
 
-/* The value of key in a flat JSON object, as this writer writes them
- * (strings unescaped; numbers and booleans as written). Returns 0 and fills
- * out (cap bytes), or -1 if the object has no such key or is malformed. */
-int cli_json_field(const char *obj, const char *key, char *out, size_t cap) {
+/* Past one value at p: a string, a number or a word, or a whole array or
+ * object (the strings in it skipped as strings); NULL if it does not end. */
+static const char *skip_value(const char *p) {
+  if (*p == '"') {
+    p++;
+    return read_string(&p, NULL, 0) == 0 ? p : NULL;
+  }
+  if (*p != '[' && *p != '{') { /* a number or a word */
+    while (*p && *p != ',' && *p != ' ' && *p != '}' && *p != ']')
+      p++;
+    return p;
+  }
+  int depth = 0;
+  for (;;) {
+    if (*p == '"') {
+      p++;
+      if (read_string(&p, NULL, 0) != 0)
+        return NULL;
+      continue;
+    }
+    if (!*p)
+      return NULL;
+    if (*p == '[' || *p == '{') {
+      if (++depth > CJ_MAX_DEPTH)
+        return NULL;
+    } else if ((*p == ']' || *p == '}') && --depth == 0) {
+      return p + 1;
+    }
+    p++;
+  }
+}
+
+const char *cli_json_value(const char *obj, const char *key) {
   const char *p = obj;
   while (*p == ' ')
     p++;
   if (*p++ != '{')
-    return -1;
+    return NULL;
   for (;;) {
     while (*p == ' ' || *p == ',')
       p++;
-    if (*p == '}' || *p != '"')
-      return -1;
+    if (*p != '"')
+      return NULL; /* the object's end, or not this writer's output */
     p++;
     char k[64];
     if (read_string(&p, k, sizeof k) != 0)
-      return -1;
-    while (*p == ' ' || *p == ':')
+      return NULL;
+    while (*p == ' ')
       p++;
-    int want = !strcmp(k, key);
-    if (*p == '"') {
+    if (*p++ != ':')
+      return NULL;
+    while (*p == ' ')
       p++;
-      if (read_string(&p, want ? out : NULL, cap) != 0)
-        return -1;
-      if (want)
-        return 0;
-      continue;
-    }
-    size_t n = 0;
-    while (*p && *p != ',' && *p != '}' && *p != ' ') {
-      if (want && n + 1 < cap)
-        out[n++] = *p;
-      p++;
-    }
-    if (want) {
-      out[n] = 0;
-      return 0;
-    }
+    if (!strcmp(k, key))
+      return p;
+    if (!(p = skip_value(p)))
+      return NULL;
   }
+}
+
+int cli_json_field(const char *obj, const char *key, char *out, size_t cap) {
+  const char *p = cli_json_value(obj, key);
+  if (!p || !cap)
+    return -1;
+  if (*p == '"') {
+    p++;
+    return read_string(&p, out, cap);
+  }
+  const char *end = skip_value(p);
+  if (!end)
+    return -1;
+  size_t n = (size_t)(end - p) < cap - 1 ? (size_t)(end - p) : cap - 1;
+  memcpy(out, p, n);
+  out[n] = 0;
+  return 0;
+}
+
+const char *cli_json_next(const char **it) {
+  const char *p = *it;
+  if (*p == '[')
+    p++;
+  while (*p == ' ' || *p == ',')
+    p++;
+  if (!*p || *p == ']')
+    return NULL;
+  const char *end = skip_value(p);
+  if (!end)
+    return NULL;
+  *it = end;
+  return p;
 }
 
 void cj_kstr(cli_json *j, const char *k, const char *s) {

@@ -94,11 +94,10 @@ static const simplification simpler[] = {
     SIMPLER(OP, key, 0),
     SIMPLER(OP, k, 0),
     SIMPLER(LINK, net, 0),
-    SIMPLER(LINK, net.loss_ppm, 0),
-    SIMPLER(LINK, net.dup_ppm, 0),
-    SIMPLER(LINK, net.reorder_ppm, 0),
-    SIMPLER(LINK, net.corrupt_ppm, 0),
-    SIMPLER(LINK, flag, 0),
+#define SIMPLER_LINK_FAULT_(field, fault, amp) SIMPLER(LINK, net.field, 0),
+    SF_NET_FAULTS(SIMPLER_LINK_FAULT_)
+#undef SIMPLER_LINK_FAULT_
+        SIMPLER(LINK, flag, 0),
     SIMPLER(MASKS, flag, 0),
     SIMPLER(MASKS, mask_b, 0),
     SIMPLER(RESET, flag, 1),
@@ -209,8 +208,9 @@ static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
   }
   TRY(m, s, c, c->seed = 0);
   TRY(m, s, c, c->has_net = 0);
-  TRY(m, s, c,
-      (c->net.loss_ppm = 0, c->net.dup_ppm = 0, c->net.reorder_ppm = 0, c->net.corrupt_ppm = 0));
+#define NO_LINK_FAULT_(field, fault, amp) c->net.field = 0,
+  TRY(m, s, c, (SF_NET_FAULTS(NO_LINK_FAULT_)(void) 0)); /* every random link fault off */
+#undef NO_LINK_FAULT_
   TRY(m, s, c, c->has_disk = 0);
   TRY(m, s, c, memset(&c->swarm, 0, sizeof c->swarm));
   TRY(m, s, c, (c->fp_enable_ppm = 0, c->fp_fire_ppm = 0));

@@ -563,9 +563,10 @@ static void tool(char *out, const char *t) {
  * inbox with libFuzzer's. */
 static void explore_target(target_stat *ts, unsigned long night, unsigned long secs,
                            const char *corpus, const char *inbox) {
-  char cli[PATHCAP], log[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
+  char cli[PATHCAP], log[PATHCAP], json[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
   tool(cli, ts->name);
   snprintf(log, sizeof log, "%s/%s.explore.log", N.work, ts->name);
+  snprintf(json, sizeof json, "%s/%s.explore.json", N.work, ts->name);
   snprintf(a_time, sizeof a_time, "%lu", secs);
   snprintf(a_jobs, sizeof a_jobs, "%lu", N.jobs);
   snprintf(a_seed, sizeof a_seed, "%lu", (night % 1000000ul) * 1000000000ul);
@@ -573,20 +574,21 @@ static void explore_target(target_stat *ts, unsigned long night, unsigned long s
   note("night %lu: exploring %s for %lus", night, ts->name, secs);
   /* its crash files (and diverged-* ones) land in the inbox at once, each
    * written whole (a night stopped meanwhile keeps them, as libFuzzer's) */
-  char *argv[] = {cli,    "explore", "-o",   (char *)inbox, "--time",       a_time, "--jobs",
-                  a_jobs, "--seed",  a_seed, "--corpus",    (char *)corpus, "-q",   NULL};
+  char *argv[] = {cli,      "explore", "-o",     (char *)inbox, "--time",   a_time,
+                  "--jobs", a_jobs,    "--seed", a_seed,        "--corpus", (char *)corpus,
+                  "--json", json,      "-q",     NULL};
   int st = run(argv, log, 0);
   if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE) /* it says why: failures it could not save */
     die("the explorer of %s could not save what it found (disk full?)", ts->name);
   if (!WIFEXITED(st) ||
       (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != EXIT_FAILED && WEXITSTATUS(st) != EXIT_NONDET))
     note("  %s: the explorer ended abnormally (see %s)", ts->name, log);
-  FILE *f = fopen(log, "r");
-  char line[1024];
-  unsigned long long roots, branches;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "explore: %llu roots, %llu branches", &roots, &branches) == 2)
-      ts->explore_runs = roots + branches;
+  /* its summary (--json): the runs it made, roots and branches */
+  FILE *f = fopen(json, "r");
+  char line[1024], roots[32], branches[32];
+  if (f && fgets(line, sizeof line, f) && cli_json_field(line, "roots", roots, sizeof roots) == 0 &&
+      cli_json_field(line, "branches", branches, sizeof branches) == 0)
+    ts->explore_runs = strtoull(roots, NULL, 10) + strtoull(branches, NULL, 10);
   if (f)
     fclose(f);
   ts->execs += ts->explore_runs;
@@ -598,29 +600,29 @@ static void reach_target(target_stat *ts) {
   char cli[PATHCAP], corpus[PATHCAP], log[PATHCAP];
   tool(cli, ts->name);
   snprintf(corpus, sizeof corpus, "%s/corpus/%s", N.state, ts->name);
-  snprintf(log, sizeof log, "%s/%s.reach.txt", N.work, ts->name);
-  char *argv[] = {cli, "reach", corpus, NULL};
+  snprintf(log, sizeof log, "%s/%s.reach.json", N.work, ts->name);
+  char *argv[] = {cli, "reach", "--json", corpus, NULL};
   run(argv, log, 1);
-  FILE *f = fopen(log, "r");
-  char line[1024];
-  unsigned inputs;
-  while (f && fgets(line, sizeof line, f)) {
-    if (sscanf(line, "reach: %u inputs, %u assertion sites, %u reached, %u never", &inputs,
-               &ts->sites, &ts->reached, &ts->never) == 4)
+  size_t len;
+  char *obj = (char *)cli_read_file_max(log, &len, SF_MAX_TEXT, 0), v[32];
+  if (!obj)
+    return;
+  if (cli_json_field(obj, "sites", v, sizeof v) == 0)
+    ts->sites = (unsigned)strtoul(v, NULL, 10);
+  if (cli_json_field(obj, "reached", v, sizeof v) == 0)
+    ts->reached = (unsigned)strtoul(v, NULL, 10);
+  if (cli_json_field(obj, "never", v, sizeof v) == 0)
+    ts->never = (unsigned)strtoul(v, NULL, 10);
+  /* the names of the sites no input reached */
+  const char *it = cli_json_value(obj, "assertions"), *e;
+  while (it && (e = cli_json_next(&it)) && ts->nnames < MAX_NAMES) {
+    char hits[32];
+    if (cli_json_field(e, "hits", hits, sizeof hits) != 0 || strcmp(hits, "0") != 0)
       continue;
-    char *p = strstr(line, " NEVER ");
-    if (!p)
-      continue;
-    p += 7;
-    while (*p == ' ')
-      p++;
-    char *end = strstr(p, "  (");
-    size_t n = end ? (size_t)(end - p) : strcspn(p, "\n");
-    if (ts->nnames < MAX_NAMES)
-      snprintf(ts->never_names[ts->nnames++], sizeof ts->never_names[0], "%.*s", (int)n, p);
+    cli_json_field(e, "name", ts->never_names[ts->nnames], sizeof ts->never_names[0]);
+    ts->nnames++;
   }
-  if (f)
-    fclose(f);
+  free(obj);
 }
 
 /* A target's name is what simfuzz_add_target allows (letters, digits,

@@ -197,6 +197,7 @@ int cmd_reach(int argc, char **argv) {
     cj_kint(&j, "inputs", (int64_t)nfiles);
     cj_kint(&j, "sites", (int64_t)nsites);
     cj_kint(&j, "reached", (int64_t)reached);
+    cj_kint(&j, "never", (int64_t)never); /* sometimes/reachable sites no input reached */
     cj_karr(&j, "assertions");
     for (size_t i = 0; i < nsites; i++) {
       cj_obj(&j);

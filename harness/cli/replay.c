@@ -26,31 +26,24 @@ static uint64_t bit(unsigned k) {
   return 1ull << k;
 }
 
+/* The kinds of a --kinds group: SIM_EV_KINDS's groups, and "faults". */
 static uint64_t group_kinds(const char *g) {
-  if (!strcmp(g, "messages"))
-    return bit(SIM_EV_SEND) | bit(SIM_EV_DELIVER) | bit(SIM_EV_DROP) | bit(SIM_EV_DUP) |
-           bit(SIM_EV_CORRUPT) | bit(SIM_EV_REORDER) | bit(SIM_EV_HOLD) | bit(SIM_EV_RELEASE) |
-           bit(SIM_EV_CONN_DATA);
-  if (!strcmp(g, "faults")) {
-    uint64_t m = 0;
-    for (unsigned k = 1; k < SIM_EV__COUNT; k++)
-      if (sim_ev_is_fault(k) && k != SIM_EV_FAIL)
-        m |= bit(k);
-    return m;
-  }
-  if (!strcmp(g, "conn")) {
-    uint64_t m = 0;
-    for (unsigned k = SIM_EV_CONN_OPEN; k <= SIM_EV_CONN_STALL; k++)
-      m |= bit(k);
-    return m;
-  }
-  if (!strcmp(g, "disk"))
-    return bit(SIM_EV_DISK_WRITE) | bit(SIM_EV_DISK_SYNC) | bit(SIM_EV_DISK_TRUNCATE) |
-           bit(SIM_EV_DISK_EIO) | bit(SIM_EV_DISK_LOST);
-  if (!strcmp(g, "nodes"))
-    return bit(SIM_EV_BOOT) | bit(SIM_EV_CRASH) | bit(SIM_EV_RESTART) | bit(SIM_EV_PAUSE) |
-           bit(SIM_EV_RESUME) | bit(SIM_EV_TIMER) | bit(SIM_EV_CLOCK);
-  return 0;
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } groups[] = {{"messages", SIM_EVG_MESSAGES},
+                {"conn", SIM_EVG_CONN},
+                {"disk", SIM_EVG_DISK},
+                {"nodes", SIM_EVG_NODES}};
+  uint64_t m = 0;
+  if (!strcmp(g, "faults"))
+    return SIM_EV_FAULT_MASK & ~bit(SIM_EV_FAIL);
+  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
+    if (!strcmp(g, groups[i].name))
+      for (unsigned k = 1; k < SIM_EV__COUNT; k++)
+        if (sim_ev_groups(k) & groups[i].bit)
+          m |= bit(k);
+  return m;
 }
 
 static int parse_kinds(const char *list, uint64_t *mask) {

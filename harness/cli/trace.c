@@ -150,7 +150,13 @@ static int write_html(const char *path, const char *input, const evlist *l, int 
     cli_json_str(f, fl);
     fprintf(f, "\",\"failure_node\":%d,", r->failure.node);
   }
-  fprintf(f, "\"steps\":[");
+  fprintf(f, "\"drawn\":["); /* the kinds the timeline draws (SIM_EV_KINDS) */
+  for (unsigned k = 1, first = 1; k < SIM_EV__COUNT; k++)
+    if (sim_ev_drawn(k)) {
+      fprintf(f, "%s\"%s\"", first ? "" : ",", sim_ev_name(k));
+      first = 0;
+    }
+  fprintf(f, "],\"steps\":[");
   for (uint32_t i = 0; i < r->nexec; i++) {
     char d[256];
     sf_step_describe(&s->steps[r->exec_step[i]], nodes, d, sizeof d);

@@ -1,7 +1,7 @@
 /* AFL++ driver: persistent mode with shared-memory test cases, for the
  * target this binary was built for. Build with afl-clang-fast. With file
  * arguments it runs each file once (for replaying AFL++ crashes). */
-#include "simfuzz_runner.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #include <stdio.h>
 #include <stdlib.h>

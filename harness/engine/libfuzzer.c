@@ -1,7 +1,7 @@
 /* libFuzzer driver: the fuzz entry point and the structure-aware mutator
  * hooks for the target this binary was built for (sf_this_target). */
 #include "mutate.h"
-#include "simfuzz_runner.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #include <stddef.h>
 #include <stdint.h>

@@ -27,18 +27,16 @@ static uint64_t max_time(const sf_scenario *s) {
   return s->nsteps ? s->steps[s->nsteps - 1].at_us : 0;
 }
 
+/* One in 8: a long tail (0.25 to 4 s), as the generator draws them. */
+static uint32_t long_tail_us(rng *r) {
+  return below(r, 8) ? below(r, 100000) : 250000 + below(r, 3750001);
+}
+
+/* Link parameters drawn as SF_NET_FIELDS' mut column says, in its order. */
 static void random_net(rng *r, sf_net *n) {
-  n->latency_min_us = 100 + below(r, 20000);
-  n->latency_max_us = n->latency_min_us + below(r, 50000);
-  n->exponential = below(r, 2);
-  n->loss_ppm = rate(r);
-  n->dup_ppm = rate(r);
-  n->reorder_ppm = rate(r);
-  /* one in 8: a long tail (0.25 to 4 s), as the generator draws them */
-  n->reorder_delay_us = below(r, 8) ? below(r, 100000) : 250000 + below(r, 3750001);
-  n->corrupt_ppm = rate(r) / 4;
-  n->bandwidth_kbps = below(r, 4) ? 0 : 1 + below(r, 1000);
-  n->queue_limit = below(r, 4) ? 0 : 1 + below(r, 16);
+#define MUT_NET_(field, type, bound, gen, mut) n->field = (type)(mut);
+  SF_NET_FIELDS(MUT_NET_)
+#undef MUT_NET_
 }
 
 /* Parameters of a step of the given kind, drawn at random. */
@@ -94,9 +92,21 @@ static void random_params(rng *r, sf_step *st) {
   }
 }
 
+/* A kind a mutator may insert: any kind not written by hand only
+ * (SF_SK_HAND), wherever it sits in SF_STEP_KINDS, uniformly. */
+static uint8_t random_kind(rng *r) {
+  uint8_t pick[SF_STEP__COUNT];
+  uint32_t n = 0;
+  for (unsigned k = 1; k < SF_STEP__COUNT; k++)
+    if (!(sf_step_flags(k) & SF_SK_HAND))
+      pick[n++] = (uint8_t)k;
+  SIM_ASSERT(n > 0);
+  return pick[below(r, n)];
+}
+
 static void random_step(rng *r, const sf_scenario *s, sf_step *st) {
   memset(st, 0, sizeof *st);
-  st->kind = (uint8_t)(1 + below(r, SF_STEP_NOP - 1)); /* every kind but the placeholder */
+  st->kind = random_kind(r);
   if (below(r, 4) == 0)
     st->kind = SF_STEP_OP; /* keep work flowing */
   uint64_t horizon = max_time(s) + 500000;

@@ -7,7 +7,7 @@
 #ifndef SIMFUZZ_MUTATE_H
 #define SIMFUZZ_MUTATE_H
 
-#include "scenario.h"
+#include <simfuzz/scenario.h>
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,12 +6,28 @@
 #ifndef SIMFUZZ_FEATURES_H
 #define SIMFUZZ_FEATURES_H
 
-#include "simfuzz.h"
-#include "simfuzz_runner.h"
+#include <simfuzz/simfuzz.h>
+#include <simfuzz/simfuzz_runner.h>
 
 #include <stdint.h>
 
 #define SF_FB_WORDS (SF_FB_BUCKETS / 64)
+
+/** The feedback bucket of assertion site number `site` (its position in
+ *  the catalog, sf_sites) at `value`: the state a run reaches when the
+ *  site is first hit (value 0 for SOMETIMES and REACHABLE sites), or when
+ *  a MAXIMIZE site's value first enters the value's class. Two states of
+ *  the catalog never share a bucket while it has at most 10 sites (at
+ *  most 1024 / n value classes of each of n sites, from the lowest). */
+uint32_t sf_features_site_bucket(uint32_t site, uint64_t value);
+
+/** Value classes of a MAXIMIZE site: 0..31 as themselves, then class
+ *  37 + j for [2^(5+j), 2^(6+j)). */
+#define SF_VALUE_CLASSES 96
+
+/** The smallest value of class k; UINT64_MAX for the classes that hold
+ *  none (32..36, and k >= SF_VALUE_CLASSES). */
+uint64_t sf_features_class_value(uint32_t k);
 
 /* Assertion sites' states have buckets of their own, the top
  * SF_FB_SITE_BUCKETS: sharing one with a common state would hide a rare

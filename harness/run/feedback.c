@@ -3,7 +3,7 @@
  * coverage) both see abstract-state novelty without engine-specific
  * counters. The function is compiled without optimisation so the compiler
  * cannot merge the cases of the switch into one block or a lookup table. */
-#include "simfuzz_runner.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #if defined(__clang__)
 #define SF_NOOPT __attribute__((noinline, optnone))

@@ -1,6 +1,8 @@
 /* The runner: executes one scenario against a target on a fresh world. */
 #include "features.h"
-#include "simfuzz_runner.h"
+#include "hooks.h"
+#include "sites.h"
+#include <simfuzz/simfuzz_runner.h>
 
 #include <inttypes.h>
 #include <setjmp.h>
@@ -109,12 +111,13 @@ static void to_link(const sf_scenario *s, const sf_net *n, sim_link_params *p) {
     p->latency_max_ns = p->latency_max_ns * s->swarm.latency_pct / 100;
   }
   p->dist = n->exponential ? SIM_LAT_EXPONENTIAL : SIM_LAT_UNIFORM;
-  p->loss_ppm = disabled(s, SF_FAULT_LOSS) ? 0 : amp(n->loss_ppm, s->swarm.loss_pct);
-  p->dup_ppm = disabled(s, SF_FAULT_DUP) ? 0 : amp(n->dup_ppm, s->swarm.dup_pct);
-  p->reorder_ppm = disabled(s, SF_FAULT_REORDER) ? 0 : amp(n->reorder_ppm, s->swarm.reorder_pct);
+  /* the random faults: off by their switch, else scaled (SF_NET_FAULTS) */
+#define LINK_FAULT_(field, fault, amp_pct)                                                         \
+  p->field = disabled(s, SF_FAULT_##fault) ? 0 : amp(n->field, s->swarm.amp_pct);
+  SF_NET_FAULTS(LINK_FAULT_)
+#undef LINK_FAULT_
   if (n->reorder_delay_us)
     p->reorder_delay_ns = (uint64_t)n->reorder_delay_us * 1000;
-  p->corrupt_ppm = disabled(s, SF_FAULT_CORRUPT) ? 0 : amp(n->corrupt_ppm, s->swarm.corrupt_pct);
   p->bandwidth_bps = (uint64_t)n->bandwidth_kbps * 1000;
   p->queue_limit = n->queue_limit;
 }
@@ -166,6 +169,16 @@ static void on_trace(void *p, const sim_world *w, const sim_trace_rec *r, const 
 static int schedule_step(run_state *rs, const sf_step *st, uint32_t idx);
 static void after_heal(run_state *rs, sim_world *w);
 
+/* The explorer watches this run for new states (it then needs features). */
+static int novel_hook(const sf_run_opts *o) {
+  return o->hooks && o->hooks->on_novel;
+}
+
+/* Something must run after every event for the explorer's hooks. */
+static int any_hook(const sf_run_opts *o) {
+  return o->hooks && (o->hooks->on_novel || o->hooks->on_event);
+}
+
 static void after_event(void *p, sim_world *w) {
   run_state *rs = p;
   const sf_check *c = rs->t->invariants;
@@ -176,19 +189,20 @@ static void after_event(void *p, sim_world *w) {
   }
   if (rs->fb && rs->t->observe)
     sf_features_observe(&rs->feat, rs->t, rs->ctx, rs->w);
-  if (rs->o->on_novel && rs->feat.nfresh) {
+  const sf_run_hooks *hk = rs->o->hooks;
+  if (hk && hk->on_novel && rs->feat.nfresh) {
     uint16_t fresh[SF_FRESH_MAX];
     int node[SF_FRESH_MAX];
     uint32_t k = sf_features_drain(&rs->feat, fresh, node);
     rs->in_novel = 1;
     for (uint32_t i = 0; i < k; i++)
-      rs->o->on_novel(rs->o->novel_ctx, w, fresh[i] & (SF_FB_BUCKETS - 1),
-                      (fresh[i] & SF_FRESH_SITE) != 0, node[i] >= 0 ? node[i] : sim_event_node(w));
+      hk->on_novel(hk->ctx, w, fresh[i] & (SF_FB_BUCKETS - 1), (fresh[i] & SF_FRESH_SITE) != 0,
+                   node[i] >= 0 ? node[i] : sim_event_node(w));
     rs->in_novel = 0;
   }
-  if (rs->o->on_event && sim_get_stats(w)->events == rs->o->at_event) {
+  if (hk && hk->on_event && sim_get_stats(w)->events == hk->at_event) {
     rs->in_novel = 1;
-    rs->o->on_event(rs->o->novel_ctx, w);
+    hk->on_event(hk->ctx, w);
     rs->in_novel = 0;
   }
   after_heal(rs, w);
@@ -221,17 +235,6 @@ uint32_t sf_run_inject(sim_world *w, const sf_step *st) {
 
 /* ---- assertion sites ------------------------------------------------------ */
 
-/* The catalog's bounds, defined by the linker for the section sf_site_catalog
- * when some object has a site (weak: NULL when none has). */
-extern sf_site __start_sf_site_catalog[] __attribute__((weak));
-extern sf_site __stop_sf_site_catalog[] __attribute__((weak));
-
-sf_site *sf_sites(size_t *n) {
-  uintptr_t a = (uintptr_t)__start_sf_site_catalog, b = (uintptr_t)__stop_sf_site_catalog;
-  *n = a && b > a ? (size_t)(b - a) / sizeof(sf_site) : 0;
-  return *n ? __start_sf_site_catalog : NULL;
-}
-
 /* The run of w if it records its sites' hits, else NULL. */
 static run_state *site_recorder(const sim_world *w) {
   run_state *rs = active_run;
@@ -246,9 +249,8 @@ void sf_site_hit(sim_world *w, sf_site *site, uint64_t value, int node) {
   run_state *rs = site_recorder(w);
   if (!rs)
     return;
-  uintptr_t a = (uintptr_t)__start_sf_site_catalog, p = (uintptr_t)site;
-  SIM_ASSERT(p >= a && (p - a) % sizeof(sf_site) == 0 && (p - a) / sizeof(sf_site) < rs->nsites);
-  size_t i = (p - a) / sizeof(sf_site);
+  size_t i = sf__site_index(site);
+  SIM_ASSERT(i < rs->nsites); /* one of this binary's sites */
   if (!rs->site_floor[i] || value > rs->site_max[i]) {
     rs->site_max[i] = value;
     rs->site_floor[i] = value < UINT64_MAX ? value + 1 : value;
@@ -552,7 +554,7 @@ static sim_world *setup(run_state *rs) {
   c.hook_ctx = rs;
   c.classify = t->classify;
   c.describe = t->describe;
-  c.after_event = (t->invariants || (rs->fb && t->observe) || rs->o->on_novel || rs->nlater ||
+  c.after_event = (t->invariants || (rs->fb && t->observe) || any_hook(rs->o) || rs->nlater ||
                    (t->live && has_liveness_step(rs->s))) /* for after_heal */
                       ? after_event
                       : NULL;
@@ -621,21 +623,14 @@ static void keep_abandoned(run_state *rs) {
   abandoned[n_abandoned++ % MAX_ABANDONED] = rs;
 }
 
-/* glibc's assert(): the target's builds link with -Wl,--wrap=__assert_fail
- * (simfuzz_add_target), so a failed assertion of the system under test, or
- * of a library linked statically into it, reaches this hook. During a run
- * it is recorded as the run's failure: invariant "assert" at the
- * assertion's site, on the node whose code was running, with the trace
- * hash of that moment. In abort mode (fuzzers) the usual report and
- * determinism re-check follow, and glibc's own handler then aborts from
- * the assertion's stack (so crash deduplication tells assertions apart);
- * in record mode (the command line) the run ends here. Outside a run it
- * is glibc's assert. */
-void __wrap___assert_fail(const char *expr, const char *file, unsigned line, const char *func);
-extern void __real___assert_fail(const char *expr, const char *file, unsigned line,
-                                 const char *func) __attribute__((weak, noreturn));
-
-void __wrap___assert_fail(const char *expr, const char *file, unsigned line, const char *func) {
+/* A failed assert() of the system under test (adapter/libc.c's wrap of
+ * glibc's __assert_fail): during a run it is recorded as the run's failure,
+ * invariant "assert" at the assertion's site, on the node whose code was
+ * running, with the trace hash of that moment. In record mode (the command
+ * line) the run ends here (a longjmp out of the target's code); in abort
+ * mode (fuzzers), after the usual report and determinism re-check, and
+ * outside a run, it returns and the caller aborts like glibc. */
+void sf__run_assert_failed(const char *expr, const char *file, unsigned line, const char *func) {
   run_state *rs = active_run;
   int node;
   sim_world *w = sim_current(&node);
@@ -645,9 +640,6 @@ void __wrap___assert_fail(const char *expr, const char *file, unsigned line, con
     if (!must_abort)
       longjmp(rs->crash_jmp, 1);
   }
-  if (__real___assert_fail)
-    __real___assert_fail(expr, file, line, func);
-  abort();
 }
 
 static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_opts *o,
@@ -666,7 +658,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->o = o;
   rs->n = sf_nodes_for(t, s);
   rs->all = rs->n == 64 ? ~0ull : (1ull << rs->n) - 1;
-  rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits || o->on_novel;
+  rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits || novel_hook(o);
   sf_features_init(&rs->feat, rs->n);
   sf_sites(&rs->nsites);
   if (rs->nsites && (rs->fb || o->site_runs || o->site_best)) {

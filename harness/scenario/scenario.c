@@ -1,5 +1,5 @@
 /* Scenario decoding (protobuf and generated), normalisation and encoding. */
-#include "scenario.h"
+#include <simfuzz/scenario.h>
 
 #include "scenario.pb-c.h"
 
@@ -32,6 +32,16 @@ _Static_assert((0u SF_STEP_KINDS(X)) == 0xffffffffu, "SF_STEP_KINDS: a generator
 #define X(K, name, shape, fault, flags, slots, ends) +__builtin_popcount(slots)
 _Static_assert((0 SF_STEP_KINDS(X)) == 32, "SF_STEP_KINDS: a generator slot is used twice");
 #undef X
+#define X(K, name, shape, fault, flags, slots, ends) &&(!((flags)&SF_SK_HAND) || (slots) == 0)
+_Static_assert(1 SF_STEP_KINDS(X), "SF_STEP_KINDS: a kind written by hand only has a slot");
+#undef X
+
+/* The C fault kinds are the proto's, number for number. */
+#define SF_FAULT_SAME_(kind)                                                                       \
+  _Static_assert((int)SF_FAULT_##kind == (int)SIMFUZZ__FAULT_KIND__FAULT_##kind,                   \
+                 "SF_FAULT_KINDS and scenario.proto's FaultKind differ at " #kind);
+SF_FAULT_KINDS(SF_FAULT_SAME_)
+#undef SF_FAULT_SAME_
 
 const char *sf_step_name(unsigned kind) {
   return kind > 0 && kind < SF_STEP__COUNT ? kinds[kind].name : "?";
@@ -168,28 +178,30 @@ static int64_t clamp_s64(int64_t v, int64_t lim) {
   return v > lim ? lim : v < -lim ? -lim : v;
 }
 
+/* Each field of a table clamped to its bound, in the table's order. */
+#define CLAMP_(s_, field, type, bound) s_->field = (type)clamp32(s_->field, (bound));
+#define CLAMP_NET_(field, type, bound, gen, mut) CLAMP_(n, field, type, bound)
+#define CLAMP_DISK_(field, type, bound) CLAMP_(d, field, type, bound)
+#define CLAMP_SWARM_(field, type, bound) CLAMP_(w, field, type, bound)
+
 static void norm_net(sf_net *n) {
-  n->latency_min_us = clamp32(n->latency_min_us, SF_MAX_LATENCY_US);
-  n->latency_max_us = clamp32(n->latency_max_us, SF_MAX_LATENCY_US);
+  SF_NET_FIELDS(CLAMP_NET_)
   if (n->latency_max_us < n->latency_min_us)
     n->latency_max_us = n->latency_min_us;
-  n->exponential = n->exponential ? 1 : 0;
-  n->loss_ppm = clamp32(n->loss_ppm, SIM_PPM);
-  n->dup_ppm = clamp32(n->dup_ppm, SIM_PPM);
-  n->reorder_ppm = clamp32(n->reorder_ppm, SIM_PPM);
-  n->reorder_delay_us = clamp32(n->reorder_delay_us, SF_MAX_LATENCY_US);
-  n->corrupt_ppm = clamp32(n->corrupt_ppm, SIM_PPM);
-  n->bandwidth_kbps = clamp32(n->bandwidth_kbps, SF_MAX_BANDWIDTH_KBPS);
-  n->queue_limit = clamp32(n->queue_limit, SF_MAX_QUEUE);
 }
 
 static void norm_disk(sf_disk *d) {
-  d->keep_ppm = clamp32(d->keep_ppm, SIM_PPM);
-  d->corrupt_ppm = clamp32(d->corrupt_ppm, SIM_PPM - d->keep_ppm);
-  d->read_eio_ppm = clamp32(d->read_eio_ppm, SIM_PPM);
-  d->write_eio_ppm = clamp32(d->write_eio_ppm, SIM_PPM);
-  d->sync_eio_ppm = clamp32(d->sync_eio_ppm, SIM_PPM);
+  SF_DISK_FIELDS(CLAMP_DISK_)
 }
+
+static void norm_swarm(sf_swarm *w) {
+  SF_SWARM_FIELDS(CLAMP_SWARM_)
+  w->disabled &= ((1u << SF_FAULT__COUNT) - 1) & ~1u;
+}
+#undef CLAMP_SWARM_
+#undef CLAMP_DISK_
+#undef CLAMP_NET_
+#undef CLAMP_
 
 /* Rebuild a step from the fields its shape uses, clamped; 0 if unusable. */
 static int norm_step(const sf_step *in, sf_step *o) {
@@ -291,13 +303,7 @@ void sf_normalize(sf_scenario *s) {
     norm_disk(&s->disk);
   else
     memset(&s->disk, 0, sizeof s->disk);
-  s->swarm.disabled &= ((1u << SF_FAULT__COUNT) - 1) & ~1u;
-  s->swarm.loss_pct = clamp32(s->swarm.loss_pct, SF_MAX_SWARM_PCT);
-  s->swarm.dup_pct = clamp32(s->swarm.dup_pct, SF_MAX_SWARM_PCT);
-  s->swarm.reorder_pct = clamp32(s->swarm.reorder_pct, SF_MAX_SWARM_PCT);
-  s->swarm.corrupt_pct = clamp32(s->swarm.corrupt_pct, SF_MAX_SWARM_PCT);
-  s->swarm.latency_pct = clamp32(s->swarm.latency_pct, SF_MAX_SWARM_PCT);
-  s->swarm.disk_pct = clamp32(s->swarm.disk_pct, SF_MAX_SWARM_PCT);
+  norm_swarm(&s->swarm);
   s->fp_enable_ppm = clamp32(s->fp_enable_ppm, SIM_PPM);
   s->fp_fire_ppm = clamp32(s->fp_fire_ppm, SIM_PPM);
   s->tail_ms = clamp32(s->tail_ms, SF_MAX_TAIL_MS);
@@ -442,29 +448,18 @@ static void set_member(void *o, const fmap *f, uint64_t v) {
   }
 }
 
-/* The plain structs' fields, by protobuf field name. */
-#define G(type, name, type_)                                                                       \
-  { #name, offsetof(type, name), type_ }
-static const fmap net_fields[] = {G(sf_net, latency_min_us, F_U32),
-                                  G(sf_net, latency_max_us, F_U32),
-                                  G(sf_net, exponential, F_U8),
-                                  G(sf_net, loss_ppm, F_U32),
-                                  G(sf_net, dup_ppm, F_U32),
-                                  G(sf_net, reorder_ppm, F_U32),
-                                  G(sf_net, reorder_delay_us, F_U32),
-                                  G(sf_net, corrupt_ppm, F_U32),
-                                  G(sf_net, bandwidth_kbps, F_U32),
-                                  G(sf_net, queue_limit, F_U32),
-                                  {NULL, 0, F_U8}};
-static const fmap disk_fields[] = {
-    G(sf_disk, keep_ppm, F_U32),     G(sf_disk, corrupt_ppm, F_U32),
-    G(sf_disk, read_eio_ppm, F_U32), G(sf_disk, write_eio_ppm, F_U32),
-    G(sf_disk, sync_eio_ppm, F_U32), {NULL, 0, F_U8}};
-static const fmap swarm_fields[] = {
-    G(sf_swarm, disabled, F_U32),    G(sf_swarm, loss_pct, F_U32),
-    G(sf_swarm, dup_pct, F_U32),     G(sf_swarm, reorder_pct, F_U32),
-    G(sf_swarm, corrupt_pct, F_U32), G(sf_swarm, latency_pct, F_U32),
-    G(sf_swarm, disk_pct, F_U32),    {NULL, 0, F_U8}};
+/* The plain structs' fields, by protobuf field name (SF_NET_FIELDS and
+ * its kin: a field of the struct is the proto field of its name). */
+#define G(st, name, type) {#name, offsetof(st, name), sizeof(((st *)0)->name) == 1 ? F_U8 : F_U32},
+#define G_NET_(name, type, bound, gen, mut) G(sf_net, name, type)
+#define G_DISK_(name, type, bound) G(sf_disk, name, type)
+#define G_SWARM_(name, type, bound) G(sf_swarm, name, type)
+static const fmap net_fields[] = {SF_NET_FIELDS(G_NET_){NULL, 0, F_U8}};
+static const fmap disk_fields[] = {SF_DISK_FIELDS(G_DISK_){NULL, 0, F_U8}};
+static const fmap swarm_fields[] = {SF_SWARM_FIELDS(G_SWARM_){NULL, 0, F_U8}};
+#undef G_SWARM_
+#undef G_DISK_
+#undef G_NET_
 #undef G
 
 /* Copy the scalar fields a map names between a message and a struct. */
@@ -877,22 +872,20 @@ static unsigned slot_kind(unsigned slot) {
   return SF_STEP_OP;
 }
 
-static void gen_net(reader *r, sf_net *n) {
-  n->latency_min_us = 500 + r8(r) % 20 * 500;
-  n->latency_max_us = n->latency_min_us + r8(r) % 40 * 500;
-  n->exponential = r8(r) & 1;
-  n->loss_ppm = rate(r);
-  n->dup_ppm = rate(r);
-  n->reorder_ppm = rate(r);
-  /* Long tails: one draw in 16 delays the reordered messages by up to 4 s
-   * (0.25 s steps), as real networks sometimes do; on a link step that is
-   * the clogging of a node or a pair. Stale deliveries (an old ack
-   * re-arming a lease, a heartbeat overtaking appends) need them. */
+/* Long tails: one draw in 16 delays the reordered messages by up to 4 s
+ * (0.25 s steps), as real networks sometimes do; on a link step that is
+ * the clogging of a node or a pair. Stale deliveries (an old ack re-arming
+ * a lease, a heartbeat overtaking appends) need them. */
+static uint32_t long_tail_us(reader *r) {
   uint32_t d = r8(r);
-  n->reorder_delay_us = d < 240 ? d * 400 : (d - 239) * 250000;
-  n->corrupt_ppm = rate(r) / 4;
-  n->bandwidth_kbps = 0;
-  n->queue_limit = 0;
+  return d < 240 ? d * 400 : (d - 239) * 250000;
+}
+
+/* Link parameters drawn as SF_NET_FIELDS' gen column says, in its order. */
+static void gen_net(reader *r, sf_net *n) {
+#define GEN_NET_(field, type, bound, gen, mut) n->field = (type)(gen);
+  SF_NET_FIELDS(GEN_NET_)
+#undef GEN_NET_
 }
 
 void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
@@ -910,8 +903,12 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
   s->disk.read_eio_ppm = rate(r) / 16;
   s->disk.write_eio_ppm = rate(r) / 16;
   s->disk.sync_eio_ppm = rate(r) / 16;
-  /* swarm: each fault kind off with probability 1/4 */
-  uint32_t off = r32(r);
+  /* swarm: each fault kind off with probability 1/4, two bits of the draw
+   * each; past 16 kinds a second word (the first 16 draw as they always did) */
+  _Static_assert(SF_FAULT__COUNT <= 32, "sf_swarm.disabled has a bit per fault kind");
+  uint64_t off = r32(r);
+  if (SF_FAULT__COUNT > 16)
+    off |= (uint64_t)r32(r) << 32;
   for (int k = 1; k < SF_FAULT__COUNT; k++)
     if (((off >> (2 * k)) & 3) == 0)
       s->swarm.disabled |= 1u << k;

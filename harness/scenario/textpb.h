@@ -2,7 +2,7 @@
 #ifndef SIMFUZZ_TEXTPB_H
 #define SIMFUZZ_TEXTPB_H
 
-#include "scenario.h"
+#include <simfuzz/scenario.h>
 
 #include <stdio.h>
 

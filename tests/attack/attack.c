@@ -22,7 +22,7 @@
  *  11 chatty       prints varying text and a fake error line, then aborts
  */
 #include "attack_lib.h"
-#include "simfuzz.h"
+#include <simfuzz/simfuzz.h>
 
 #include <stdio.h>
 #include <stdlib.h>

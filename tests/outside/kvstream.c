@@ -15,14 +15,17 @@
  */
 #include "kvrep.h"
 #include "kvutil.h"
-#include "simfuzz.h"
-#include "simfuzz_record.h"
-#include "simfuzz_wire.h"
+#include "scenario.h" /* the project's own (kvutil/scenario.h), not simfuzz's */
+#include <simfuzz/simfuzz.h>
+#include <simfuzz/simfuzz_record.h>
+#include <simfuzz/simfuzz_wire.h>
 
 #include <stdlib.h>
 
 _Static_assert(KVREP_MAX_KEYS == 16, "DEFINES reach the target's sources");
 _Static_assert(KVSTREAM_TAG == 7, "COMPILE_OPTIONS reach the target's sources");
+_Static_assert(KVUTIL_OWN_SCENARIO_H, "a project's own header wins over simfuzz's bare names");
+_Static_assert(SIMFUZZ_VERSION_AT_LEAST(0, 6, 0), "<simfuzz/version.h> comes with simfuzz.h");
 
 enum { TICK = 1, MSG_UPDATE = 1, SEED = 42 };
 

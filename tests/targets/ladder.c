@@ -10,7 +10,7 @@
  * reports it) only has to draw the pause. One assertion site can never be
  * reached, so that `simfuzz reach` has something to list.
  */
-#include "simfuzz.h"
+#include <simfuzz/simfuzz.h>
 
 #include <stdlib.h>
 

@@ -11,7 +11,7 @@
  *   tabby      (MISBEHAVE_TABBY) fails on its first client operation with a
  *              message holding a tab, a newline and a quote: reports must
  *              stay valid whatever a failure message contains. */
-#include "simfuzz.h"
+#include <simfuzz/simfuzz.h>
 
 #include <assert.h>
 #include <stdio.h>

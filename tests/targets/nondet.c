@@ -1,7 +1,7 @@
 /* A deliberately nondeterministic target for the tools' tests: every run in
  * a process sends one more message than the run before (a global counter
  * that survives runs: exactly what simfuzz forbids). */
-#include "simfuzz.h"
+#include <simfuzz/simfuzz.h>
 
 #include <stdlib.h>
 

@@ -13,7 +13,7 @@
  * to every target (a running node has its state, a crashed one has none),
  * and its liveness predicate always holds.
  */
-#include "simfuzz.h"
+#include <simfuzz/simfuzz.h>
 
 #include <stdlib.h>
 #include <string.h>

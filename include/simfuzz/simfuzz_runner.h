@@ -46,34 +46,9 @@ typedef struct sf_run_opts {
   /** If set (one entry per site), each site's entry is raised to the
    *  highest value this run gave it (SF_MAXIMIZE; 1 for the others). */
   uint64_t *site_best;
-  /** The explorer's hook: called after an event (in the event loop) once
-   *  for each feature bucket the run reached for the first time during it,
-   *  in the order reached; site is 1 for an assertion site's bucket (its
-   *  first hit or a new best value). node is the node the state is about:
-   *  the one its site named (SF_SOMETIMES_ON, SF_MAXIMIZE_ON), else the node
-   *  the event ran on (sim_event_node; -1 for a world-level event). It may
-   *  fork(): the child goes on with the run. Setting it computes features
-   *  even when the build emits none. */
-  void (*on_novel)(void *ctx, sim_world *w, uint32_t bucket, int site, int node);
-  void *novel_ctx;
-  /** With on_novel: if nonzero, on_event(novel_ctx, w) is called once,
-   *  after event number at_event (after the checks and on_novel, in the
-   *  event loop; it may fork() and call sf_run_inject like on_novel). The
-   *  explorer revisits a state this way: it re-runs the scenario that
-   *  reached it, up to the event after which it did. */
-  uint64_t at_event;
-  void (*on_event)(void *ctx, sim_world *w);
+  /** simfuzz's own explorer's hooks (internal); NULL for any other caller. */
+  const struct sf_run_hooks *hooks;
 } sf_run_opts;
-
-/** From inside the on_novel or on_event hook only: add step st to the
- *  running scenario now. It is scheduled at st->at_us, or at once if that
- *  has passed, just as a replay schedules a scenario step whose
- *  after_event is the number returned (the events run so far): appending
- *  st with that after_event to the scenario gives a file that replays this
- *  run exactly, provided steps injected at one event are appended in the
- *  order injected, with non-decreasing times. Returns 0 (nothing added)
- *  outside the hooks or when the scenario has no room for another step. */
-uint32_t sf_run_inject(sim_world *w, const sf_step *st);
 
 #define SF_MAX_EVENTS 300000u /**< default per-run event budget */
 
@@ -153,22 +128,6 @@ extern const sf_target *const sf_this_target;
 /** Execute the instrumented code path of feature bucket b (mod buckets).
  *  Both libFuzzer's and AFL++'s edge coverage see each bucket. */
 void sf_feedback_path(uint32_t b);
-
-/** The feedback bucket of assertion site number `site` (its position in
- *  the catalog, sf_sites) at `value`: the state a run reaches when the
- *  site is first hit (value 0 for SOMETIMES and REACHABLE sites), or when
- *  a MAXIMIZE site's value first enters the value's class. Two states of
- *  the catalog never share a bucket while it has at most 10 sites (at
- *  most 1024 / n value classes of each of n sites, from the lowest). */
-uint32_t sf_features_site_bucket(uint32_t site, uint64_t value);
-
-/** Value classes of a MAXIMIZE site: 0..31 as themselves, then class
- *  37 + j for [2^(5+j), 2^(6+j)). */
-#define SF_VALUE_CLASSES 96
-
-/** The smallest value of class k; UINT64_MAX for the classes that hold
- *  none (32..36, and k >= SF_VALUE_CLASSES). */
-uint64_t sf_features_class_value(uint32_t k);
 
 /** 1 if this build emits feedback (SIMFUZZ_FEEDBACK), else 0. */
 int sf_feedback_enabled(void);

@@ -47,6 +47,8 @@
 #ifndef SIMFUZZ_SIM_H
 #define SIMFUZZ_SIM_H
 
+#include "version.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -165,44 +167,69 @@ typedef struct sim_node_ops {
   void (*teardown)(void *ctx, sim_world *w, int node, sim_teardown_why why);
 } sim_node_ops;
 
-/** Trace record kinds. */
+/** Groups of trace record kinds (a bit each), as `--kinds` names them
+ *  (messages, conn, disk, nodes; "faults" is every fault kind). */
+#define SIM_EVG_MESSAGES 1u /**< datagrams, and stream bytes delivered */
+#define SIM_EVG_CONN 2u     /**< stream connections */
+#define SIM_EVG_DISK 4u     /**< the disk */
+#define SIM_EVG_NODES 8u    /**< a node's life: boot, crash, pause, timers, clock */
+
+/** The trace record kinds, one row each; every list about them derives
+ *  from this one: the enum, sim_ev_name(), sim_ev_is_fault() and
+ *  SIM_EV_FAULT_MASK, the groups the command line selects by
+ *  (sim_ev_groups) and the kinds the HTML timeline draws (sim_ev_drawn).
+ *    X(KIND, name, fault, groups, drawn)
+ *  KIND    SIM_EV_<KIND>, numbered from 1 in this order; traces and their
+ *          hashes record the numbers, so a new kind goes at the end
+ *  name    the kind in timelines and `--kinds`
+ *  fault   1 if its records report a fault (a drop, a crash, a partition,
+ *          a reset, a disk error, a clock change, a failure, ...)
+ *  groups  SIM_EVG_* bits, 0 for none
+ *  drawn   1 if the HTML timeline draws it as a marker or an arrow */
+#define SIM_EV_KINDS(X)                                                                            \
+  X(BOOT, "boot", 0, SIM_EVG_NODES, 0)              /* node booted; a = restart flag */            \
+  X(SEND, "send", 0, SIM_EVG_MESSAGES, 0)           /* datagram sent; a = message id */            \
+  X(DELIVER, "deliver", 0, SIM_EVG_MESSAGES, 1)     /* datagram delivered; a = message id */       \
+  X(DROP, "drop", 1, SIM_EVG_MESSAGES, 1)           /* dropped; reason = sim_drop_reason */        \
+  X(DUP, "duplicate", 1, SIM_EVG_MESSAGES, 0)       /* a = copy id, b = original id */             \
+  X(CORRUPT, "corrupt", 1, SIM_EVG_MESSAGES, 1)     /* a bit flipped; a = id, b = bit index */     \
+  X(REORDER, "reorder", 1, SIM_EVG_MESSAGES, 0)     /* delayed for reordering; b = extra ns */     \
+  X(HOLD, "hold", 1, SIM_EVG_MESSAGES, 0)           /* datagram held on a held link */             \
+  X(RELEASE, "release", 1, SIM_EVG_MESSAGES, 0)     /* held one released; b = 1: k-th */           \
+  X(TIMER, "timer", 0, SIM_EVG_NODES, 0)            /* timer fired; a = tag */                     \
+  X(CRASH, "crash", 1, SIM_EVG_NODES, 1)            /* node crashed */                             \
+  X(RESTART, "restart", 1, SIM_EVG_NODES, 0)        /* node restart requested */                   \
+  X(PAUSE, "pause", 1, SIM_EVG_NODES, 1)            /* node paused */                              \
+  X(RESUME, "resume", 1, SIM_EVG_NODES, 1)          /* node resumed; a = deferred events */        \
+  X(PARTITION, "partition", 1, 0, 1)                /* link node->peer blocked */                  \
+  X(HEAL, "heal", 1, 0, 1)                          /* unblocked (peer -1: all links) */           \
+  X(LINK, "link", 1, 0, 0)                          /* link parameters changed */                  \
+  X(CONN_OPEN, "conn-open", 0, SIM_EVG_CONN, 0)     /* connect issued; a = conn */                 \
+  X(CONN_ACCEPT, "conn-accept", 0, SIM_EVG_CONN, 0) /* peer accepted; a = conn */                  \
+  X(CONN_UP, "conn-up", 0, SIM_EVG_CONN, 0)         /* connect completed; a = conn */              \
+  X(CONN_DATA, "conn-data", 0, SIM_EVG_MESSAGES | SIM_EVG_CONN, 1) /* bytes; a = conn */           \
+  X(CONN_CLOSE, "conn-close", 0, SIM_EVG_CONN, 0)                  /* graceful close delivered */  \
+  X(CONN_RESET, "conn-reset", 1, SIM_EVG_CONN, 1)       /* reset delivered; reason = cause */      \
+  X(CONN_REFUSED, "conn-refused", 1, SIM_EVG_CONN, 1)   /* connect refused; a = conn */            \
+  X(CONN_TIMEOUT, "conn-timeout", 1, SIM_EVG_CONN, 1)   /* connect or stall timeout */             \
+  X(CONN_STALL, "conn-stall", 1, SIM_EVG_CONN, 0)       /* segment stalled by a partition */       \
+  X(DISK_WRITE, "disk-write", 0, SIM_EVG_DISK, 0)       /* a = offset, b = length */               \
+  X(DISK_SYNC, "disk-sync", 0, SIM_EVG_DISK, 0)         /* b = dirty sectors made durable */       \
+  X(DISK_TRUNCATE, "disk-truncate", 0, SIM_EVG_DISK, 0) /* a = new size */                         \
+  X(DISK_EIO, "disk-eio", 1, SIM_EVG_DISK, 1)           /* injected error; reason = sim_disk_op */ \
+  X(DISK_LOST, "disk-lost", 1, SIM_EVG_DISK, 1)         /* a = sectors lost, b = corrupted */      \
+  X(CLOCK, "clock", 1, SIM_EVG_NODES, 1)                /* a = offset, b = drift ppm (int64) */    \
+  X(FAULTPOINT, "faultpoint", 1, 0, 1)                  /* code fault point fired; a = site */     \
+  X(NOTE, "note", 0, 0, 0)                              /* sim_note(); a, b its values */          \
+  X(FAIL, "FAIL", 1, 0, 1)                              /* an invariant or liveness failed */
+
+/** Trace record kinds (see SIM_EV_KINDS). */
 typedef enum {
-  SIM_EV_BOOT = 1,      /**< node booted; a = restart flag */
-  SIM_EV_SEND,          /**< datagram sent; a = message id */
-  SIM_EV_DELIVER,       /**< datagram delivered; a = message id */
-  SIM_EV_DROP,          /**< datagram or segment dropped; reason = sim_drop_reason */
-  SIM_EV_DUP,           /**< datagram duplicated; a = copy id, b = original id */
-  SIM_EV_CORRUPT,       /**< a bit flipped; a = message id, b = bit index */
-  SIM_EV_REORDER,       /**< datagram delayed for reordering; b = extra ns */
-  SIM_EV_HOLD,          /**< datagram held on a held link */
-  SIM_EV_RELEASE,       /**< held datagram released; b = 1 for deliver-k-th */
-  SIM_EV_TIMER,         /**< timer fired; a = tag */
-  SIM_EV_CRASH,         /**< node crashed */
-  SIM_EV_RESTART,       /**< node restart requested */
-  SIM_EV_PAUSE,         /**< node paused */
-  SIM_EV_RESUME,        /**< node resumed; a = deferred events */
-  SIM_EV_PARTITION,     /**< link node->peer blocked */
-  SIM_EV_HEAL,          /**< link node->peer unblocked (peer -1: all links) */
-  SIM_EV_LINK,          /**< link parameters changed */
-  SIM_EV_CONN_OPEN,     /**< connect issued; a = conn */
-  SIM_EV_CONN_ACCEPT,   /**< peer accepted; a = conn */
-  SIM_EV_CONN_UP,       /**< connect completed; a = conn */
-  SIM_EV_CONN_DATA,     /**< stream bytes delivered; a = conn */
-  SIM_EV_CONN_CLOSE,    /**< graceful close delivered; a = conn */
-  SIM_EV_CONN_RESET,    /**< reset delivered to node; a = conn, reason = cause */
-  SIM_EV_CONN_REFUSED,  /**< connect refused; a = conn */
-  SIM_EV_CONN_TIMEOUT,  /**< connect or stall timeout; a = conn */
-  SIM_EV_CONN_STALL,    /**< segment stalled by a partition; a = conn */
-  SIM_EV_DISK_WRITE,    /**< a = offset, b = length */
-  SIM_EV_DISK_SYNC,     /**< b = dirty sectors made durable */
-  SIM_EV_DISK_TRUNCATE, /**< a = new size */
-  SIM_EV_DISK_EIO,      /**< injected I/O error; reason = sim_disk_op */
-  SIM_EV_DISK_LOST,     /**< at crash/EIO: a = sectors lost, b = sectors corrupted */
-  SIM_EV_CLOCK,         /**< clock changed; a = offset (int64), b = drift ppm (int64) */
-  SIM_EV_FAULTPOINT,    /**< code fault point fired; a = site */
-  SIM_EV_NOTE,          /**< user note (sim_note); a, b user values */
-  SIM_EV_FAIL,          /**< invariant or liveness failure */
-  SIM_EV__COUNT
+  SIM_EV__NONE, /* 0: no record's kind */
+#define SIM_EV_ENUM_(kind, name, fault, groups, drawn) SIM_EV_##kind,
+  SIM_EV_KINDS(SIM_EV_ENUM_)
+#undef SIM_EV_ENUM_
+      SIM_EV__COUNT
 } sim_ev_kind;
 
 /** Why a datagram or segment was dropped. */
@@ -708,15 +735,14 @@ int sim_ev_is_fault(unsigned kind);
 
 /** The record kinds sim_ev_is_fault() calls faults, bit k for kind k: for
  *  a test per record with no call. */
-#define SIM_EV_FAULT_MASK                                                                          \
-  ((1ull << SIM_EV_DROP) | (1ull << SIM_EV_DUP) | (1ull << SIM_EV_CORRUPT) |                       \
-   (1ull << SIM_EV_REORDER) | (1ull << SIM_EV_HOLD) | (1ull << SIM_EV_RELEASE) |                   \
-   (1ull << SIM_EV_CRASH) | (1ull << SIM_EV_RESTART) | (1ull << SIM_EV_PAUSE) |                    \
-   (1ull << SIM_EV_RESUME) | (1ull << SIM_EV_PARTITION) | (1ull << SIM_EV_HEAL) |                  \
-   (1ull << SIM_EV_LINK) | (1ull << SIM_EV_CONN_RESET) | (1ull << SIM_EV_CONN_TIMEOUT) |           \
-   (1ull << SIM_EV_CONN_REFUSED) | (1ull << SIM_EV_CONN_STALL) | (1ull << SIM_EV_DISK_EIO) |       \
-   (1ull << SIM_EV_DISK_LOST) | (1ull << SIM_EV_CLOCK) | (1ull << SIM_EV_FAULTPOINT) |             \
-   (1ull << SIM_EV_FAIL))
+#define SIM_EV_FAULT_BIT_(kind, name, fault, groups, drawn) | ((uint64_t)(fault) << SIM_EV_##kind)
+#define SIM_EV_FAULT_MASK (0 SIM_EV_KINDS(SIM_EV_FAULT_BIT_))
+
+/** The SIM_EVG_* groups of a trace kind (0 for none, or an unknown kind). */
+unsigned sim_ev_groups(unsigned kind);
+
+/** 1 if the HTML timeline draws records of this kind. */
+int sim_ev_drawn(unsigned kind);
 
 /** Name of a drop reason ("loss", "partition", ...). */
 const char *sim_drop_name(unsigned reason);

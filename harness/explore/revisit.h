@@ -1,7 +1,7 @@
-/* Which kept state the explorer revisits next (explore.c), apart so that
+/* Which kept state the explorer revisits next (explore/explore.c), apart so that
  * its rule has a unit test (tests/test_revisit.c). */
-#ifndef SIMFUZZ_CLI_REVISIT_H
-#define SIMFUZZ_CLI_REVISIT_H
+#ifndef SIMFUZZ_EXPLORE_REVISIT_H
+#define SIMFUZZ_EXPLORE_REVISIT_H
 
 #include <stdint.h>
 

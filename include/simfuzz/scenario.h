@@ -68,6 +68,9 @@ typedef enum {
 
 #define SF_SK_UNDO 1u    /**< kind flag: ends a fault (not counted as one) */
 #define SF_SK_NO_RANK 2u /**< kind flag: names no node, so by_state does not apply */
+#define SF_SK_HAND                                                                                 \
+  4u /**< kind flag: written by hand only, never generated or                                      \
+          inserted by a mutator (its slots are 0) */
 
 /* NOP does nothing (files of older explorers used it as a placeholder). */
 
@@ -88,7 +91,14 @@ typedef enum {
  *         restart, a partition's heal), _NONE if none
  *  Kinds are numbered from 1 in this order, and the numbers are stable
  *  (traces record them): add a kind at the end. Adding one touches this
- *  list, the proto, the runner's action (harness/run/run.c) and a test. */
+ *  list (its slots are taken from other rows: the sweep's seeds then map to
+ *  other scenarios), the Step oneof in proto/scenario.proto (its field name
+ *  is the row's name), the runner's action (harness/run/run.c), the
+ *  dictionary's st_<name> tag (harness/scenario/scenario.dict), and a test
+ *  (tests/test_scenario.c's every_step_kind_roundtrips covers the codec, the
+ *  text format and the describer from the row). A new shape also needs its
+ *  fields in the codec, the describer, the mutator's random_params and the
+ *  minimizer's simplifications. */
 #define SF_STEP_KINDS(X)                                                                           \
   X(PARTITION, partition, MASKS, PARTITION, 0, 0x000001c0u, HEAL)                                  \
   X(HEAL, heal, NONE, NONE, SF_SK_NO_RANK, 0x00001800u, _NONE)                                     \
@@ -108,7 +118,7 @@ typedef enum {
   X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 0x20000000u, _NONE)             \
   X(OP, op, OP, NONE, 0, 0x4000003fu, _NONE)                                                       \
   X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 0x80000000u, _NONE)                         \
-  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO, 0u, _NONE)
+  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO | SF_SK_HAND, 0u, _NONE)
 
 /** Step kinds (see SF_STEP_KINDS). */
 typedef enum {
@@ -119,42 +129,111 @@ typedef enum {
       SF_STEP__COUNT
 } sf_step_kind;
 
-/** Fault kinds for swarm switches (bit 1 << kind in sf_swarm.disabled). */
+/** Fault kinds for swarm switches (bit 1 << kind in sf_swarm.disabled),
+ *  numbered from 1 in this order, as proto/scenario.proto's FaultKind
+ *  (FAULT_<KIND>; the codec asserts at compile time that the two agree). */
+#define SF_FAULT_KINDS(X)                                                                          \
+  X(PARTITION) /* partition, isolate, split, one-way */                                            \
+  X(LOSS)                                                                                          \
+  X(DUP)                                                                                           \
+  X(REORDER)                                                                                       \
+  X(CORRUPT)                                                                                       \
+  X(CRASH) /* crash and restart */                                                                 \
+  X(PAUSE)                                                                                         \
+  X(RESET) /* connection resets */                                                                 \
+  X(CLOCK)                                                                                         \
+  X(DISK)                                                                                          \
+  X(FAULTPOINT)                                                                                    \
+  X(HOLD) /* hold, release, deliver the k-th */
+
+/** Fault kinds (see SF_FAULT_KINDS). */
 typedef enum {
   SF_FAULT_NONE = 0,
-  SF_FAULT_PARTITION,
-  SF_FAULT_LOSS,
-  SF_FAULT_DUP,
-  SF_FAULT_REORDER,
-  SF_FAULT_CORRUPT,
-  SF_FAULT_CRASH,
-  SF_FAULT_PAUSE,
-  SF_FAULT_RESET,
-  SF_FAULT_CLOCK,
-  SF_FAULT_DISK,
-  SF_FAULT_FAULTPOINT,
-  SF_FAULT_HOLD,
-  SF_FAULT__COUNT
+#define SF_FAULT_ENUM_(kind) SF_FAULT_##kind,
+  SF_FAULT_KINDS(SF_FAULT_ENUM_)
+#undef SF_FAULT_ENUM_
+      SF_FAULT__COUNT
 } sf_fault_kind;
+
+/** The fields of a scenario's link parameters (proto Network, sf_net), one
+ *  row each, in the struct's order; the struct, sf_normalize's clamps, the
+ *  protobuf codec, the generator's draws and the mutator's derive from it.
+ *    X(field, type, bound, gen, mut)
+ *  field  the member of sf_net and the field of Network of that name
+ *  type   its C type
+ *  bound  the largest value kept (n is the sf_net being normalised)
+ *  gen    the generator's draw (sf_generate; r is its byte reader, with
+ *         r8() and rate() of harness/scenario/scenario.c), in row order: a
+ *         new row changes the sweep's scenarios from its draw on
+ *  mut    the mutator's draw (r is its generator, with below() and rate()
+ *         of harness/engine/mutate.c) */
+#define SF_NET_FIELDS(X)                                                                           \
+  X(latency_min_us, uint32_t, SF_MAX_LATENCY_US, 500 + r8(r) % 20 * 500, 100 + below(r, 20000))    \
+  X(latency_max_us, uint32_t, SF_MAX_LATENCY_US, n->latency_min_us + r8(r) % 40 * 500,             \
+    n->latency_min_us + below(r, 50000))                                                           \
+  X(exponential, uint8_t, 1, r8(r) & 1, below(r, 2)) /* exponential instead of uniform latency */  \
+  X(loss_ppm, uint32_t, SIM_PPM, rate(r), rate(r))                                                 \
+  X(dup_ppm, uint32_t, SIM_PPM, rate(r), rate(r))                                                  \
+  X(reorder_ppm, uint32_t, SIM_PPM, rate(r), rate(r))                                              \
+  X(reorder_delay_us, uint32_t, SF_MAX_LATENCY_US, long_tail_us(r), long_tail_us(r))               \
+  X(corrupt_ppm, uint32_t, SIM_PPM, rate(r) / 4, rate(r) / 4)                                      \
+  X(bandwidth_kbps, uint32_t, SF_MAX_BANDWIDTH_KBPS, 0, below(r, 4) ? 0 : 1 + below(r, 1000))      \
+  X(queue_limit, uint32_t, SF_MAX_QUEUE, 0, below(r, 4) ? 0 : 1 + below(r, 16))
+
+/** The random link faults among SF_NET_FIELDS: each is the
+ *  sim_link_params member of the same name, turned off by its swarm switch
+ *  and scaled by its swarm amplifier (the runner's to_link); the minimizer
+ *  tries each at 0, and all of them at once.
+ *    X(field, fault, amp)
+ *  fault  SF_FAULT_<fault>, the swarm switch
+ *  amp    the member of sf_swarm that scales it (percent, 0 = 100) */
+#define SF_NET_FAULTS(X)                                                                           \
+  X(loss_ppm, LOSS, loss_pct)                                                                      \
+  X(dup_ppm, DUP, dup_pct)                                                                         \
+  X(reorder_ppm, REORDER, reorder_pct)                                                             \
+  X(corrupt_ppm, CORRUPT, corrupt_pct)
+
+/** The fields of a scenario's disk faults (proto Disk, sf_disk), as
+ *  SF_NET_FIELDS; d is the sf_disk being normalised (a sector corrupted at
+ *  a crash is one that was not kept). */
+#define SF_DISK_FIELDS(X)                                                                          \
+  X(keep_ppm, uint32_t, SIM_PPM)                                                                   \
+  X(corrupt_ppm, uint32_t, SIM_PPM - d->keep_ppm)                                                  \
+  X(read_eio_ppm, uint32_t, SIM_PPM)                                                               \
+  X(write_eio_ppm, uint32_t, SIM_PPM)                                                              \
+  X(sync_eio_ppm, uint32_t, SIM_PPM)
+
+/** The swarm's fields (proto Swarm, sf_swarm), as SF_NET_FIELDS: disabled
+ *  fault kinds (bit 1 << kind), then rate multipliers (percent). */
+#define SF_SWARM_FIELDS(X)                                                                         \
+  X(disabled, uint32_t, UINT32_MAX) /* a mask: sf_normalize clears bits of no fault kind */        \
+  X(loss_pct, uint32_t, SF_MAX_SWARM_PCT)                                                          \
+  X(dup_pct, uint32_t, SF_MAX_SWARM_PCT)                                                           \
+  X(reorder_pct, uint32_t, SF_MAX_SWARM_PCT)                                                       \
+  X(corrupt_pct, uint32_t, SF_MAX_SWARM_PCT)                                                       \
+  X(latency_pct, uint32_t, SF_MAX_SWARM_PCT)                                                       \
+  X(disk_pct, uint32_t, SF_MAX_SWARM_PCT)
+
+#define SF_FIELD_MEMBER_(field, type, bound) type field;
+#define SF_NET_MEMBER_(field, type, bound, gen, mut) type field;
 
 /** Link parameters as the scenario states them (microseconds, ppm). */
 typedef struct sf_net {
-  uint32_t latency_min_us, latency_max_us;
-  uint8_t exponential;
-  uint32_t loss_ppm, dup_ppm, reorder_ppm, reorder_delay_us, corrupt_ppm;
-  uint32_t bandwidth_kbps, queue_limit;
+  SF_NET_FIELDS(SF_NET_MEMBER_)
 } sf_net;
 
 /** Disk fault parameters as the scenario states them. */
 typedef struct sf_disk {
-  uint32_t keep_ppm, corrupt_ppm, read_eio_ppm, write_eio_ppm, sync_eio_ppm;
+  SF_DISK_FIELDS(SF_FIELD_MEMBER_)
 } sf_disk;
 
 /** Swarm knobs: disabled fault kinds and rate multipliers (percent). */
 typedef struct sf_swarm {
-  uint32_t disabled;
-  uint32_t loss_pct, dup_pct, reorder_pct, corrupt_pct, latency_pct, disk_pct;
+  SF_SWARM_FIELDS(SF_FIELD_MEMBER_)
 } sf_swarm;
+
+#undef SF_NET_MEMBER_
+#undef SF_FIELD_MEMBER_
 
 /** One timed step. Which fields a kind uses is its shape (sf_step_shape);
  *  a disk step's k is 0 none, 1 read, 2 write, 3 sync; its interval_us

@@ -1,0 +1,1112 @@
+/* The explorer: checkpoint-and-branch exploration (`simfuzz explore`, the
+ * default job's search; harness/cli/explore.c reads its options).
+ *
+ * Roots are the sweep's scenarios (sf_generate_seed). A root runs in a
+ * worker process with the runner's novelty hook: when the run reaches a
+ * feature bucket that is rare across the campaign (counted in memory
+ * shared by every process of the campaign), the process fork()s. Each
+ * child is a copy-on-write snapshot of the whole world, the system under
+ * test's memory included; it injects a few random steps soon after the
+ * current moment, half of them aimed at the node the state is about (the
+ * node its assertion site names, else the node whose event reached it;
+ * sf_branch_steps, sf_run_inject), and runs on; the parent
+ * waits for it, then forks the next branch or goes on with its own run.
+ * Rarer buckets get more branches (energy), a branch may branch again up
+ * to the depth limit, and every root's tree has a budget of branch runs.
+ *
+ * Revisits: an assertion site's state that only a few runs of the
+ * campaign reached is kept (the root seed, the steps injected on the way,
+ * the event after which it was reached, the trace hash there). Between
+ * roots, within a part of the branches' time, a worker re-runs the
+ * scenario of a kept state (going round the assertion sites, and within a
+ * site the state that has had the fewest futures for its rarity;
+ * revisit.h), in a child, up to that event; checks that the trace hash matches
+ * (a target that is not deterministic is caught there); and branches
+ * again. A named state reached once, deep in a branch, so gets as many
+ * futures as its rarity is worth, not only the few its own tree had room
+ * for.
+ *
+ * A branch is an ordinary scenario (the root plus the injected steps, each
+ * stamped with the event after which it was injected) whose replay
+ * schedules exactly the events of the forked run. Every failure is re-run
+ * from scratch before it is saved as a crash file; one that does not
+ * replay is counted as diverged and kept apart. Runs that reach buckets no
+ * run of the campaign reached before can be saved as a corpus for the
+ * fuzzers.
+ *
+ * Processes: the tool, one supervisor per job (each supervises a worker
+ * with the isolation of the sweep: time and memory limits, crash
+ * signatures, a fresh worker after a crash), and under each worker a chain
+ * of at most depth waiting branches (one more for a revisit). Every
+ * process below the tool dies with its parent (cli_fork_tied), so killing
+ * the tool in any way leaves no process behind. Wall-clock time here only
+ * bounds the campaign; no run reads it. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include "explore.h"
+
+#include "cli/cli.h"
+#include "engine/mutate.h"
+#include "revisit.h"
+#include "run/features.h"
+#include "run/hooks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EX_MAX_JOBS SF_EXPLORE_MAX_JOBS
+#define EX_SIGS 256             /* distinct failure signatures tracked */
+#define EX_FILES_PER_SIG 3u     /* crash files kept per signature */
+#define EX_KEPT SF_EXPLORE_KEPT /* rare states each job keeps for revisits */
+#define EX_KEPT_STEPS 48        /* steps a kept state's scenario may add to its root */
+/* A worker's heartbeat limit is the branches' time limit plus this: a
+ * branch that hangs is ended by its own alarm (and saved with its own
+ * scenario as a timeout) before its worker is taken for hung. */
+#define EX_HANG_SLACK_MS 3000u
+
+/* Campaign state shared by every process (one anonymous shared mapping). */
+typedef struct {
+  uint32_t bucket_runs[SF_FB_BUCKETS]; /* runs that reached each bucket */
+  uint64_t seen[SF_FB_BUCKETS / 64];   /* union of the buckets reached */
+  uint64_t roots, branches, failures, diverged, corpus, deepest;
+  uint64_t ns_all, ns_branch;    /* workers' time, and the part spent in branches */
+  uint64_t ns_clean, clean;      /* roots that forked no branch: their time, their count */
+  uint64_t tree[EX_MAX_JOBS];    /* branch runs of each job's current root */
+  uint64_t revisits, ns_revisit; /* revisits of kept states; ns spent on them, in ns_branch too */
+  uint64_t revisits_diverged;    /* revisits that did not reach their state bit for bit */
+  uint64_t saved, unsaved;       /* crash files written; failures whose file could not be */
+  uint64_t corpus_unsaved;       /* corpus files that could not be written */
+  uint32_t ended_well[EX_MAX_JOBS]; /* set by a branch or revisit that ends normally */
+  uint32_t nkept[EX_MAX_JOBS];      /* states each job keeps (see ex_kept) */
+  uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
+  uint8_t site_of[SF_FB_BUCKETS];     /* the site slot of each bucket of a site's state */
+  uint8_t site_states[SF_FB_BUCKETS]; /* site states hashed to each bucket, up to 2 */
+  uint32_t stop;                      /* 1: no new roots or branches */
+  struct {
+    uint64_t hash;
+    uint32_t count;
+  } sig[EX_SIGS];
+} ex_shared;
+
+/* A rare state kept for revisits: the scenario that reached it (a root
+ * seed and the steps its branches injected, each with its after_event)
+ * and the event after which it did. Each job keeps its own EX_KEPT of
+ * them in shared memory; only one process of a job runs at a time (a
+ * parent waits for its branch), so a job's entries need no lock. */
+typedef struct {
+  uint64_t seed, id, at_event, hash; /* hash: the trace hash at that moment */
+  uint32_t bucket, level, visits, nadded;
+  uint32_t ways; /* ways to its state kept so far (see EX_WORN_VISITS) */
+  uint32_t site; /* its assertion site's slot (revisit.h) */
+  int32_t node;
+  uint64_t at_us, end_us; /* the state's moment and its run's end (us), for --stats */
+  sf_step added[EX_KEPT_STEPS];
+} ex_kept;
+
+typedef struct {
+  /* configuration */
+  uint64_t seed_base, max_roots, start; /* start: the worker's first root */
+  uint32_t jobs, job, depth, energy, budget, quiet, warmup, keep;
+  uint32_t worn; /* revisits after which a kept way gives way (0: never) */
+  int stop_on_first, stats;
+  uint32_t branch_timeout_s;
+  const char *out, *corpus;
+  ex_shared *sh;
+  /* this process */
+  const cli_child_io *io;
+  sf_scenario *s;  /* the root scenario the worker runs */
+  sf_step *added;  /* the steps this branch and its ancestors injected */
+  uint32_t nadded; /* (each with its after_event) */
+  uint64_t root_seed, branch_id;
+  uint32_t level;     /* 0 in the worker, d in a branch of depth d */
+  uint64_t forked_at; /* the event a branch was forked after (one per event) */
+  uint64_t feat[SF_FB_BUCKETS / 64];
+  uint32_t forks; /* branches this root's run forked (in the worker) */
+  ex_kept *kept;  /* every job's kept states (EX_KEPT each, shared memory) */
+  ex_kept *visit; /* in a revisit: the state, until its event comes up */
+  int in_revisit; /* this process re-runs a kept state (or is a branch of one) */
+} explorer;
+
+static uint64_t add64(uint64_t *p, uint64_t v) {
+  return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+}
+
+static void beat(explorer *x) {
+  add64((uint64_t *)&x->io->beat[CLI_BEAT_RUNS], 1);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism: the time share */
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Branches may take at most this share (percent) of the workers' time, so
+ * that the roots (the sweep's own scenarios) keep at least the rest: an
+ * easy bug the sweep finds costs at most about 100 / (100 - share) times
+ * its time. Assertion sites may use a larger share. A branch costs more
+ * than its own run: the fork, and the page faults of its parent, which
+ * touches its copy-on-write heap again when it goes on. So the roots' share
+ * is judged by what they would have cost without branches (the mean time
+ * of the roots that forked none), against all the workers' time. */
+#define EX_SHARE 33u
+#define EX_SHARE_SITE 35u
+
+/* Revisits of kept states (their re-runs and branches) take this part of
+ * the branches' share of the workers' time, once there are kept states;
+ * branches at new rare states keep the rest of it. */
+#define EX_SHARE_REVISIT 12u
+
+/* An assertion site's state (a SOMETIMES first hit, a new best value of a
+ * MAXIMIZE) is kept for revisits when fewer than this many runs of the
+ * campaign reached its bucket before. Only named states: kept rare
+ * feature buckets of any kind took the revisits' time from branches that
+ * found the deep bugs 2-8x sooner (docs/bench-history.md, v12). */
+#define EX_KEEP_BELOW 8u
+
+/* A job keeps one way (a scenario) to each state. Once that way has had
+ * this many revisits, the next run that reaches the state again with
+ * energy to branch there (however many runs did before) replaces it: the
+ * futures of one way may never lead on, and without a new way the state
+ * kept the first one for the whole campaign. On early_change, where rung
+ * 3 of the ladder is reached thousands of times and rung 4 rarely, this
+ * found the bug sooner (docs/bench-history.md, v18). */
+#define EX_WORN_VISITS 16u
+
+/* No branch before the campaign has run this many roots: until then no
+ * state can be called rare (the top energy needs 1 in 1,000), and a bug
+ * the sweep finds within its first thousand seeds costs what it costs the
+ * sweep, not twice that. */
+#define EX_WARMUP 1000u
+
+/* How many branches a state is worth, by its rarity: of `roots` root runs
+ * so far, c earlier runs reached it. Assertion sites (states the target's
+ * author named) get twice the energy; other buckets branch only once the
+ * campaign has seen enough roots to call them rare. */
+static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
+  if (!k)
+    return 0; /* --energy 0: no branches */
+  uint64_t rarity = (roots + 1) / ((uint64_t)c + 1);
+  if (site)
+    return rarity >= 100 ? 2 * k : rarity >= 10 ? k : rarity >= 3 ? 1 : 0;
+  if (rarity >= 1000)
+    return k;
+  if (rarity >= 100)
+    return k / 2 ? k / 2 : 1;
+  if (rarity >= 30)
+    return 1;
+  return 0;
+}
+
+/* Claim the right to save one more crash file of signature hash h (shared
+ * open-addressing table); 1 if this process should save it, and whether it
+ * is the first of its signature. */
+static int claim_sig(ex_shared *sh, uint64_t h, int *first) {
+  h |= 1;
+  for (uint32_t i = 0; i < EX_SIGS; i++) {
+    uint32_t k = (uint32_t)((h + i) % EX_SIGS);
+    uint64_t expect = 0;
+    if (__atomic_load_n(&sh->sig[k].hash, __ATOMIC_ACQUIRE) == h ||
+        __atomic_compare_exchange_n(&sh->sig[k].hash, &expect, h, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE) ||
+        expect == h) {
+      uint32_t n = __atomic_fetch_add(&sh->sig[k].count, 1, __ATOMIC_RELAXED);
+      *first = n == 0;
+      return n < EX_FILES_PER_SIG;
+    }
+  }
+  *first = 0;
+  return 0; /* the table is full: count it, keep no file */
+}
+
+static uint64_t str_hash(const char *s) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (; *s; s++)
+    h = sim_mix64(h ^ (uint8_t)*s);
+  return h;
+}
+
+/* Send a finding to the supervisor: rec.o.message is the saved file. */
+static void report(explorer *x, const cli_outcome *o, const char *path, int first) {
+  cli_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.kind = CLI_REC_FOUND;
+  rec.seed = x->root_seed;
+  rec.o = *o;
+  rec.o.nondet = first; /* reused: 1 for the first file of its signature */
+  snprintf(rec.o.message, sizeof rec.o.message, "%s", path ? path : "");
+  cli_record_send(x->io->res_fd, &rec);
+}
+
+/* Save s as DIR/<prefix><sha1>; 0, or -1 (path "") when it could not be
+ * written (a full or read-only disk), which the caller counts. */
+static int save_file(const char *dir, const char *prefix, const sf_scenario *s, char *path,
+                     size_t cap, int durable) {
+  static uint8_t buf[SF_MAX_INPUT];
+  path[0] = 0;
+  size_t n = sf_encode(s, buf, sizeof buf);
+  if (n == 0 || n > sizeof buf)
+    return -1;
+  char hex[41];
+  cli_sha1_hex(buf, n, hex);
+  if (snprintf(path, cap, "%s/%s%s", dir, prefix, hex) >= (int)cap ||
+      (durable ? cli_write_file(path, buf, n) : cli_write_corpus_file(path, buf, n)) != 0) {
+    path[0] = 0;
+    return -1;
+  }
+  return 0;
+}
+
+/* Save a failure's crash file (DIR/<prefix><sha1>) if its kind (hash h)
+ * has fewer than EX_FILES_PER_SIG; *first: it is the first of its kind.
+ * Counts the files written and the failures that could not be. */
+static void save_failure(ex_shared *sh, const char *dir, const char *prefix, uint64_t h,
+                         const sf_scenario *s, char *path, size_t cap, int *first) {
+  path[0] = 0;
+  if (!claim_sig(sh, h, first))
+    return;
+  if (save_file(dir, prefix, s, path, cap, 1) == 0)
+    add64(&sh->saved, 1);
+  else
+    add64(&sh->unsaved, 1);
+}
+
+/* A run of s failed (outcome o): replay it from its encoding in a fresh
+ * world; if it fails the same way, save it as a crash file. */
+static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int replayable) {
+  add64(&x->sh->failures, 1);
+  char path[4096] = "";
+  if (replayable) {
+    static uint8_t buf[SF_MAX_INPUT];
+    size_t n = sf_encode(s, buf, sizeof buf);
+    sf_result again;
+    int same = 0;
+    if (n && n <= sizeof buf) {
+      sf_run_input(cli_target, buf, n, NULL, &again);
+      cli_outcome o2;
+      cli_record rec;
+      cli_record_fill(&rec, 0, &again);
+      o2 = rec.o;
+      same = again.failed && !strcmp(o2.sig, o->sig) && o2.hash == o->hash;
+    }
+    if (!same) { /* kept as its own kind, with the same cap per kind */
+      add64(&x->sh->diverged, 1);
+      int first;
+      save_failure(x->sh, x->out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), s, path,
+                   sizeof path, &first);
+      if (x->stop_on_first) /* a determinism failure is a failure */
+        __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
+      return;
+    }
+  }
+  int first;
+  save_failure(x->sh, x->out, "crash-", str_hash(o->sig), s, path, sizeof path, &first);
+  report(x, o, path, first);
+  if (x->stop_on_first)
+    __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* The scenario this process runs: the root, plus the steps injected in
+ * this branch and its ancestors. x->s itself when nothing was injected;
+ * otherwise a copy the caller frees. */
+static sf_scenario *full_scenario(const explorer *x, const sf_step *more, uint32_t nmore) {
+  if (!x->nadded && !nmore)
+    return x->s;
+  sf_scenario *b = cli_new_scenario();
+  *b = *x->s;
+  SIM_ASSERT(b->nsteps + x->nadded + nmore <= SF_MAX_STEPS); /* sf_run_inject's bound */
+  memcpy(&b->steps[b->nsteps], x->added, x->nadded * sizeof *x->added);
+  b->nsteps += x->nadded;
+  if (nmore)
+    memcpy(&b->steps[b->nsteps], more, nmore * sizeof *more);
+  b->nsteps += nmore;
+  sf_normalize(b);
+  return b;
+}
+
+/* After a run: failures, and new buckets for the corpus. */
+static void finish_run(explorer *x, const sf_result *r) {
+  int fresh = 0;
+  for (uint32_t i = 0; i < SF_FB_BUCKETS / 64; i++) {
+    uint64_t old = __atomic_fetch_or(&x->sh->seen[i], x->feat[i], __ATOMIC_RELAXED);
+    if (x->feat[i] & ~old)
+      fresh = 1;
+  }
+  int keep = fresh && x->corpus && !r->failed;
+  if (!r->failed && !keep)
+    return;
+  sf_scenario *s = full_scenario(x, NULL, 0);
+  if (r->failed) {
+    cli_record rec;
+    cli_record_fill(&rec, 0, r);
+    found(x, s, &rec.o, !r->crashed);
+  }
+  if (keep) {
+    char path[4096];
+    if (save_file(x->corpus, "", s, path, sizeof path, 0) == 0)
+      add64(&x->sh->corpus, 1);
+    else
+      add64(&x->sh->corpus_unsaved, 1);
+  }
+  if (s != x->s)
+    free(s);
+}
+
+/* A branch that did not end normally: rebuild its scenario in the parent
+ * (the same future, injected after the same event) and keep it as a
+ * failure, with the signature a root's crash of the same kind gets
+ * (cli_crash_outcome: the signal and top frame, the assertion, timeout,
+ * out-of-memory, exit N). */
+static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t events,
+                           const cli_child *c, int ended) {
+  for (uint32_t i = 0; i < nf; i++)
+    fut[i].after_event = (uint32_t)events;
+  sf_scenario *b = full_scenario(x, fut, nf);
+  cli_outcome o;
+  cli_crash_outcome(c, ended, &o);
+  found(x, b, &o, 0);
+  free(b);
+}
+
+/* Fork a branch or a revisit: a supervised child (cli_child_fork: its own
+ * process group, its output drained by this process) that keeps to the
+ * branches' time limit (its alarm ends it: a "timeout"). 0 in the child,
+ * its pid in the parent, -1. */
+static pid_t fork_child(const explorer *x, cli_child *c) {
+  __atomic_store_n(&x->sh->ended_well[x->job], 0, __ATOMIC_RELAXED);
+  pid_t pid = cli_child_fork(c, NULL);
+  if (pid == 0 && x->branch_timeout_s)
+    alarm(x->branch_timeout_s);
+  return pid;
+}
+
+/* A branch or revisit ends normally (end_child): the parent can tell this
+ * from a system under test that calls exit(0), which is a failure. */
+static void end_child(const explorer *x) {
+  fflush(stdout);
+  fflush(stderr);
+  __atomic_store_n(&x->sh->ended_well[x->job], 1, __ATOMIC_RELAXED);
+  _exit(0);
+}
+
+/* Wait for the child of fork_child, held to the memory limit (this
+ * process's own time limit waits meanwhile): CLI_END_*. */
+static int wait_child(const explorer *x, cli_child *c) {
+  unsigned left = alarm(0); /* a branch's time limit covers its own run only */
+  cli_limits lim = {0, cli_run_limits.rss_mb};
+  int ended = cli_child_wait(c, &lim, NULL, NULL);
+  if (left)
+    alarm(left);
+  uint32_t well = __atomic_exchange_n(&x->sh->ended_well[x->job], 0, __ATOMIC_RELAXED);
+  return ended == CLI_END_OK && !well ? CLI_END_CRASH : ended;
+}
+
+static cli_child *new_child(void) {
+  cli_child *c = malloc(sizeof *c);
+  if (!c)
+    sf_out_of_memory("explore");
+  return c;
+}
+
+/* List in at the links with datagrams pending now, the focus node's
+ * first (as many as fit). */
+static void fork_links(sim_world *w, sf_fork *at) {
+  int n = sim_nodes(w);
+  for (int mine = 1; mine >= 0; mine--)
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) {
+        if ((a == at->focus || b == at->focus) != mine || at->nlinks == SF_FORK_LINKS)
+          continue;
+        uint32_t p = sim_link_pending(w, a, b);
+        if (!p)
+          continue;
+        at->link[at->nlinks].from = (uint8_t)a;
+        at->link[at->nlinks].to = (uint8_t)b;
+        at->link[at->nlinks].pending = (uint16_t)(p < UINT16_MAX ? p : UINT16_MAX);
+        at->nlinks++;
+      }
+}
+
+/* Fork one branch at this moment. Returns in the child (which then runs
+ * the new future) and, after the child ended, in the parent. */
+static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
+  uint64_t now_us = (sim_now(w) + 999) / 1000;
+  uint64_t events = sim_get_stats(w)->events;
+  uint32_t room = SF_MAX_STEPS - x->s->nsteps - x->nadded; /* as sf_run_inject counts */
+  sf_step fut[6];
+  sf_fork at;
+  memset(&at, 0, sizeof at);
+  at.focus = focus;
+  for (int i = 0; i < sim_nodes(w) && i < 64; i++) {
+    at.down |= (uint64_t)!sim_node_up(w, i) << i;
+    at.paused |= (uint64_t)(sim_node_up(w, i) && sim_node_paused(w, i)) << i;
+  }
+  if (!(sf_search_off() & SF_SEARCH_INFLIGHT))
+    fork_links(w, &at);
+  uint32_t nf =
+      events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut, room < 6 ? room : 6) : 0;
+  if (!nf)
+    return;
+  /* the branch's cost to the roots: the fork (page tables of the whole
+   * heap) as well as the child's run */
+  int top = x->level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
+  uint64_t t0 = top ? now_ns() : 0;
+  cli_child *c = new_child();
+  pid_t pid = fork_child(x, c);
+  if (pid < 0) {
+    free(c);
+    return;
+  }
+  if (pid == 0) {
+    free(c); /* the parent's */
+    x->level++;
+    x->branch_id = id;
+    x->forked_at = events;
+    for (uint32_t i = 0; i < nf; i++) {
+      fut[i].after_event = sf_run_inject(w, &fut[i]);
+      if (fut[i].after_event != events) /* the world's event budget is spent */
+        end_child(x);
+      x->added[x->nadded++] = fut[i];
+    }
+    add64(&x->sh->branches, 1);
+    uint64_t d = __atomic_load_n(&x->sh->deepest, __ATOMIC_RELAXED);
+    while (x->level > d && !__atomic_compare_exchange_n(&x->sh->deepest, &d, x->level, 1,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    beat(x);
+    return;
+  }
+  x->forks++;
+  int ended = wait_child(x, c);
+  if (top) /* nested branches are inside their top branch's time */
+    add64(&x->sh->ns_branch, now_ns() - t0);
+  if (ended != CLI_END_OK)
+    branch_crashed(x, fut, nf, events, c, ended);
+  free(c);
+}
+
+/* This job's kept states (EX_KEPT entries). */
+static ex_kept *job_kept(const explorer *x) {
+  return x->kept + (size_t)x->job * EX_KEPT;
+}
+
+/* A kept state as revisit.h's rule sees it. */
+static ex_cand kept_cand(const ex_shared *sh, const ex_kept *e) {
+  ex_cand c = {sh->bucket_runs[e->bucket], e->visits, e->site};
+  return c;
+}
+
+/* The first of the n kept states with the highest score (revisit.h), the
+ * one that has had most for its worth, and that score in *score. */
+static uint32_t kept_most(const ex_shared *sh, const ex_kept *kept, uint32_t n, uint64_t *score) {
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    ex_cand c = kept_cand(sh, &kept[i]);
+    uint64_t v = ex_cand_score(&c);
+    if (i == 0 || v > *score) {
+      *score = v;
+      at = i;
+    }
+  }
+  return at;
+}
+
+/* Keep the state this run reached after its current event for revisits
+ * (c earlier runs of the campaign reached its bucket): one way to each
+ * state. A state is kept while fewer than EX_KEEP_BELOW runs reached it;
+ * after that, only to replace its way once that one is worn (x->worn
+ * revisits, by default EX_WORN_VISITS). When the job's entries are full,
+ * a new state replaces the one most revisited for its bucket's rarity, if
+ * that one is less worth it. */
+static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, int node) {
+  if (x->nadded > EX_KEPT_STEPS || !x->keep)
+    return;
+  ex_kept *kept = job_kept(x);
+  uint32_t *n = &x->sh->nkept[x->job], slot = *n, ways = 1;
+  for (uint32_t i = 0; i < *n; i++)
+    if (kept[i].bucket == bucket) {
+      slot = i; /* a state has at most one entry */
+      break;
+    }
+  if (slot < *n) { /* one way to the state is enough, until it is worn */
+    if (!x->worn || kept[slot].visits < x->worn)
+      return;
+    ways = kept[slot].ways + 1;
+  } else if (c >= EX_KEEP_BELOW) {
+    return;
+  } else if (slot == x->keep) {
+    uint64_t worst = 0;
+    slot = kept_most(x->sh, kept, x->keep, &worst);
+    if (worst <= (uint64_t)c + 1)
+      return;
+  } else {
+    (*n)++;
+  }
+  ex_kept *e = &kept[slot];
+  e->seed = x->root_seed;
+  e->id = sim_mix64(x->branch_id ^ sim_mix64((uint64_t)bucket << 32 | c));
+  e->at_event = sim_get_stats(w)->events;
+  e->hash = sim_trace_hash(w);
+  e->bucket = bucket;
+  e->level = x->level;
+  e->visits = 0;
+  e->ways = ways;
+  e->site = x->sh->site_of[bucket];
+  e->node = node;
+  e->at_us = sim_now(w) / 1000;
+  e->end_us = sf_run_end_us(x->s);
+  e->nadded = x->nadded;
+  memcpy(e->added, x->added, x->nadded * sizeof *x->added);
+}
+
+/* 1 if the branches of one kind (new ones, or revisits) have used up
+ * their share (percent) of the workers' time, spent ns of it, or the roots
+ * have fallen behind theirs (100 - total, for all branches). */
+static int over_share(ex_shared *sh, uint64_t roots, uint64_t ns, uint64_t share, uint64_t total) {
+  uint64_t all = __atomic_load_n(&sh->ns_all, __ATOMIC_RELAXED);
+  if (ns * 100 > share * (all + 1))
+    return 1;
+  uint64_t clean = __atomic_load_n(&sh->clean, __ATOMIC_RELAXED);
+  return clean >= 16 && roots * (__atomic_load_n(&sh->ns_clean, __ATOMIC_RELAXED) / clean) * 100 <
+                            (100 - total) * all;
+}
+
+static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
+  explorer *x = ctx;
+  ex_shared *sh = x->sh;
+  if (x->visit)
+    return; /* re-running a kept state's scenario: nothing there is new */
+  uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+    return;
+  if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
+    return; /* this branch's own future was injected after this event */
+  uint64_t roots = __atomic_load_n(&sh->roots, __ATOMIC_RELAXED);
+  if (roots < x->warmup)
+    return;
+  uint32_t k = energy_for(c, roots, x->energy, site);
+  /* Named states only (see EX_KEEP_BELOW), at every level down to the
+   * deepest: a branch there cannot branch, yet rare states are reached
+   * there most (each level of futures brings a run closer), so revisits
+   * are where those get futures at all. A revisit's branches, one level
+   * past the state they start from, keep too: a state reached only there
+   * gets its own revisits, so a ladder of rare states is climbed one
+   * kept state after another. EX_KEPT_STEPS bounds how far. A worn way
+   * (EX_WORN_VISITS) gives way to this run's, however common the state
+   * (keep_state). */
+  if (k && site && x->depth)
+    keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
+  if (x->level >= x->depth)
+    return;
+  uint64_t total = site ? EX_SHARE_SITE : EX_SHARE;
+  /* once states are kept, their revisits have a part of the share */
+  uint64_t share = total - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0);
+  for (uint32_t i = 0; i < k; i++) {
+    uint64_t ns = __atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) -
+                  __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED);
+    if (over_share(sh, roots, ns, share, total))
+      return;
+    if (add64(&sh->tree[x->job], 1) > x->budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+      return;
+    uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
+                            (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
+    uint32_t level = x->level;
+    branch(x, w, id, node);
+    if (x->level != level)
+      return; /* the child (one level deeper): run on with the new future */
+  }
+}
+
+/* In a revisit, after the kept state's event: fork its branches. The
+ * revisit's own process ends here; its branches run on. */
+static void on_revisit(void *ctx, sim_world *w) {
+  explorer *x = ctx;
+  int node = x->visit->node; /* (a branch may replace the entry) */
+  uint64_t hash = x->visit->hash;
+  x->visit = NULL;
+  if (sim_trace_hash(w) != hash) { /* the target is not deterministic */
+    add64(&x->sh->revisits_diverged, 1);
+    end_child(x);
+  }
+  for (uint32_t i = 0; i < x->energy && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED); i++) {
+    uint64_t id = sim_mix64(x->branch_id ^ (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
+    uint32_t level = x->level;
+    branch(x, w, id, node);
+    if (x->level != level)
+      return; /* the child: run on with the new future */
+  }
+  end_child(x);
+}
+
+static void make_root(explorer *x, uint64_t seed);
+
+/* Between roots, within the revisits' share of the time: re-run the kept
+ * state revisited least for its rarity, in a child, up to its event, and
+ * branch there again with new futures. A state reached once deep in a
+ * branch tree gets more futures than its own tree had room for. */
+static void revisit(explorer *x, const sf_run_opts *o) {
+  ex_shared *sh = x->sh;
+  uint32_t n = sh->nkept[x->job];
+  if (!n || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
+      over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
+                 __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), EX_SHARE_REVISIT, EX_SHARE))
+    return;
+  ex_cand cand[EX_KEPT];
+  ex_kept *kept = job_kept(x);
+  for (uint32_t i = 0; i < n; i++)
+    cand[i] = kept_cand(sh, &kept[i]);
+  ex_kept *e = &kept[ex_revisit_pick(cand, n, sh->site_visits[x->job])];
+  e->visits++;
+  sh->site_visits[x->job][e->site]++;
+  add64(&sh->revisits, 1);
+  uint64_t t0 = now_ns();
+  cli_child *c = new_child();
+  pid_t pid = fork_child(x, c);
+  if (pid < 0) {
+    free(c);
+    return;
+  }
+  if (pid == 0) {
+    free(c); /* the parent's */
+    make_root(x, e->seed);
+    memcpy(x->added, e->added, e->nadded * sizeof *x->added);
+    x->nadded = e->nadded;
+    x->level = e->level;
+    x->branch_id = sim_mix64(e->id ^ e->visits);
+    x->in_revisit = 1;
+    x->visit = e;
+    sf_run_opts ro = *o;
+    sf_run_hooks rh = *o->hooks;
+    rh.at_event = e->at_event;
+    rh.on_event = on_revisit;
+    ro.hooks = &rh;
+    memset(x->feat, 0, sizeof x->feat);
+    sf_scenario *s = full_scenario(x, NULL, 0);
+    sf_result r;
+    sf_run(cli_target, s, &ro, &r);
+    if (!x->visit) /* a branch of the revisit: its run is over */
+      finish_run(x, &r);
+    end_child(x);
+  }
+  /* The revisit's own process re-runs a prefix that ran before without
+   * failing: if it fails now, the target is not deterministic. */
+  if (wait_child(x, c) != CLI_END_OK)
+    add64(&sh->revisits_diverged, 1);
+  free(c);
+  uint64_t dt = now_ns() - t0;
+  add64(&sh->ns_all, dt);
+  add64(&sh->ns_branch, dt);
+  add64(&sh->ns_revisit, dt);
+}
+
+/* Build root number k of this job. */
+static void make_root(explorer *x, uint64_t seed) {
+  sf_generate_seed(seed, x->s);
+  x->nadded = 0;
+  x->root_seed = seed;
+  x->branch_id = seed;
+  x->level = 0;
+  x->forked_at = 0;
+}
+
+/* The worker: roots one after another until told to stop. */
+static void worker(void *arg, const cli_child_io *io) {
+  explorer *x = arg;
+  x->io = io;
+  x->s = cli_new_scenario();
+  x->added = malloc(SF_MAX_STEPS * sizeof *x->added);
+  if (!x->added)
+    sf_out_of_memory("explore");
+  sf_run_opts o;
+  memset(&o, 0, sizeof o);
+  const sf_run_hooks hooks = {.on_novel = on_novel, .ctx = x};
+  o.hooks = &hooks;
+  o.feature_bits = x->feat;
+  uint64_t k = x->start;
+  for (;; k++) {
+    if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->max_roots && k >= x->max_roots))
+      break;
+    uint64_t seed = x->seed_base + k * x->jobs + x->job;
+    __atomic_store_n(&io->beat[CLI_BEAT_SEED], k, __ATOMIC_RELAXED);
+    __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
+    revisit(x, &o); /* its branches have a tree budget of their own */
+    __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
+    make_root(x, seed);
+    uint64_t root = add64(&x->sh->roots, 1);
+    if (root % 256 == 0 && !x->quiet) {
+      cli_record rec;
+      memset(&rec, 0, sizeof rec);
+      rec.kind = CLI_REC_PROGRESS;
+      cli_record_send(io->res_fd, &rec);
+    }
+    beat(x);
+    memset(x->feat, 0, sizeof x->feat);
+    sf_result r;
+    uint64_t t0 = now_ns();
+    x->forks = 0;
+    sf_run(cli_target, x->s, &o, &r);
+    finish_run(x, &r);
+    if (x->level == 0 && root > x->warmup) { /* the warm-up is no credit to spend */
+      uint64_t dt = now_ns() - t0;
+      add64(&x->sh->ns_all, dt);
+      if (!x->forks) {
+        add64(&x->sh->ns_clean, dt);
+        add64(&x->sh->clean, 1);
+      }
+    }
+    if (x->level > 0) /* a branch: its run is over */
+      end_child(x);
+    if (r.crashed) { /* the target's state may be damaged: a fresh worker goes on */
+      cli_record rec;
+      memset(&rec, 0, sizeof rec);
+      rec.kind = CLI_REC_RESUME;
+      rec.seed = k + 1;
+      cli_record_send(io->res_fd, &rec);
+      free(x->s);
+      free(x->added);
+      return;
+    }
+  }
+  cli_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.kind = CLI_REC_DONE;
+  rec.seed = k;
+  cli_record_send(io->res_fd, &rec);
+  free(x->s);
+  free(x->added);
+}
+
+/* ---- the supervisors and the tool ------------------------------------------ */
+
+typedef struct {
+  explorer *x;
+  int done, resume;
+  uint64_t next;
+  uint64_t unique, files;
+} supervisor;
+
+static double now_s(void);
+static double started, shown;
+
+/* At most every 5 s: one line of the campaign's counters (stderr). */
+static void progress(const ex_shared *sh) {
+  double t = now_s();
+  if (t - shown < 5)
+    return;
+  shown = t;
+  fprintf(stderr,
+          "explore: %.0f s, %" PRIu64 " roots, %" PRIu64 " branches, %.0f runs/s, %" PRIu64
+          " failures\n",
+          t - started, sh->roots, sh->branches,
+          t > started ? (double)(sh->roots + sh->branches) / (t - started) : 0.0, sh->failures);
+}
+
+static void on_record(void *ctx, const cli_record *rec) {
+  supervisor *sv = ctx;
+  if (rec->kind == CLI_REC_DONE) {
+    sv->done = 1;
+    return;
+  }
+  if (rec->kind == CLI_REC_RESUME) {
+    sv->resume = 1;
+    sv->next = rec->seed;
+    return;
+  }
+  if (rec->kind == CLI_REC_PROGRESS && sv->x->job == 0)
+    progress(sv->x->sh);
+  if (rec->kind != CLI_REC_FOUND)
+    return;
+  if (rec->o.message[0])
+    sv->files++;
+  if (!rec->o.nondet) /* not the first of its signature */
+    return;
+  sv->unique++;
+  printf("explore: FAILED %s (root seed %" PRIu64 ")%s%s\n", rec->o.sig, rec->seed,
+         rec->o.message[0] ? " -> " : "", rec->o.message);
+  fflush(stdout);
+}
+
+static ex_shared *deadline_sh;
+static int deadline_stage;
+
+/* The campaign's time is up: stop starting roots and branches; if the
+ * branches in flight do not end within the grace period, kill them. */
+static void on_deadline(int sig) {
+  (void)sig;
+  if (deadline_stage++ == 0)
+    __atomic_store_n(&deadline_sh->stop, 1, __ATOMIC_RELAXED);
+  else
+    cli_interrupted = 1;
+}
+
+/* One job: a worker at a time, a fresh one after a crash. */
+static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
+  cli_child *c = malloc(sizeof *c);
+  if (!c)
+    sf_out_of_memory("explore");
+  supervisor sv = {x, 0, 0, 0, 0, 0};
+  while (!cli_interrupted && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED)) {
+    sv.done = sv.resume = 0;
+    x->start = sv.next;
+    if (cli_child_spawn(c, worker, x) != 0) {
+      cli_error("explore: cannot start a worker process: %s", strerror(errno));
+      break;
+    }
+    cli_limits lim = cli_run_limits;
+    if (lim.time_ms)
+      lim.time_ms += EX_HANG_SLACK_MS;
+    int ended = cli_child_wait(c, &lim, on_record, &sv);
+    if (sv.done || ended == CLI_END_INTERRUPTED)
+      break;
+    if (sv.resume && ended == CLI_END_OK)
+      continue;
+    /* the worker died in a root's own run (a branch's crash is caught by
+     * its parent): that root is the failure */
+    uint64_t k = c->last_seed;
+    cli_outcome o;
+    cli_crash_outcome(c, ended == CLI_END_OK ? CLI_END_CRASH : ended, &o);
+    x->s = cli_new_scenario();
+    make_root(x, x->seed_base + k * x->jobs + x->job);
+    static cli_child_io none = {-1, NULL};
+    x->io = &none;
+    int first;
+    char path[4096] = "";
+    add64(&x->sh->failures, 1);
+    save_failure(x->sh, x->out, "crash-", str_hash(o.sig), x->s, path, sizeof path, &first);
+    cli_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.kind = CLI_REC_FOUND;
+    rec.seed = x->root_seed;
+    rec.o = o;
+    rec.o.nondet = first;
+    snprintf(rec.o.message, sizeof rec.o.message, "%s", path);
+    on_record(&sv, &rec);
+    free(x->s);
+    x->s = NULL;
+    if (x->stop_on_first)
+      __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
+    sv.next = k + 1;
+  }
+  free(c);
+  *unique = sv.unique;
+  *files = sv.files;
+}
+
+/* Assertion-site states, for --stats: site i's state k (k < classes(), a
+ * MAXIMIZE site's value class) is value *v in bucket *b; 0 if the class
+ * holds no value. */
+static uint32_t classes(const sf_site *site) {
+  return site->kind == SF_SITE_MAXIMIZE ? SF_VALUE_CLASSES : 1u;
+}
+static int site_state(size_t i, uint32_t k, uint64_t *v, uint32_t *b) {
+  *v = sf_features_class_value(k);
+  *b = *v == UINT64_MAX ? 0 : sf_features_site_bucket((uint32_t)i, *v);
+  return *v != UINT64_MAX;
+}
+
+/* Map every assertion-site state's bucket: to its site's slot (of two
+ * sites in one bucket, the first in catalog order), and count the states
+ * there, up to 2 (--stats marks shared counts). */
+static void map_site_states(ex_shared *sh) {
+  size_t n = 0;
+  sf_site *sites = sf_sites(&n);
+  uint64_t v;
+  uint32_t b;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < classes(&sites[i]); k++) {
+      if (!site_state(i, k, &v, &b) || sh->site_states[b] == 2)
+        continue;
+      if (sh->site_states[b]++ == 0)
+        sh->site_of[b] = (uint8_t)(i < EX_SITE_SLOTS ? i : EX_SITE_SLOTS - 1);
+    }
+}
+
+/* One state's name: the site's, and for a MAXIMIZE site its value class. */
+static void state_name(const sf_site *site, uint32_t k, uint64_t v, char *buf, size_t cap) {
+  if (site->kind == SF_SITE_MAXIMIZE)
+    snprintf(buf, cap, "%s = %s%" PRIu64, site->name, k < 32 ? "" : ">= ", v);
+  else
+    snprintf(buf, cap, "%s", site->name);
+}
+
+/* --stats: how many runs reached each assertion site's states, and the
+ * states job 0 keeps for revisits (named by the first state in catalog
+ * and class order whose bucket theirs is). */
+static void print_stats(const explorer *x) {
+  const ex_shared *sh = x->sh;
+  size_t n = 0;
+  sf_site *sites = sf_sites(&n);
+  char name[512];
+  uint64_t v;
+  uint32_t b;
+  printf("explore: runs (roots and branches) that reached each assertion-site state; * a "
+         "count shared with another state, whose bucket is the same:\n");
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < classes(&sites[i]); k++) {
+      if (!site_state(i, k, &v, &b) || (sites[i].kind == SF_SITE_MAXIMIZE && !sh->bucket_runs[b]))
+        continue; /* a MAXIMIZE site's classes: those reached */
+      state_name(&sites[i], k, v, name, sizeof name);
+      printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], sh->site_states[b] > 1 ? "*" : " ",
+             name);
+    }
+  const ex_kept *kept = x->kept;
+  printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
+  for (uint32_t e = 0; e < sh->nkept[0]; e++) {
+    snprintf(name, sizeof name, "(bucket %" PRIu32 ")", kept[e].bucket);
+    for (size_t i = 0, found = 0; i < n && !found; i++)
+      for (uint32_t k = 0; k < classes(&sites[i]) && !found; k++)
+        if (site_state(i, k, &v, &b) && b == kept[e].bucket) {
+          state_name(&sites[i], k, v, name, sizeof name);
+          found = 1;
+        }
+    printf("explore: kept %s at level %" PRIu32 ", %" PRIu32 " revisits, way %" PRIu32
+           ", at %.3f s of a run to %.3f s\n",
+           name, kept[e].level, kept[e].visits, kept[e].ways, (double)kept[e].at_us / 1e6,
+           (double)kept[e].end_us / 1e6);
+  }
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism: the campaign's budget */
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void sf_explore_defaults(sf_explore_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->jobs = 1;
+  o->depth = 3;
+  o->energy = 8;
+  o->budget = 256;
+  o->warmup = EX_WARMUP;
+  o->keep = EX_KEPT;
+  o->worn = EX_WORN_VISITS;
+  o->branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000);
+  o->seconds = 60;
+}
+
+/* The tool's process: supervise job 0 here and the other jobs in forked
+ * supervisors until the deadline (SIGALRM) or a stop; the campaign's
+ * counters are in sh when it returns. */
+static void run_jobs(explorer *x, double seconds) {
+  struct sigaction sa, old_stop[2], old_alrm;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask); /* no SA_RESTART: the wait loops wake up */
+  cli_catch_stop(old_stop);
+  pid_t sup[EX_MAX_JOBS];
+  uint32_t nsup = 0;
+  for (uint32_t j = 1; j < x->jobs; j++) {
+    pid_t p = cli_fork_tied();
+    if (p == 0) {
+      x->job = j;
+      sa.sa_handler = on_deadline;
+      sigaction(SIGALRM, &sa, NULL);
+      cli_signals_changed(); /* its workers must not inherit on_deadline */
+      uint64_t u, f;
+      supervise(x, &u, &f);
+      fflush(stdout);
+      _exit(u ? 1 : 0);
+    }
+    if (p > 0)
+      sup[nsup++] = p;
+  }
+  sa.sa_handler = on_deadline;
+  sigaction(SIGALRM, &sa, &old_alrm);
+  cli_signals_changed();
+  struct itimerval it;
+  memset(&it, 0, sizeof it);
+  it.it_value.tv_sec = (time_t)seconds;
+  it.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+  if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+    it.it_value.tv_usec = 1; /* a zero timer is a disarmed one */
+  it.it_interval.tv_sec = 5; /* then the grace period for branches in flight */
+  setitimer(ITIMER_REAL, &it, NULL);
+  uint64_t unique = 0, files = 0;
+  supervise(x, &unique, &files);
+  __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
+  for (uint32_t j = 0; j < nsup; j++) {
+    int st;
+    if (cli_interrupted)
+      kill(sup[j], SIGTERM);
+    while (waitpid(sup[j], &st, 0) < 0 && errno == EINTR)
+      if (cli_interrupted)
+        kill(sup[j], SIGTERM);
+  }
+  memset(&it, 0, sizeof it);
+  setitimer(ITIMER_REAL, &it, NULL);
+  cli_restore_stop(old_stop);
+  sigaction(SIGALRM, &old_alrm, NULL);
+}
+
+static void summarize(const ex_shared *sh, double seconds, sf_explore_summary *sum) {
+  memset(sum, 0, sizeof *sum);
+  for (uint32_t i = 0; i < EX_SIGS; i++)
+    sum->kinds += sh->sig[i].hash != 0;
+  sum->roots = sh->roots;
+  sum->branches = sh->branches;
+  sum->revisits = sh->revisits;
+  sum->deepest = sh->deepest;
+  sum->failures = sh->failures;
+  sum->diverged = sh->diverged;
+  sum->revisits_diverged = sh->revisits_diverged;
+  sum->saved = sh->saved;
+  sum->unsaved = sh->unsaved;
+  sum->corpus = sh->corpus;
+  sum->corpus_unsaved = sh->corpus_unsaved;
+  sum->seconds = seconds;
+  sum->files_per_kind = EX_FILES_PER_SIG;
+}
+
+int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
+  SIM_ASSERT(o->out && o->jobs >= 1 && o->jobs <= EX_MAX_JOBS && o->keep <= EX_KEPT);
+  explorer x;
+  memset(&x, 0, sizeof x);
+  x.out = o->out;
+  x.corpus = o->corpus;
+  x.seed_base = o->seed_base;
+  x.max_roots = o->max_roots;
+  x.jobs = o->jobs;
+  x.depth = o->depth;
+  x.energy = o->energy;
+  x.budget = o->budget;
+  x.warmup = o->warmup;
+  x.keep = o->keep;
+  x.worn = o->worn;
+  x.branch_timeout_s = o->branch_timeout_s;
+  x.stop_on_first = o->stop_on_first;
+  x.quiet = (uint32_t)o->quiet;
+  x.stats = o->stats;
+  ex_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED)
+    return cli_error("explore: cannot map shared memory: %s", strerror(errno)), -1;
+  memset(sh, 0, sizeof *sh);
+  x.sh = sh;
+  map_site_states(sh);
+  deadline_sh = sh;
+  size_t kept_size = (size_t)x.jobs * EX_KEPT * sizeof(ex_kept);
+  x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (x.kept == MAP_FAILED) {
+    munmap(sh, sizeof *sh);
+    return cli_error("explore: cannot map shared memory: %s", strerror(errno)), -1;
+  }
+  double t0 = now_s();
+  started = shown = t0;
+  run_jobs(&x, o->seconds);
+  summarize(sh, now_s() - t0, sum);
+  if (o->on_summary)
+    o->on_summary(o->summary_ctx, sum);
+  if (x.stats)
+    print_stats(&x);
+  munmap(sh, sizeof *sh);
+  munmap(x.kept, kept_size);
+  return 0;
+}

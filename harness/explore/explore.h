@@ -1,0 +1,60 @@
+/* The explorer (explore.c): what a campaign is asked to do, and what it
+ * did. Internal to simfuzz: `simfuzz explore` (harness/cli/explore.c)
+ * fills the options from its command line and prints the summary; the
+ * default job runs that command. */
+#ifndef SIMFUZZ_EXPLORE_H
+#define SIMFUZZ_EXPLORE_H
+
+#include <stdint.h>
+
+#define SF_EXPLORE_MAX_JOBS 64 /**< workers of one campaign, at most */
+#define SF_EXPLORE_KEPT 16     /**< rare states each worker keeps for revisits, at most */
+
+typedef struct sf_explore_summary sf_explore_summary;
+
+/** A campaign's options (sf_explore_defaults fills the defaults). */
+typedef struct sf_explore_opts {
+  const char *out;           /**< crash files go here (required, writable) */
+  const char *corpus;        /**< runs that reach new buckets are saved here; NULL: none */
+  double seconds;            /**< the campaign's wall-clock time */
+  uint64_t seed_base;        /**< the first root's sweep seed */
+  uint64_t max_roots;        /**< roots per campaign, 0: until the time is up */
+  uint32_t jobs;             /**< workers, 1..SF_EXPLORE_MAX_JOBS */
+  uint32_t depth;            /**< branches of branches, at most */
+  uint32_t energy;           /**< branches at the rarest state */
+  uint32_t budget;           /**< branch runs per root */
+  uint32_t warmup;           /**< roots before the first branch */
+  uint32_t keep;             /**< kept states per worker, 0..SF_EXPLORE_KEPT */
+  uint32_t worn;             /**< revisits after which a kept way gives way (0: never) */
+  uint32_t branch_timeout_s; /**< a branch's time limit */
+  int stop_on_first;         /**< end at the first failure */
+  int quiet;                 /**< no progress lines */
+  int stats;                 /**< print the kept states and shares at the end */
+  /** Called once at the end with what the campaign did, before --stats'
+   *  tables; NULL: none. */
+  void (*on_summary)(void *ctx, const sf_explore_summary *sum);
+  void *summary_ctx;
+} sf_explore_opts;
+
+/** What a campaign did. */
+struct sf_explore_summary {
+  uint64_t roots, branches, revisits, deepest; /**< runs, and the deepest branch */
+  uint64_t failures;               /**< failures found (each re-run before it is saved) */
+  uint64_t kinds;                  /**< distinct failure signatures */
+  uint64_t diverged;               /**< failures that did not fail again from their file */
+  uint64_t revisits_diverged;      /**< revisits that did not reach their state again */
+  uint64_t saved, unsaved;         /**< crash files written; failures not written */
+  uint64_t corpus, corpus_unsaved; /**< corpus files written; not written */
+  double seconds;                  /**< wall-clock time taken */
+  uint32_t files_per_kind;         /**< crash files kept per signature, at most */
+};
+
+/** The default options: 1 job, depth 3, energy 8, a budget of 256 branch
+ *  runs per root, 60 s, the default warm-up, kept states and wear. */
+void sf_explore_defaults(sf_explore_opts *o);
+
+/** Run a campaign of the target this binary was built for. Returns 0 with
+ *  *sum filled, or -1 when it could not start (a message says why). */
+int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum);
+
+#endif
