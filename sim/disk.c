@@ -130,11 +130,13 @@ static int mark_dirty(sim_world *w, disk_t *d, uint32_t s) {
   }
   d->isdirty[s] = 1;
   d->dirty[d->ndirty++] = s;
+  SIM_ASSERT(d->ndirty <= d->dirtycap); /* the list holds each marked sector once */
   return 0;
 }
 
 /* Injected error for the next `op`? Countdown faults first, then the rate. */
 static int inject(sim_world *w, int node, sim_disk_op op) {
+  SIM_ASSERT(op == SIM_DISK_READ || op == SIM_DISK_WRITE || op == SIM_DISK_SYNC);
   disk_t *d = &w->node[node].disk;
   uint64_t n = d->ops[op]++;
   int fail = 0;
@@ -180,6 +182,7 @@ int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, si
   cache_span(d, off, len, buf, NULL);
   if (off + len > d->size)
     d->size = off + len;
+  SIM_ASSERT(d->size >= off + len && d->ndirty > 0); /* the written span is dirty until synced */
   w->stats.disk_writes++;
   sim__trace(w, SIM_EV_DISK_WRITE, 0, node, -1, off, len, 0, buf, len);
   return (int64_t)len;
@@ -196,6 +199,7 @@ int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t le
     return 0;
   if (len > d->size - off)
     len = (size_t)(d->size - off);
+  SIM_ASSERT(off + len <= d->size); /* never past what was written */
   cache_span(d, off, len, NULL, buf);
   return (int64_t)len;
 }
@@ -248,6 +252,7 @@ static void decide_dirty(sim_world *w, int node, int reload) {
     }
     d->size = d->dsize;
   }
+  SIM_ASSERT(d->ndirty == 0 && (!reload || d->size == d->dsize));
   w->stats.sectors_lost += lost;
   w->stats.sectors_corrupted += bad;
   if (lost || bad)
@@ -265,6 +270,7 @@ int sim_disk_sync(sim_world *w, int node) {
   uint64_t n = d->ndirty;
   for (uint32_t i = 0; i < d->ndirty; i++) {
     uint32_t s = d->dirty[i];
+    SIM_ASSERT(d->isdirty[s]); /* mark_dirty's pair: listed once, marked */
     memcpy(sector(d, d->dpage, s), sector(d, d->cpage, s), ss);
     d->isdirty[s] = 0;
   }
