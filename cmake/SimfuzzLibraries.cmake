@@ -57,9 +57,10 @@ set(SF_FEEDBACK_SOURCE ${SF_SRC}/harness/run/feedback.c)
 # (simfuzz.h and its helpers) and a tool's author (simfuzz_runner.h,
 # scenario.h) include; the rest is internal
 set(SF_INCLUDE ${SF_SRC}/include)
+set(SF_PUBLIC_HEADER_NAMES version sim simfuzz simfuzz_runner scenario linearize simfuzz_wire
+  simfuzz_record simfuzz_libc)
 set(SF_PUBLIC_HEADERS)
-foreach(h version sim simfuzz simfuzz_runner scenario linearize simfuzz_wire simfuzz_record
-    simfuzz_libc)
+foreach(h ${SF_PUBLIC_HEADER_NAMES})
   list(APPEND SF_PUBLIC_HEADERS ${SF_INCLUDE}/simfuzz/${h}.h)
 endforeach()
 if(SIMFUZZ_FEEDBACK)

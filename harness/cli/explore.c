@@ -114,18 +114,10 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   cli_json j;
   cj_begin(&j, f);
   cj_obj(&j);
-  cj_kint(&j, "roots", (int64_t)s->roots);
-  cj_kint(&j, "branches", (int64_t)s->branches);
-  cj_kint(&j, "revisits", (int64_t)s->revisits);
-  cj_kint(&j, "deepest", (int64_t)s->deepest);
-  cj_kint(&j, "failures", (int64_t)s->failures);
+#define JSON_COUNT_(name, what) cj_kint(&j, #name, (int64_t)s->name);
+  SF_EXPLORE_COUNTS(JSON_COUNT_)
+#undef JSON_COUNT_
   cj_kint(&j, "kinds", (int64_t)s->kinds);
-  cj_kint(&j, "diverged", (int64_t)s->diverged);
-  cj_kint(&j, "revisits_diverged", (int64_t)s->revisits_diverged);
-  cj_kint(&j, "saved", (int64_t)s->saved);
-  cj_kint(&j, "unsaved", (int64_t)s->unsaved);
-  cj_kint(&j, "corpus", (int64_t)s->corpus);
-  cj_kint(&j, "corpus_unsaved", (int64_t)s->corpus_unsaved);
   cj_kint(&j, "milliseconds", (int64_t)(s->seconds * 1000));
   cj_end_obj(&j);
   fputc('\n', f);

@@ -77,14 +77,13 @@
 typedef struct {
   uint32_t bucket_runs[SF_FB_BUCKETS]; /* runs that reached each bucket */
   uint64_t seen[SF_FB_BUCKETS / 64];   /* union of the buckets reached */
-  uint64_t roots, branches, failures, diverged, corpus, deepest;
-  uint64_t ns_all, ns_branch;    /* workers' time, and the part spent in branches */
-  uint64_t ns_clean, clean;      /* roots that forked no branch: their time, their count */
-  uint64_t tree[EX_MAX_JOBS];    /* branch runs of each job's current root */
-  uint64_t revisits, ns_revisit; /* revisits of kept states; ns spent on them, in ns_branch too */
-  uint64_t revisits_diverged;    /* revisits that did not reach their state bit for bit */
-  uint64_t saved, unsaved;       /* crash files written; failures whose file could not be */
-  uint64_t corpus_unsaved;       /* corpus files that could not be written */
+#define EX_COUNT_(name, what) uint64_t name;
+  SF_EXPLORE_COUNTS(EX_COUNT_) /* the summary's counters (explore.h) */
+#undef EX_COUNT_
+  uint64_t ns_all, ns_branch;       /* workers' time, and the part spent in branches */
+  uint64_t ns_clean, clean;         /* roots that forked no branch: their time, their count */
+  uint64_t tree[EX_MAX_JOBS];       /* branch runs of each job's current root */
+  uint64_t ns_revisit;              /* ns spent on revisits, in ns_branch too */
   uint32_t ended_well[EX_MAX_JOBS]; /* set by a branch or revisit that ends normally */
   uint32_t nkept[EX_MAX_JOBS];      /* states each job keeps (see ex_kept) */
   uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
@@ -113,13 +112,9 @@ typedef struct {
 } ex_kept;
 
 typedef struct {
-  /* configuration */
-  uint64_t seed_base, max_roots, start; /* start: the worker's first root */
-  uint32_t jobs, job, depth, energy, budget, quiet, warmup, keep;
-  uint32_t worn; /* revisits after which a kept way gives way (0: never) */
-  int stop_on_first, stats;
-  uint32_t branch_timeout_s;
-  const char *out, *corpus;
+  sf_explore_opts o; /* the campaign's options, as given */
+  uint64_t start;    /* the worker's first root */
+  uint32_t job;
   ex_shared *sh;
   /* this process */
   const cli_child_io *io;
@@ -301,17 +296,17 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
     if (!same) { /* kept as its own kind, with the same cap per kind */
       add64(&x->sh->diverged, 1);
       int first;
-      save_failure(x->sh, x->out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), s, path,
+      save_failure(x->sh, x->o.out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), s, path,
                    sizeof path, &first);
-      if (x->stop_on_first) /* a determinism failure is a failure */
+      if (x->o.stop_on_first) /* a determinism failure is a failure */
         __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
       return;
     }
   }
   int first;
-  save_failure(x->sh, x->out, "crash-", str_hash(o->sig), s, path, sizeof path, &first);
+  save_failure(x->sh, x->o.out, "crash-", str_hash(o->sig), s, path, sizeof path, &first);
   report(x, o, path, first);
-  if (x->stop_on_first)
+  if (x->o.stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
 }
 
@@ -341,7 +336,7 @@ static void finish_run(explorer *x, const sf_result *r) {
     if (x->feat[i] & ~old)
       fresh = 1;
   }
-  int keep = fresh && x->corpus && !r->failed;
+  int keep = fresh && x->o.corpus && !r->failed;
   if (!r->failed && !keep)
     return;
   sf_scenario *s = full_scenario(x, NULL, 0);
@@ -352,7 +347,7 @@ static void finish_run(explorer *x, const sf_result *r) {
   }
   if (keep) {
     char path[4096];
-    if (save_file(x->corpus, "", s, path, sizeof path, 0) == 0)
+    if (save_file(x->o.corpus, "", s, path, sizeof path, 0) == 0)
       add64(&x->sh->corpus, 1);
     else
       add64(&x->sh->corpus_unsaved, 1);
@@ -384,8 +379,8 @@ static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t even
 static pid_t fork_child(const explorer *x, cli_child *c) {
   __atomic_store_n(&x->sh->ended_well[x->job], 0, __ATOMIC_RELAXED);
   pid_t pid = cli_child_fork(c, NULL);
-  if (pid == 0 && x->branch_timeout_s)
-    alarm(x->branch_timeout_s);
+  if (pid == 0 && x->o.branch_timeout_s)
+    alarm(x->o.branch_timeout_s);
   return pid;
 }
 
@@ -523,12 +518,12 @@ static uint32_t kept_most(const ex_shared *sh, const ex_kept *kept, uint32_t n, 
 /* Keep the state this run reached after its current event for revisits
  * (c earlier runs of the campaign reached its bucket): one way to each
  * state. A state is kept while fewer than EX_KEEP_BELOW runs reached it;
- * after that, only to replace its way once that one is worn (x->worn
+ * after that, only to replace its way once that one is worn (x->o.worn
  * revisits, by default EX_WORN_VISITS). When the job's entries are full,
  * a new state replaces the one most revisited for its bucket's rarity, if
  * that one is less worth it. */
 static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, int node) {
-  if (x->nadded > EX_KEPT_STEPS || !x->keep)
+  if (x->nadded > EX_KEPT_STEPS || !x->o.keep)
     return;
   ex_kept *kept = job_kept(x);
   uint32_t *n = &x->sh->nkept[x->job], slot = *n, ways = 1;
@@ -538,14 +533,14 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
       break;
     }
   if (slot < *n) { /* one way to the state is enough, until it is worn */
-    if (!x->worn || kept[slot].visits < x->worn)
+    if (!x->o.worn || kept[slot].visits < x->o.worn)
       return;
     ways = kept[slot].ways + 1;
   } else if (c >= EX_KEEP_BELOW) {
     return;
-  } else if (slot == x->keep) {
+  } else if (slot == x->o.keep) {
     uint64_t worst = 0;
-    slot = kept_most(x->sh, kept, x->keep, &worst);
+    slot = kept_most(x->sh, kept, x->o.keep, &worst);
     if (worst <= (uint64_t)c + 1)
       return;
   } else {
@@ -591,9 +586,9 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
     return; /* this branch's own future was injected after this event */
   uint64_t roots = __atomic_load_n(&sh->roots, __ATOMIC_RELAXED);
-  if (roots < x->warmup)
+  if (roots < x->o.warmup)
     return;
-  uint32_t k = energy_for(c, roots, x->energy, site);
+  uint32_t k = energy_for(c, roots, x->o.energy, site);
   /* Named states only (see EX_KEEP_BELOW), at every level down to the
    * deepest: a branch there cannot branch, yet rare states are reached
    * there most (each level of futures brings a run closer), so revisits
@@ -603,9 +598,9 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
    * kept state after another. EX_KEPT_STEPS bounds how far. A worn way
    * (EX_WORN_VISITS) gives way to this run's, however common the state
    * (keep_state). */
-  if (k && site && x->depth)
+  if (k && site && x->o.depth)
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
-  if (x->level >= x->depth)
+  if (x->level >= x->o.depth)
     return;
   uint64_t total = site ? EX_SHARE_SITE : EX_SHARE;
   /* once states are kept, their revisits have a part of the share */
@@ -615,7 +610,7 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
                   __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED);
     if (over_share(sh, roots, ns, share, total))
       return;
-    if (add64(&sh->tree[x->job], 1) > x->budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+    if (add64(&sh->tree[x->job], 1) > x->o.budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
       return;
     uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
                             (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
@@ -637,7 +632,7 @@ static void on_revisit(void *ctx, sim_world *w) {
     add64(&x->sh->revisits_diverged, 1);
     end_child(x);
   }
-  for (uint32_t i = 0; i < x->energy && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED); i++) {
+  for (uint32_t i = 0; i < x->o.energy && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED); i++) {
     uint64_t id = sim_mix64(x->branch_id ^ (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
     uint32_t level = x->level;
     branch(x, w, id, node);
@@ -733,16 +728,16 @@ static void worker(void *arg, const cli_child_io *io) {
   o.feature_bits = x->feat;
   uint64_t k = x->start;
   for (;; k++) {
-    if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->max_roots && k >= x->max_roots))
+    if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->o.max_roots && k >= x->o.max_roots))
       break;
-    uint64_t seed = x->seed_base + k * x->jobs + x->job;
+    uint64_t seed = x->o.seed_base + k * x->o.jobs + x->job;
     __atomic_store_n(&io->beat[CLI_BEAT_SEED], k, __ATOMIC_RELAXED);
     __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
     revisit(x, &o); /* its branches have a tree budget of their own */
     __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
     make_root(x, seed);
     uint64_t root = add64(&x->sh->roots, 1);
-    if (root % 256 == 0 && !x->quiet) {
+    if (root % 256 == 0 && !x->o.quiet) {
       cli_record rec;
       memset(&rec, 0, sizeof rec);
       rec.kind = CLI_REC_PROGRESS;
@@ -755,7 +750,7 @@ static void worker(void *arg, const cli_child_io *io) {
     x->forks = 0;
     sf_run(cli_target, x->s, &o, &r);
     finish_run(x, &r);
-    if (x->level == 0 && root > x->warmup) { /* the warm-up is no credit to spend */
+    if (x->level == 0 && root > x->o.warmup) { /* the warm-up is no credit to spend */
       uint64_t dt = now_ns() - t0;
       add64(&x->sh->ns_all, dt);
       if (!x->forks) {
@@ -875,13 +870,13 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     cli_outcome o;
     cli_crash_outcome(c, ended == CLI_END_OK ? CLI_END_CRASH : ended, &o);
     x->s = cli_new_scenario();
-    make_root(x, x->seed_base + k * x->jobs + x->job);
+    make_root(x, x->o.seed_base + k * x->o.jobs + x->job);
     static cli_child_io none = {-1, NULL};
     x->io = &none;
     int first;
     char path[4096] = "";
     add64(&x->sh->failures, 1);
-    save_failure(x->sh, x->out, "crash-", str_hash(o.sig), x->s, path, sizeof path, &first);
+    save_failure(x->sh, x->o.out, "crash-", str_hash(o.sig), x->s, path, sizeof path, &first);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;
@@ -892,7 +887,7 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     on_record(&sv, &rec);
     free(x->s);
     x->s = NULL;
-    if (x->stop_on_first)
+    if (x->o.stop_on_first)
       __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
     sv.next = k + 1;
   }
@@ -997,14 +992,15 @@ void sf_explore_defaults(sf_explore_opts *o) {
 /* The tool's process: supervise job 0 here and the other jobs in forked
  * supervisors until the deadline (SIGALRM) or a stop; the campaign's
  * counters are in sh when it returns. */
-static void run_jobs(explorer *x, double seconds) {
+static void run_jobs(explorer *x) {
+  double seconds = x->o.seconds;
   struct sigaction sa, old_stop[2], old_alrm;
   memset(&sa, 0, sizeof sa);
   sigemptyset(&sa.sa_mask); /* no SA_RESTART: the wait loops wake up */
   cli_catch_stop(old_stop);
   pid_t sup[EX_MAX_JOBS];
   uint32_t nsup = 0;
-  for (uint32_t j = 1; j < x->jobs; j++) {
+  for (uint32_t j = 1; j < x->o.jobs; j++) {
     pid_t p = cli_fork_tied();
     if (p == 0) {
       x->job = j;
@@ -1051,17 +1047,9 @@ static void summarize(const ex_shared *sh, double seconds, sf_explore_summary *s
   memset(sum, 0, sizeof *sum);
   for (uint32_t i = 0; i < EX_SIGS; i++)
     sum->kinds += sh->sig[i].hash != 0;
-  sum->roots = sh->roots;
-  sum->branches = sh->branches;
-  sum->revisits = sh->revisits;
-  sum->deepest = sh->deepest;
-  sum->failures = sh->failures;
-  sum->diverged = sh->diverged;
-  sum->revisits_diverged = sh->revisits_diverged;
-  sum->saved = sh->saved;
-  sum->unsaved = sh->unsaved;
-  sum->corpus = sh->corpus;
-  sum->corpus_unsaved = sh->corpus_unsaved;
+#define COPY_(name, what) sum->name = sh->name;
+  SF_EXPLORE_COUNTS(COPY_)
+#undef COPY_
   sum->seconds = seconds;
   sum->files_per_kind = EX_FILES_PER_SIG;
 }
@@ -1070,21 +1058,7 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
   SIM_ASSERT(o->out && o->jobs >= 1 && o->jobs <= EX_MAX_JOBS && o->keep <= EX_KEPT);
   explorer x;
   memset(&x, 0, sizeof x);
-  x.out = o->out;
-  x.corpus = o->corpus;
-  x.seed_base = o->seed_base;
-  x.max_roots = o->max_roots;
-  x.jobs = o->jobs;
-  x.depth = o->depth;
-  x.energy = o->energy;
-  x.budget = o->budget;
-  x.warmup = o->warmup;
-  x.keep = o->keep;
-  x.worn = o->worn;
-  x.branch_timeout_s = o->branch_timeout_s;
-  x.stop_on_first = o->stop_on_first;
-  x.quiet = (uint32_t)o->quiet;
-  x.stats = o->stats;
+  x.o = *o;
   ex_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED)
     return cli_error("explore: cannot map shared memory: %s", strerror(errno)), -1;
@@ -1092,7 +1066,7 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
   x.sh = sh;
   map_site_states(sh);
   deadline_sh = sh;
-  size_t kept_size = (size_t)x.jobs * EX_KEPT * sizeof(ex_kept);
+  size_t kept_size = (size_t)x.o.jobs * EX_KEPT * sizeof(ex_kept);
   x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (x.kept == MAP_FAILED) {
     munmap(sh, sizeof *sh);
@@ -1100,11 +1074,11 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
   }
   double t0 = now_s();
   started = shown = t0;
-  run_jobs(&x, o->seconds);
+  run_jobs(&x);
   summarize(sh, now_s() - t0, sum);
   if (o->on_summary)
     o->on_summary(o->summary_ctx, sum);
-  if (x.stats)
+  if (x.o.stats)
     print_stats(&x);
   munmap(sh, sizeof *sh);
   munmap(x.kept, kept_size);

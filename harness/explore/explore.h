@@ -36,17 +36,30 @@ typedef struct sf_explore_opts {
   void *summary_ctx;
 } sf_explore_opts;
 
+/** The campaign's counters, each named as in the summary, its JSON
+ *  (`explore --json`) and the campaign's shared state:
+ *    X(name, what) */
+#define SF_EXPLORE_COUNTS(X)                                                                       \
+  X(roots, "roots run")                                                                            \
+  X(branches, "branches run")                                                                      \
+  X(revisits, "revisits of kept states")                                                           \
+  X(deepest, "the deepest branch's level")                                                         \
+  X(failures, "failures found (each re-run before it is saved)")                                   \
+  X(diverged, "failures that did not fail again from their file")                                  \
+  X(revisits_diverged, "revisits that did not reach their state again")                            \
+  X(saved, "crash files written")                                                                  \
+  X(unsaved, "failures whose file could not be written")                                           \
+  X(corpus, "corpus files written")                                                                \
+  X(corpus_unsaved, "corpus files that could not be written")
+
 /** What a campaign did. */
 struct sf_explore_summary {
-  uint64_t roots, branches, revisits, deepest; /**< runs, and the deepest branch */
-  uint64_t failures;               /**< failures found (each re-run before it is saved) */
-  uint64_t kinds;                  /**< distinct failure signatures */
-  uint64_t diverged;               /**< failures that did not fail again from their file */
-  uint64_t revisits_diverged;      /**< revisits that did not reach their state again */
-  uint64_t saved, unsaved;         /**< crash files written; failures not written */
-  uint64_t corpus, corpus_unsaved; /**< corpus files written; not written */
-  double seconds;                  /**< wall-clock time taken */
-  uint32_t files_per_kind;         /**< crash files kept per signature, at most */
+#define SF_EXPLORE_COUNT_MEMBER_(name, what) uint64_t name;
+  SF_EXPLORE_COUNTS(SF_EXPLORE_COUNT_MEMBER_)
+#undef SF_EXPLORE_COUNT_MEMBER_
+  uint64_t kinds;          /**< distinct failure signatures */
+  double seconds;          /**< wall-clock time taken */
+  uint32_t files_per_kind; /**< crash files kept per signature, at most */
 };
 
 /** The default options: 1 job, depth 3, energy 8, a budget of 256 branch
