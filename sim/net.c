@@ -89,17 +89,13 @@ void sim__ml_push(sim_world *w, mlist *l, uint32_t i) {
 void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
   SIM_ASSERT(i < w->msg_cap && l->n > 0);
   msg_t *m = &w->msg[i];
-  /* on this list, as sim__ml_push left it: an end of it, or linked both ways */
-  SIM_ASSERT(m->prev == NONE ? l->head == i : w->msg[m->prev].next == i);
-  SIM_ASSERT(m->next == NONE ? l->tail == i : w->msg[m->next].prev == i);
-  if (m->prev == NONE)
-    l->head = m->next;
-  else
-    w->msg[m->prev].next = m->next;
-  if (m->next == NONE)
-    l->tail = m->prev;
-  else
-    w->msg[m->next].prev = m->prev;
+  /* on this list, as sim__ml_push left it: an end of it, or linked both
+   * ways (each neighbour's link checked where it is rewritten) */
+  uint32_t *back = m->prev == NONE ? &l->head : &w->msg[m->prev].next;
+  uint32_t *fwd = m->next == NONE ? &l->tail : &w->msg[m->next].prev;
+  SIM_ASSERT(*back == i && *fwd == i);
+  *back = m->next;
+  *fwd = m->prev;
   m->prev = m->next = NONE;
   l->n--;
 }
@@ -169,7 +165,7 @@ static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose
 
 static int schedule_delivery(sim_world *w, uint32_t i, uint64_t t) {
   msg_t *m = &w->msg[i];
-  SIM_ASSERT(m->ev == NONE && t >= w->now); /* one delivery, never in the past */
+  SIM_ASSERT(m->ev == NONE); /* one delivery event (sim__sched checks its time) */
   uint32_t e = sim__sched(w, t, EVK_MSG, m->to);
   if (e == NONE)
     return -1;
@@ -183,7 +179,6 @@ static inline __attribute__((always_inline)) void launch(sim_world *w, link_t *l
                                                          uint64_t n, unsigned lat_purpose) {
   msg_t *m = &w->msg[i];
   const sim_link_params *p = &l->p;
-  SIM_ASSERT(l == &w->link[m->from][m->to]); /* the message's own link */
   uint64_t d = latency(w, p, lat_purpose, m->from, m->to, n);
   if (!l->faulty)
     goto go;
@@ -293,7 +288,7 @@ void sim__deliver_msg(sim_world *w, uint32_t e) {
   uint32_t i = w->ev[e].u.idx;
   sim__ev_free(w, e);
   msg_t *m = &w->msg[i];
-  SIM_ASSERT(m->ev == e && m->from >= 0 && m->from < w->n && m->to >= 0 && m->to < w->n);
+  SIM_ASSERT(m->ev == e); /* schedule_delivery's pair: its own event */
   m->ev = NONE;
   link_t *l = L(w, m->from, m->to);
   sim__ml_remove(w, &l->fly, i);

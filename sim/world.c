@@ -583,7 +583,6 @@ int sim_step(sim_world *w) {
 /* One event and the checks after it (sim_step has checked the budgets). */
 static void step(sim_world *w) {
   SIM_ASSERT(!w->hole); /* not re-entered from an event */
-  SIM_ASSERT(w->heap_n > 0 && w->heap[0].time >= w->now);
   uint64_t t = w->heap[0].time;
   uint32_t e = w->heap[0].ev;
   w->now = t;
