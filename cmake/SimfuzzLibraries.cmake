@@ -48,7 +48,7 @@ set(SF_SIM_SOURCES
   ${SF_SRC}/sim/world.c ${SF_SRC}/sim/assert.c ${SF_SRC}/sim/net.c ${SF_SRC}/sim/stream.c ${SF_SRC}/sim/disk.c
   ${SF_SRC}/sim/trace.c ${SF_SRC}/sim/version.c)
 set(SF_HARNESS_SOURCES
-  ${SF_SRC}/harness/scenario/scenario.c ${SF_SRC}/harness/scenario/textpb.c
+  ${SF_SRC}/harness/scenario/scenario.c ${SF_SRC}/harness/scenario/draw.c ${SF_SRC}/harness/scenario/textpb.c
   ${SF_SRC}/harness/run/run.c ${SF_SRC}/harness/run/sites.c ${SF_SRC}/harness/run/features.c ${SF_SRC}/harness/engine/mutate.c
   ${SF_SRC}/harness/check/linearize.c ${SF_SRC}/harness/adapter/record.c
   ${SF_SRC}/harness/adapter/libc.c ${SF_PROTO_OUT}/scenario.pb-c.c)
@@ -220,7 +220,7 @@ endif()
 # sanitizers, loaded into afl-fuzz itself; exports only afl_custom_* ----
 if(SIMFUZZ_FUZZERS AND NOT SIMFUZZ_ENGINE)
   add_library(simfuzz_mutator MODULE ${SF_SRC}/harness/engine/afl_mutator.c
-    ${SF_SRC}/harness/engine/mutate.c ${SF_SRC}/harness/scenario/scenario.c
+    ${SF_SRC}/harness/engine/mutate.c ${SF_SRC}/harness/scenario/scenario.c ${SF_SRC}/harness/scenario/draw.c
     ${SF_SRC}/sim/assert.c ${SF_PROTO_OUT}/scenario.pb-c.c)
   # a module must not leave a symbol unresolved: afl-fuzz would refuse it
   target_link_options(simfuzz_mutator PRIVATE -Wl,--no-undefined)

@@ -58,7 +58,7 @@ echo "determinism matrix: $(wc -l < "$ref") simulator scenario hashes identical 
 # The whole harness: scenario generation, runner and the example target.
 protoc-c --c_out="$out/proto" -Iproto proto/scenario.proto
 extra="-DSF_TARGET_NAME=\"x\" -DSF_TARGET_SYMBOL=sf_target_x -DPBSTORE_BUG_RESET_SKIP -Iinclude -Isim -Iharness -I$out/proto -Iexamples/pbstore"
-matrix harness sim/*.c harness/scenario/scenario.c harness/run/run.c harness/run/sites.c harness/run/features.c \
+matrix harness sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c harness/run/sites.c harness/run/features.c \
   harness/run/feedback.c harness/adapter/libc.c harness/adapter/record.c \
   "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c examples/pbstore/pbstore.c \
   examples/pbstore/pbstore_target.c examples/common/node_io_sim.c -lprotobuf-c

@@ -211,6 +211,9 @@ static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
 #define NO_LINK_FAULT_(field, fault, amp) c->net.field = 0,
   TRY(m, s, c, (SF_NET_FAULTS(NO_LINK_FAULT_)(void) 0)); /* every random link fault off */
 #undef NO_LINK_FAULT_
+#define NO_DISK_FAULT_(field, type, bound, draw, sim, fault) c->disk.field *= !(fault),
+  TRY(m, s, c, (SF_DISK_FIELDS(NO_DISK_FAULT_)(void) 0)); /* every disk fault off */
+#undef NO_DISK_FAULT_
   TRY(m, s, c, c->has_disk = 0);
   TRY(m, s, c, memset(&c->swarm, 0, sizeof c->swarm));
   TRY(m, s, c, (c->fp_enable_ppm = 0, c->fp_fire_ppm = 0));

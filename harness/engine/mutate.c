@@ -3,119 +3,37 @@
  * run knobs; mutate the choice tape; splice two scenarios. */
 #include "mutate.h"
 
+#include "scenario/draw.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  uint64_t x;
-} rng;
+/* The mutator's choices come from the shared choice source (draw.h) in
+ * generator mode; steps, links, disks and swarms are drawn there. */
+typedef sf_choice rng;
 
 static uint64_t next(rng *r) {
-  return sim_mix64(r->x += 0x9e3779b97f4a7c15ull);
+  return sf_u64(r);
 }
 
 static uint32_t below(rng *r, uint32_t n) {
-  return n ? (uint32_t)(next(r) % n) : 0;
-}
-
-static const uint32_t rates[] = {0, 1000, 10000, 50000, 100000, 300000, 1000000};
-static uint32_t rate(rng *r) {
-  return rates[below(r, sizeof rates / sizeof rates[0])];
+  return sf_below(r, n);
 }
 
 static uint64_t max_time(const sf_scenario *s) {
   return s->nsteps ? s->steps[s->nsteps - 1].at_us : 0;
 }
 
-/* One in 8: a long tail (0.25 to 4 s), as the generator draws them. */
-static uint32_t long_tail_us(rng *r) {
-  return below(r, 8) ? below(r, 100000) : 250000 + below(r, 3750001);
-}
-
-/* Link parameters drawn as SF_NET_FIELDS' mut column says, in its order. */
-static void random_net(rng *r, sf_net *n) {
-#define MUT_NET_(field, type, bound, gen, mut) n->field = (type)(mut);
-  SF_NET_FIELDS(MUT_NET_)
-#undef MUT_NET_
-}
-
-/* Parameters of a step of the given kind, drawn at random. */
-static void random_params(rng *r, sf_step *st) {
-  st->node = below(r, 8);
-  st->peer = below(r, 8);
-  switch (sf_step_shape_of(st->kind)) {
-  case SF_SHAPE_MASKS:
-    st->mask_a = 1ull << below(r, 8) | (below(r, 2) ? 1ull << below(r, 8) : 0);
-    st->mask_b = below(r, 2) ? 0 : 1ull << below(r, 8);
-    st->flag = below(r, 4) == 0;
-    break;
-  case SF_SHAPE_GROUPS:
-    st->ngroups = 8;
-    for (int i = 0; i < 8; i++)
-      st->group[i] = (uint8_t)below(r, 3);
-    break;
-  case SF_SHAPE_RESET: st->flag = below(r, 4) == 0; break;
-  case SF_SHAPE_LINK:
-    st->flag = below(r, 4) == 0;
-    random_net(r, &st->net);
-    break;
-  case SF_SHAPE_DELIVER: st->k = below(r, 4); break;
-  case SF_SHAPE_CLOCK:
-    st->offset_us = (int64_t)below(r, 2000001) - 1000000;
-    st->drift_ppm = (int32_t)below(r, SIM_MAX_DRIFT_PPM + 1) - SIM_MAX_DRIFT_PPM / 2;
-    st->jump_us = below(r, 2) ? 0 : (int64_t)below(r, 2000001) - 1000000;
-    break;
-  case SF_SHAPE_DISK:
-    st->disk.keep_ppm = rate(r);
-    st->disk.corrupt_ppm = rate(r) / 8;
-    st->disk.read_eio_ppm = rate(r) / 8;
-    st->disk.write_eio_ppm = rate(r) / 8;
-    st->disk.sync_eio_ppm = rate(r) / 8;
-    st->k = below(r, 4);
-    st->count = 1 + below(r, 8);
-    st->interval_us = st->k ? 0 : (1 + below(r, 16)) * SF_GEN_STALL_US; /* as sf_generate */
-    break;
-  case SF_SHAPE_FAULTPOINT:
-    st->k = below(r, 16);
-    st->rate_ppm = rate(r);
-    st->flag = below(r, 8) == 0;
-    break;
-  case SF_SHAPE_OP:
-    st->k = below(r, 4);
-    st->key = below(r, 16);
-    st->value = next(r) & 0xffffffff;
-    st->count = 1 + below(r, 8);
-    st->interval_us = below(r, 4) ? below(r, 50000) : 0;
-    break;
-  case SF_SHAPE_DEADLINE: st->count = 1000 + below(r, 20000); break;
-  default: break;
-  }
-}
-
-/* A kind a mutator may insert: any kind not written by hand only
- * (SF_SK_HAND), wherever it sits in SF_STEP_KINDS, uniformly. */
-static uint8_t random_kind(rng *r) {
-  uint8_t pick[SF_STEP__COUNT];
-  uint32_t n = 0;
-  for (unsigned k = 1; k < SF_STEP__COUNT; k++)
-    if (!(sf_step_flags(k) & SF_SK_HAND))
-      pick[n++] = (uint8_t)k;
-  SIM_ASSERT(n > 0);
-  return pick[below(r, n)];
-}
-
+/* A new step (sf_draw_step), near an existing one half the time (an
+ * interleaving), else anywhere up to 0.5 s past the last. */
 static void random_step(rng *r, const sf_scenario *s, sf_step *st) {
-  memset(st, 0, sizeof *st);
-  st->kind = random_kind(r);
-  if (below(r, 4) == 0)
-    st->kind = SF_STEP_OP; /* keep work flowing */
+  sf_draw_step(r, st);
   uint64_t horizon = max_time(s) + 500000;
-  if (s->nsteps && below(r, 2)) /* near an existing step: interleavings */
+  if (s->nsteps && below(r, 2))
     st->at_us = s->steps[below(r, s->nsteps)].at_us + below(r, 20000);
   else
     st->at_us = below(r, (uint32_t)(horizon > 60000000 ? 60000000 : horizon));
-  random_params(r, st);
-  st->by_state = below(r, 3) == 0; /* "the leader", "a follower", ... */
+  SIM_ASSERT(st->kind != SF_STEP__NONE);
 }
 
 static void retime(rng *r, sf_step *st) {
@@ -138,7 +56,7 @@ static void tweak(rng *r, sf_step *st) {
   case 2: retime(r, st); break;
   default: {
     sf_step fresh = *st;
-    random_params(r, &fresh);
+    sf_draw_params(r, &fresh);
     fresh.node = st->node;
     fresh.peer = st->peer;
     *st = fresh;
@@ -173,6 +91,26 @@ static void mutate_tape(rng *r, sf_scenario *s) {
     break;
   }
   }
+}
+
+/* One of the swarm's amplifiers (SF_SWARM_FIELDS but its first row, the
+ * switches), drawn afresh. */
+static void redraw_amp(rng *r, sf_swarm *w) {
+  sf_swarm fresh;
+  sf_draw_swarm(r, &fresh);
+  uint32_t *amp[] = {
+#define AMP_(field, type, bound, draw) &w->field,
+      SF_SWARM_FIELDS(AMP_)
+#undef AMP_
+  };
+  const uint32_t *from[] = {
+#define AMP_(field, type, bound, draw) &fresh.field,
+      SF_SWARM_FIELDS(AMP_)
+#undef AMP_
+  };
+  uint32_t n = sizeof amp / sizeof amp[0], i = 1 + below(r, n - 1);
+  SIM_ASSERT(amp[0] == &w->disabled && i < n);
+  *amp[i] = *from[i];
 }
 
 static void one_mutation(rng *r, sf_scenario *s) {
@@ -220,15 +158,15 @@ static void one_mutation(rng *r, sf_scenario *s) {
   case 10: /* network defaults */
     s->has_net = 1;
     if (below(r, 2))
-      random_net(r, &s->net);
+      sf_draw_net(r, &s->net);
     else
-      s->net.loss_ppm = rate(r);
+      s->net.loss_ppm = sf_draw_rate(r);
     break;
-  case 11: /* swarm knobs */
+  case 11: /* swarm knobs: one switch, or one amplifier drawn afresh */
     if (below(r, 2))
       s->swarm.disabled ^= 1u << (1 + below(r, SF_FAULT__COUNT - 1));
     else
-      s->swarm.loss_pct = below(r, 2) ? 0 : 25 * (1 + below(r, 16));
+      redraw_amp(r, &s->swarm);
     break;
   case 12:
   case 13: /* choice tape */ mutate_tape(r, s); break;
@@ -239,21 +177,20 @@ static void one_mutation(rng *r, sf_scenario *s) {
     case 2: s->fifo = !s->fifo; break;
     case 3: s->tail_ms = below(r, 10000); break;
     default:
-      s->fp_enable_ppm = rate(r);
-      s->fp_fire_ppm = rate(r);
+      s->fp_enable_ppm = sf_draw_rate(r);
+      s->fp_fire_ppm = sf_draw_rate(r);
       break;
     }
     break;
   default: /* disk defaults */
     s->has_disk = 1;
-    s->disk.keep_ppm = rate(r);
-    s->disk.sync_eio_ppm = rate(r) / 8;
+    sf_draw_disk(r, &s->disk);
     break;
   }
 }
 
 void sf_mutate_scenario(sf_scenario *s, uint64_t seed) {
-  rng r = {seed * 0x2545f4914f6cdd1dull + 1};
+  rng r = sf_choice_rng(seed * 0x2545f4914f6cdd1dull + 1);
   uint32_t k = 1 + below(&r, 3);
   for (uint32_t i = 0; i < k; i++)
     one_mutation(&r, s);
@@ -275,7 +212,7 @@ size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size) {
 }
 
 size_t sf_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t seed, sf_raw_mutate_fn raw) {
-  rng r = {seed ^ 0x6a09e667f3bcc909ull};
+  rng r = sf_choice_rng(seed ^ 0x6a09e667f3bcc909ull);
   if (raw && below(&r, 32) == 0) /* raw bytes: exercises the generator path */
     return raw(data, size, max_size);
   sf_scenario *s = malloc(sizeof *s);
@@ -300,7 +237,7 @@ size_t sf_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t seed, sf_
 
 size_t sf_crossover(const uint8_t *a, size_t an, const uint8_t *b, size_t bn, uint8_t *out,
                     size_t max_size, uint64_t seed) {
-  rng r = {seed ^ 0xbb67ae8584caa73bull};
+  rng r = sf_choice_rng(seed ^ 0xbb67ae8584caa73bull);
   sf_scenario *x = malloc(sizeof *x), *y = malloc(sizeof *y);
   size_t n = 0;
   if (x && y) {
@@ -418,7 +355,7 @@ static uint32_t in_flight_move(rng *r, const sf_fork *at, uint64_t now_us, uint6
 uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
                          const sf_fork *at_fork, sf_step *out, uint32_t max) {
   int focus = at_fork ? at_fork->focus : -1;
-  rng r = {seed ^ 0xb7a2c4f1ull};
+  rng r = sf_choice_rng(seed ^ 0xb7a2c4f1ull);
   uint64_t end = sf_run_end_us(s);
   if (end > SF_MAX_AT_US) /* a later time would not survive normalisation */
     end = SF_MAX_AT_US;

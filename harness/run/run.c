@@ -129,19 +129,20 @@ static void note_delay(run_state *rs, const sim_link_params *p) {
     rs->slowest_ns = d;
 }
 
+/* Scenario disk faults -> simulator disk parameters (SF_DISK_FIELDS' sim
+ * column), the faults off by the swarm's switch or scaled by disk_pct. */
 static void to_disk(const sf_scenario *s, const sf_disk *d, sim_disk_params *p) {
   sim_config c;
   sim_config_default(&c);
   *p = c.disk;
-  p->unsynced_keep_ppm = d->keep_ppm;
   int off = disabled(s, SF_FAULT_DISK);
-  uint32_t pct = s->swarm.disk_pct;
-  p->unsynced_corrupt_ppm = off ? 0 : amp(d->corrupt_ppm, pct);
+#define TO_DISK_(field, type, bound, draw, sim, fault)                                             \
+  p->sim = !(fault) ? d->field : off ? 0 : amp(d->field, s->swarm.disk_pct);
+  SF_DISK_FIELDS(TO_DISK_)
+#undef TO_DISK_
   if (p->unsynced_corrupt_ppm > SIM_PPM - p->unsynced_keep_ppm)
     p->unsynced_corrupt_ppm = SIM_PPM - p->unsynced_keep_ppm;
-  p->read_eio_ppm = off ? 0 : amp(d->read_eio_ppm, pct);
-  p->write_eio_ppm = off ? 0 : amp(d->write_eio_ppm, pct);
-  p->sync_eio_ppm = off ? 0 : amp(d->sync_eio_ppm, pct);
+  SIM_ASSERT(p->unsynced_keep_ppm + p->unsynced_corrupt_ppm <= SIM_PPM);
 }
 
 int sf_nodes_for(const sf_target *t, const sf_scenario *s) {

@@ -1,6 +1,7 @@
 /* Scenario decoding (protobuf and generated), normalisation and encoding. */
 #include <simfuzz/scenario.h>
 
+#include "draw.h"
 #include "scenario.pb-c.h"
 
 #include <stddef.h>
@@ -18,23 +19,11 @@ typedef struct {
 } kind_info;
 
 static const kind_info kinds[SF_STEP__COUNT] = {
-#define X(K, name, shape, fault, flags, slots, ends)                                               \
+#define X(K, name, shape, fault, flags, weight, ends)                                              \
   [SF_STEP_##K] = {#name, SF_SHAPE_##shape, SF_FAULT_##fault, flags, SF_STEP_##ends},
     SF_STEP_KINDS(X)
 #undef X
 };
-
-/* The generator's 32 slots cover every bit once: the OR of the rows' slots
- * is all ones and their popcounts sum to 32. */
-#define X(K, name, shape, fault, flags, slots, ends) | (slots)
-_Static_assert((0u SF_STEP_KINDS(X)) == 0xffffffffu, "SF_STEP_KINDS: a generator slot is unused");
-#undef X
-#define X(K, name, shape, fault, flags, slots, ends) +__builtin_popcount(slots)
-_Static_assert((0 SF_STEP_KINDS(X)) == 32, "SF_STEP_KINDS: a generator slot is used twice");
-#undef X
-#define X(K, name, shape, fault, flags, slots, ends) &&(!((flags)&SF_SK_HAND) || (slots) == 0)
-_Static_assert(1 SF_STEP_KINDS(X), "SF_STEP_KINDS: a kind written by hand only has a slot");
-#undef X
 
 /* The C fault kinds are the proto's, number for number. */
 #define SF_FAULT_SAME_(kind)                                                                       \
@@ -180,9 +169,9 @@ static int64_t clamp_s64(int64_t v, int64_t lim) {
 
 /* Each field of a table clamped to its bound, in the table's order. */
 #define CLAMP_(s_, field, type, bound) s_->field = (type)clamp32(s_->field, (bound));
-#define CLAMP_NET_(field, type, bound, gen, mut) CLAMP_(n, field, type, bound)
-#define CLAMP_DISK_(field, type, bound) CLAMP_(d, field, type, bound)
-#define CLAMP_SWARM_(field, type, bound) CLAMP_(w, field, type, bound)
+#define CLAMP_NET_(field, type, bound, ...) CLAMP_(n, field, type, bound)
+#define CLAMP_DISK_(field, type, bound, ...) CLAMP_(d, field, type, bound)
+#define CLAMP_SWARM_(field, type, bound, ...) CLAMP_(w, field, type, bound)
 
 static void norm_net(sf_net *n) {
   SF_NET_FIELDS(CLAMP_NET_)
@@ -370,7 +359,7 @@ static const fmap shape_fields[SF_SHAPE__COUNT][7] = {
 /* The Step oneof field of a kind, and the kind of a oneof field. */
 static unsigned field_of_kind(unsigned kind) {
   switch (kind) {
-#define X(K, name, shape, fault, flags, slots, ends)                                               \
+#define X(K, name, shape, fault, flags, weight, ends)                                              \
   case SF_STEP_##K: return SIMFUZZ__STEP__KIND_##K;
     SF_STEP_KINDS(X)
 #undef X
@@ -380,7 +369,7 @@ static unsigned field_of_kind(unsigned kind) {
 
 static unsigned kind_of_field(unsigned field) {
   switch (field) {
-#define X(K, name, shape, fault, flags, slots, ends)                                               \
+#define X(K, name, shape, fault, flags, weight, ends)                                              \
   case SIMFUZZ__STEP__KIND_##K: return SF_STEP_##K;
     SF_STEP_KINDS(X)
 #undef X
@@ -451,9 +440,9 @@ static void set_member(void *o, const fmap *f, uint64_t v) {
 /* The plain structs' fields, by protobuf field name (SF_NET_FIELDS and
  * its kin: a field of the struct is the proto field of its name). */
 #define G(st, name, type) {#name, offsetof(st, name), sizeof(((st *)0)->name) == 1 ? F_U8 : F_U32},
-#define G_NET_(name, type, bound, gen, mut) G(sf_net, name, type)
-#define G_DISK_(name, type, bound) G(sf_disk, name, type)
-#define G_SWARM_(name, type, bound) G(sf_swarm, name, type)
+#define G_NET_(name, type, ...) G(sf_net, name, type)
+#define G_DISK_(name, type, ...) G(sf_disk, name, type)
+#define G_SWARM_(name, type, ...) G(sf_swarm, name, type)
 static const fmap net_fields[] = {SF_NET_FIELDS(G_NET_){NULL, 0, F_U8}};
 static const fmap disk_fields[] = {SF_DISK_FIELDS(G_DISK_){NULL, 0, F_U8}};
 static const fmap swarm_fields[] = {SF_SWARM_FIELDS(G_SWARM_){NULL, 0, F_U8}};
@@ -835,148 +824,36 @@ size_t sf_encoded_size(const sf_scenario *s) {
 
 /* ---- generator: bytes as a choice stream -------------------------------- */
 
-typedef struct {
-  const uint8_t *p;
-  size_t n, i;
-} reader;
-
-static uint32_t r8(reader *r) {
-  return r->i < r->n ? r->p[r->i++] : 0;
-}
-static uint32_t r16(reader *r) {
-  return r8(r) | r8(r) << 8;
-}
-static uint32_t r32(reader *r) {
-  return r16(r) | r16(r) << 16;
-}
-static uint64_t r64(reader *r) {
-  return (uint64_t)r32(r) | (uint64_t)r32(r) << 32;
-}
-
-/* Small tables keep generated rates meaningful: mostly off, sometimes
- * heavy. */
-static const uint32_t rate_table[8] = {0, 0, 0, 1000, 10000, 50000, 200000, 500000};
-
-static uint32_t rate(reader *r) {
-  return rate_table[r8(r) & 7];
-}
-
-/* The kind drawn in a generator slot (SF_STEP_KINDS' slots column): faults
- * dominate, client ops keep work flowing. */
-static unsigned slot_kind(unsigned slot) {
-#define X(K, name, shape, fault, flags, slots, ends)                                               \
-  if ((slots) >> slot & 1)                                                                         \
-    return SF_STEP_##K;
-  SF_STEP_KINDS(X)
-#undef X
-  return SF_STEP_OP;
-}
-
-/* Long tails: one draw in 16 delays the reordered messages by up to 4 s
- * (0.25 s steps), as real networks sometimes do; on a link step that is
- * the clogging of a node or a pair. Stale deliveries (an old ack re-arming
- * a lease, a heartbeat overtaking appends) need them. */
-static uint32_t long_tail_us(reader *r) {
-  uint32_t d = r8(r);
-  return d < 240 ? d * 400 : (d - 239) * 250000;
-}
-
-/* Link parameters drawn as SF_NET_FIELDS' gen column says, in its order. */
-static void gen_net(reader *r, sf_net *n) {
-#define GEN_NET_(field, type, bound, gen, mut) n->field = (type)(gen);
-  SF_NET_FIELDS(GEN_NET_)
-#undef GEN_NET_
-}
-
+/* The generator reads its bytes as a choice source (draw.h): every part of
+ * the scenario is drawn as the mutator and the explorer's futures draw it;
+ * the bytes left over are the choice tape. */
 void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
-  reader rd = {bytes, len > SF_MAX_INPUT ? SF_MAX_INPUT : len, 0}, *r = &rd;
+  sf_choice src = sf_choice_bytes(bytes, len > SF_MAX_INPUT ? SF_MAX_INPUT : len), *c = &src;
   sf_scenario_init(s);
-  uint32_t b = r8(r);
-  s->nodes = b % 8 == 0 ? 0 : 2 + b % 6;
-  s->seed = r64(r);
-  s->fifo = (r8(r) & 7) == 0;
+  s->nodes = sf_below(c, 8) == 0 ? 0 : 2 + sf_below(c, 6);
+  s->seed = sf_u64(c);
+  s->fifo = sf_below(c, 8) == 0;
   s->has_net = 1;
-  gen_net(r, &s->net);
+  sf_draw_net(c, &s->net);
   s->has_disk = 1;
-  s->disk.keep_ppm = r8(r) * 3921;
-  s->disk.corrupt_ppm = rate(r) / 8;
-  s->disk.read_eio_ppm = rate(r) / 16;
-  s->disk.write_eio_ppm = rate(r) / 16;
-  s->disk.sync_eio_ppm = rate(r) / 16;
-  /* swarm: each fault kind off with probability 1/4, two bits of the draw
-   * each; past 16 kinds a second word (the first 16 draw as they always did) */
-  _Static_assert(SF_FAULT__COUNT <= 32, "sf_swarm.disabled has a bit per fault kind");
-  uint64_t off = r32(r);
-  if (SF_FAULT__COUNT > 16)
-    off |= (uint64_t)r32(r) << 32;
-  for (int k = 1; k < SF_FAULT__COUNT; k++)
-    if (((off >> (2 * k)) & 3) == 0)
-      s->swarm.disabled |= 1u << k;
-  s->fp_enable_ppm = rate(r);
-  s->fp_fire_ppm = rate(r);
-  uint32_t nsteps = 1 + r8(r) % 24;
+  sf_draw_disk(c, &s->disk);
+  sf_draw_swarm(c, &s->swarm);
+  s->fp_enable_ppm = sf_draw_rate(c);
+  s->fp_fire_ppm = sf_draw_rate(c);
+  uint32_t nsteps = 1 + sf_below(c, 24);
   uint64_t t = 0;
   for (uint32_t i = 0; i < nsteps; i++) {
     sf_step *st = &s->steps[s->nsteps++];
-    memset(st, 0, sizeof *st);
-    t += (uint64_t)(r16(r) % 400) * 1000;
+    t += (uint64_t)sf_below(c, 400) * 1000;
+    sf_draw_step(c, st);
     st->at_us = t;
-    st->kind = (uint8_t)slot_kind(r8(r) & 31);
-    uint32_t x = r8(r), y = r8(r);
-    st->node = x;
-    st->peer = y;
-    st->by_state = (x & 0xc0) == 0xc0; /* a quarter of the steps: by role */
-    switch (sf_step_shape_of(st->kind)) {
-    case SF_SHAPE_MASKS:
-      st->mask_a = (uint64_t)1 << (x % 8) | (uint64_t)(y & 1) << ((x + 1) % 8);
-      st->mask_b = r8(r) & 1 ? 0 : (uint64_t)1 << (y % 8);
-      st->flag = (r8(r) & 3) == 0;
-      break;
-    case SF_SHAPE_GROUPS:
-      st->ngroups = 8;
-      for (int g = 0; g < 8; g++)
-        st->group[g] = (uint8_t)((x >> g) & 1);
-      break;
-    case SF_SHAPE_RESET: st->flag = (r8(r) & 3) == 0; break;
-    case SF_SHAPE_LINK:
-      st->flag = (r8(r) & 3) == 0;
-      gen_net(r, &st->net);
-      break;
-    case SF_SHAPE_DELIVER: st->k = r8(r) % 4; break;
-    case SF_SHAPE_CLOCK:
-      st->offset_us = (int64_t)(r16(r) % 2001) * 1000 - 1000000;
-      st->drift_ppm = (int32_t)(r16(r) % 200001) - 100000;
-      st->jump_us = (r8(r) & 3) ? 0 : (int64_t)(r16(r) % 2001) * 1000 - 1000000;
-      break;
-    case SF_SHAPE_DISK:
-      st->disk.keep_ppm = r8(r) * 3921;
-      st->disk.sync_eio_ppm = rate(r) / 4;
-      st->k = r8(r) % 4;
-      x = r8(r);
-      st->count = 1 + x % 8;
-      if (!st->k) /* no failure: the same byte draws a stall */
-        st->interval_us = (1 + x % 16) * SF_GEN_STALL_US;
-      break;
-    case SF_SHAPE_FAULTPOINT:
-      st->k = r8(r) % 16;
-      st->rate_ppm = rate(r);
-      break;
-    case SF_SHAPE_OP:
-      st->k = r8(r);
-      st->key = r8(r) % 16;
-      st->value = r32(r);
-      st->count = 1 + r8(r) % 8;
-      st->interval_us = (r8(r) % 50) * 1000;
-      break;
-    case SF_SHAPE_DEADLINE: st->count = 2000 + r8(r) % 16 * 1000; break;
-    default: break;
-    }
   }
-  s->tail_ms = 500 + r8(r) % 32 * 100;
-  size_t rest = rd.n > rd.i ? rd.n - rd.i : 0;
+  s->tail_ms = 500 + sf_below(c, 32) * 100;
+  SIM_ASSERT(src.i <= src.n);
+  size_t rest = src.n - src.i;
   s->tape_len = (uint32_t)(rest < SIM_TAPE_MAX ? rest : SIM_TAPE_MAX);
   if (s->tape_len)
-    memcpy(s->tape, rd.p + rd.i, s->tape_len);
+    memcpy(s->tape, bytes + src.i, s->tape_len);
   sf_normalize(s);
 }
 

@@ -70,60 +70,61 @@ typedef enum {
 #define SF_SK_NO_RANK 2u /**< kind flag: names no node, so by_state does not apply */
 #define SF_SK_HAND                                                                                 \
   4u /**< kind flag: written by hand only, never generated or                                      \
-          inserted by a mutator (its slots are 0) */
+          inserted by a mutator (its weight is 0) */
 
 /* NOP does nothing (files of older explorers used it as a placeholder). */
 
 /** The step kinds, one row each; every table about step kinds derives from
  *  this list (names, shapes, fault classes, the protobuf codec, the
  *  generator's draw, the describer, the mutator's and minimizer's choices).
- *    X(KIND, name, shape, fault, flags, slots, ends)
+ *    X(KIND, name, shape, fault, flags, weight, ends)
  *  KIND   SF_STEP_<KIND>; Step.<name> in proto/scenario.proto, the oneof
  *         field SIMFUZZ__STEP__KIND_<KIND>
  *  name   the kind in reports, traces and text scenarios
  *  shape  SF_SHAPE_<shape>: its arguments
  *  fault  SF_FAULT_<fault>: the swarm switch that turns it off, NONE if none
  *  flags  SF_SK_* bits
- *  slots  which of the generator's 32 slots draw this kind (bit i = slot i);
- *         the rows' slots cover the 32 exactly once (checked at compile
- *         time), so they are the generated mix of kinds
+ *  weight how often the shared step draw (harness/scenario/draw.c: the
+ *         generator, the mutator and the explorer's futures) picks this
+ *         kind, against the sum of the weights; 0 if and only if the kind
+ *         is SF_SK_HAND (checked at compile time)
  *  ends   the kind of the step that ends a fault of this kind (a crash's
  *         restart, a partition's heal), _NONE if none
  *  Kinds are numbered from 1 in this order, and the numbers are stable
  *  (traces record them): add a kind at the end. Adding one touches this
- *  list (its slots are taken from other rows: the sweep's seeds then map to
- *  other scenarios), the Step oneof in proto/scenario.proto (its field name
- *  is the row's name), the runner's action (harness/run/run.c), the
+ *  list (a weight changes the draw: the sweep's seeds then map to other
+ *  scenarios), the Step oneof in proto/scenario.proto (its field name is
+ *  the row's name), the runner's action (harness/run/run.c), the
  *  dictionary's st_<name> tag (harness/scenario/scenario.dict), and a test
  *  (tests/test_scenario.c's every_step_kind_roundtrips covers the codec, the
  *  text format and the describer from the row). A new shape also needs its
- *  fields in the codec, the describer, the mutator's random_params and the
- *  minimizer's simplifications. */
+ *  fields in the codec, the describer, the shared draw (sf_draw_params) and
+ *  the minimizer's simplifications. */
 #define SF_STEP_KINDS(X)                                                                           \
-  X(PARTITION, partition, MASKS, PARTITION, 0, 0x000001c0u, HEAL)                                  \
-  X(HEAL, heal, NONE, NONE, SF_SK_NO_RANK, 0x00001800u, _NONE)                                     \
-  X(ISOLATE, isolate, NODE, PARTITION, 0, 0x00000200u, HEAL)                                       \
-  X(SPLIT, split, GROUPS, PARTITION, 0, 0x00000400u, HEAL)                                         \
-  X(RESET, reset, RESET, RESET, 0, 0x0000e000u, _NONE)                                             \
-  X(LINK, link, LINK, LOSS, 0, 0x00030000u, _NONE)                                                 \
-  X(HOLD, hold, PAIR, HOLD, 0, 0x00040000u, RELEASE)                                               \
-  X(RELEASE, release, PAIR, HOLD, SF_SK_UNDO, 0x00080000u, _NONE)                                  \
-  X(DELIVER, deliver, DELIVER, HOLD, 0, 0x00100000u, _NONE)                                        \
-  X(CRASH, crash, NODE, CRASH, 0, 0x00600000u, RESTART)                                            \
-  X(RESTART, restart, NODE, CRASH, SF_SK_UNDO, 0x01800000u, _NONE)                                 \
-  X(PAUSE, pause, NODE, PAUSE, 0, 0x02000000u, RESUME)                                             \
-  X(RESUME, resume, NODE, PAUSE, SF_SK_UNDO, 0x04000000u, _NONE)                                   \
-  X(CLOCK, clock, CLOCK, CLOCK, 0, 0x08000000u, _NONE)                                             \
-  X(DISK, disk, DISK, DISK, 0, 0x10000000u, _NONE)                                                 \
-  X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 0x20000000u, _NONE)             \
-  X(OP, op, OP, NONE, 0, 0x4000003fu, _NONE)                                                       \
-  X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 0x80000000u, _NONE)                         \
-  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO | SF_SK_HAND, 0u, _NONE)
+  X(PARTITION, partition, MASKS, PARTITION, 0, 3, HEAL)                                            \
+  X(HEAL, heal, NONE, NONE, SF_SK_NO_RANK, 2, _NONE)                                               \
+  X(ISOLATE, isolate, NODE, PARTITION, 0, 1, HEAL)                                                 \
+  X(SPLIT, split, GROUPS, PARTITION, 0, 1, HEAL)                                                   \
+  X(RESET, reset, RESET, RESET, 0, 3, _NONE)                                                       \
+  X(LINK, link, LINK, LOSS, 0, 2, _NONE)                                                           \
+  X(HOLD, hold, PAIR, HOLD, 0, 1, RELEASE)                                                         \
+  X(RELEASE, release, PAIR, HOLD, SF_SK_UNDO, 1, _NONE)                                            \
+  X(DELIVER, deliver, DELIVER, HOLD, 0, 1, _NONE)                                                  \
+  X(CRASH, crash, NODE, CRASH, 0, 2, RESTART)                                                      \
+  X(RESTART, restart, NODE, CRASH, SF_SK_UNDO, 2, _NONE)                                           \
+  X(PAUSE, pause, NODE, PAUSE, 0, 1, RESUME)                                                       \
+  X(RESUME, resume, NODE, PAUSE, SF_SK_UNDO, 1, _NONE)                                             \
+  X(CLOCK, clock, CLOCK, CLOCK, 0, 1, _NONE)                                                       \
+  X(DISK, disk, DISK, DISK, 0, 1, _NONE)                                                           \
+  X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 1, _NONE)                       \
+  X(OP, op, OP, NONE, 0, 7, _NONE)                                                                 \
+  X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 1, _NONE)                                   \
+  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO | SF_SK_HAND, 0, _NONE)
 
 /** Step kinds (see SF_STEP_KINDS). */
 typedef enum {
   SF_STEP__NONE = 0,
-#define SF_X_(K, name, shape, fault, flags, slots, ends) SF_STEP_##K,
+#define SF_X_(K, name, shape, fault, flags, weight, ends) SF_STEP_##K,
   SF_STEP_KINDS(SF_X_)
 #undef SF_X_
       SF_STEP__COUNT
@@ -157,28 +158,26 @@ typedef enum {
 
 /** The fields of a scenario's link parameters (proto Network, sf_net), one
  *  row each, in the struct's order; the struct, sf_normalize's clamps, the
- *  protobuf codec, the generator's draws and the mutator's derive from it.
- *    X(field, type, bound, gen, mut)
+ *  protobuf codec and the shared draw (generator, mutator) derive from it.
+ *    X(field, type, bound, draw)
  *  field  the member of sf_net and the field of Network of that name
  *  type   its C type
  *  bound  the largest value kept (n is the sf_net being normalised)
- *  gen    the generator's draw (sf_generate; r is its byte reader, with
- *         r8() and rate() of harness/scenario/scenario.c), in row order: a
- *         new row changes the sweep's scenarios from its draw on
- *  mut    the mutator's draw (r is its generator, with below() and rate()
- *         of harness/engine/mutate.c) */
+ *  draw   its random value (sf_draw_net; c is the choice source of
+ *         harness/scenario/draw.h, n the sf_net being drawn, whose earlier
+ *         rows are drawn), in row order: a new row changes the sweep's
+ *         scenarios from its draw on */
 #define SF_NET_FIELDS(X)                                                                           \
-  X(latency_min_us, uint32_t, SF_MAX_LATENCY_US, 500 + r8(r) % 20 * 500, 100 + below(r, 20000))    \
-  X(latency_max_us, uint32_t, SF_MAX_LATENCY_US, n->latency_min_us + r8(r) % 40 * 500,             \
-    n->latency_min_us + below(r, 50000))                                                           \
-  X(exponential, uint8_t, 1, r8(r) & 1, below(r, 2)) /* exponential instead of uniform latency */  \
-  X(loss_ppm, uint32_t, SIM_PPM, rate(r), rate(r))                                                 \
-  X(dup_ppm, uint32_t, SIM_PPM, rate(r), rate(r))                                                  \
-  X(reorder_ppm, uint32_t, SIM_PPM, rate(r), rate(r))                                              \
-  X(reorder_delay_us, uint32_t, SF_MAX_LATENCY_US, long_tail_us(r), long_tail_us(r))               \
-  X(corrupt_ppm, uint32_t, SIM_PPM, rate(r) / 4, rate(r) / 4)                                      \
-  X(bandwidth_kbps, uint32_t, SF_MAX_BANDWIDTH_KBPS, 0, below(r, 4) ? 0 : 1 + below(r, 1000))      \
-  X(queue_limit, uint32_t, SF_MAX_QUEUE, 0, below(r, 4) ? 0 : 1 + below(r, 16))
+  X(latency_min_us, uint32_t, SF_MAX_LATENCY_US, 500 + sf_below(c, 20) * 500)                      \
+  X(latency_max_us, uint32_t, SF_MAX_LATENCY_US, n->latency_min_us + sf_below(c, 40) * 500)        \
+  X(exponential, uint8_t, 1, sf_below(c, 2)) /* exponential instead of uniform latency */          \
+  X(loss_ppm, uint32_t, SIM_PPM, sf_draw_rate(c))                                                  \
+  X(dup_ppm, uint32_t, SIM_PPM, sf_draw_rate(c))                                                   \
+  X(reorder_ppm, uint32_t, SIM_PPM, sf_draw_rate(c))                                               \
+  X(reorder_delay_us, uint32_t, SF_MAX_LATENCY_US, sf_draw_long_tail_us(c))                        \
+  X(corrupt_ppm, uint32_t, SIM_PPM, sf_draw_rate(c) / 4)                                           \
+  X(bandwidth_kbps, uint32_t, SF_MAX_BANDWIDTH_KBPS, sf_below(c, 8) ? 0 : 1 + sf_below(c, 1000))   \
+  X(queue_limit, uint32_t, SF_MAX_QUEUE, sf_below(c, 8) ? 0 : 1 + sf_below(c, 16))
 
 /** The random link faults among SF_NET_FIELDS: each is the
  *  sim_link_params member of the same name, turned off by its swarm switch
@@ -194,32 +193,37 @@ typedef enum {
   X(corrupt_ppm, CORRUPT, corrupt_pct)
 
 /** The fields of a scenario's disk faults (proto Disk, sf_disk), as
- *  SF_NET_FIELDS; d is the sf_disk being normalised (a sector corrupted at
- *  a crash is one that was not kept). */
+ *  SF_NET_FIELDS (d is the sf_disk being normalised or drawn), and:
+ *    X(field, type, bound, draw, sim, fault)
+ *  sim    the member of sim_disk_params it sets (the runner's to_disk)
+ *  fault  1 if it is a fault: off by the DISK swarm switch, scaled by the
+ *         swarm's disk_pct, 0 in the minimizer's "all faults off"
+ *  (a sector corrupted at a crash is one that was not kept) */
 #define SF_DISK_FIELDS(X)                                                                          \
-  X(keep_ppm, uint32_t, SIM_PPM)                                                                   \
-  X(corrupt_ppm, uint32_t, SIM_PPM - d->keep_ppm)                                                  \
-  X(read_eio_ppm, uint32_t, SIM_PPM)                                                               \
-  X(write_eio_ppm, uint32_t, SIM_PPM)                                                              \
-  X(sync_eio_ppm, uint32_t, SIM_PPM)
+  X(keep_ppm, uint32_t, SIM_PPM, sf_below(c, 256) * 3921, unsynced_keep_ppm, 0)                    \
+  X(corrupt_ppm, uint32_t, SIM_PPM - d->keep_ppm, sf_draw_rate(c) / 8, unsynced_corrupt_ppm, 1)    \
+  X(read_eio_ppm, uint32_t, SIM_PPM, sf_draw_rate(c) / 16, read_eio_ppm, 1)                        \
+  X(write_eio_ppm, uint32_t, SIM_PPM, sf_draw_rate(c) / 16, write_eio_ppm, 1)                      \
+  X(sync_eio_ppm, uint32_t, SIM_PPM, sf_draw_rate(c) / 8, sync_eio_ppm, 1)
 
 /** The swarm's fields (proto Swarm, sf_swarm), as SF_NET_FIELDS: disabled
- *  fault kinds (bit 1 << kind), then rate multipliers (percent). */
+ *  fault kinds (bit 1 << kind), then rate multipliers (percent, 0 = 100),
+ *  every one drawn per seed as TigerBeetle's options_swarm does. */
 #define SF_SWARM_FIELDS(X)                                                                         \
-  X(disabled, uint32_t, UINT32_MAX) /* a mask: sf_normalize clears bits of no fault kind */        \
-  X(loss_pct, uint32_t, SF_MAX_SWARM_PCT)                                                          \
-  X(dup_pct, uint32_t, SF_MAX_SWARM_PCT)                                                           \
-  X(reorder_pct, uint32_t, SF_MAX_SWARM_PCT)                                                       \
-  X(corrupt_pct, uint32_t, SF_MAX_SWARM_PCT)                                                       \
-  X(latency_pct, uint32_t, SF_MAX_SWARM_PCT)                                                       \
-  X(disk_pct, uint32_t, SF_MAX_SWARM_PCT)
+  X(disabled, uint32_t, UINT32_MAX,                                                                \
+    sf_draw_disabled(c)) /* sf_normalize keeps fault kinds' bits */                                \
+  X(loss_pct, uint32_t, SF_MAX_SWARM_PCT, sf_draw_amp(c))                                          \
+  X(dup_pct, uint32_t, SF_MAX_SWARM_PCT, sf_draw_amp(c))                                           \
+  X(reorder_pct, uint32_t, SF_MAX_SWARM_PCT, sf_draw_amp(c))                                       \
+  X(corrupt_pct, uint32_t, SF_MAX_SWARM_PCT, sf_draw_amp(c))                                       \
+  X(latency_pct, uint32_t, SF_MAX_SWARM_PCT, sf_draw_amp(c))                                       \
+  X(disk_pct, uint32_t, SF_MAX_SWARM_PCT, sf_draw_amp(c))
 
-#define SF_FIELD_MEMBER_(field, type, bound) type field;
-#define SF_NET_MEMBER_(field, type, bound, gen, mut) type field;
+#define SF_FIELD_MEMBER_(field, type, bound, ...) type field;
 
 /** Link parameters as the scenario states them (microseconds, ppm). */
 typedef struct sf_net {
-  SF_NET_FIELDS(SF_NET_MEMBER_)
+  SF_NET_FIELDS(SF_FIELD_MEMBER_)
 } sf_net;
 
 /** Disk fault parameters as the scenario states them. */
@@ -232,7 +236,6 @@ typedef struct sf_swarm {
   SF_SWARM_FIELDS(SF_FIELD_MEMBER_)
 } sf_swarm;
 
-#undef SF_NET_MEMBER_
 #undef SF_FIELD_MEMBER_
 
 /** One timed step. Which fields a kind uses is its shape (sf_step_shape);
