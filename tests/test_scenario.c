@@ -3,6 +3,7 @@
  * always decode, fit and are deterministic; AFL++ trim removes steps. */
 #include "engine/mutate.h"
 #include "scenario.pb-c.h"
+#include "scenario/draw.h"
 #include "testlib.h"
 #include <simfuzz/scenario.h>
 
@@ -415,6 +416,50 @@ TEST(mutators_insert_every_kind_but_hand_written_ones) {
   free(s);
 }
 
+/* The one draw (harness/scenario/draw.c): kinds come in the proportion of
+ * SF_STEP_KINDS' weights, from bytes and from a generator alike, and the
+ * sweep's seeds draw every swarm amplifier and every disk fault (five of
+ * the six amplifiers were never drawn before the draw was shared). */
+TEST(one_draw_follows_the_weights_and_draws_every_amplifier) {
+  static const unsigned weight[SF_STEP__COUNT] = {
+#define X(K, name, shape, fault, flags, w, ends) [SF_STEP_##K] = (w),
+      SF_STEP_KINDS(X)
+#undef X
+  };
+  unsigned total = 0, seen[SF_STEP__COUNT] = {0}, n = 64000;
+  for (unsigned k = 1; k < SF_STEP__COUNT; k++)
+    total += weight[k];
+  sf_choice c = sf_choice_rng(7);
+  for (unsigned i = 0; i < n; i++)
+    seen[sf_draw_kind(&c)]++;
+  for (unsigned k = 1; k < SF_STEP__COUNT; k++) { /* within 25 % of its share */
+    double want = (double)n * weight[k] / total;
+    CHECK(seen[k] >= 0.75 * want && seen[k] <= 1.25 * want + 1);
+  }
+  uint8_t bytes[1] = {0};
+  c = sf_choice_bytes(bytes, sizeof bytes); /* byte 0 and then zeros: the first row */
+  CHECK_EQ(sf_draw_kind(&c), SF_STEP_PARTITION);
+  sf_scenario *s = alloc_s();
+  sf_swarm any = {0};
+  sf_disk disk = {0};
+  for (uint64_t seed = 0; seed < 400; seed++) {
+    sf_generate_seed(seed, s);
+#define OR_(field, type, bound, draw) any.field |= s->swarm.field;
+    SF_SWARM_FIELDS(OR_)
+#undef OR_
+#define OR_(field, type, bound, draw, sim, fault) disk.field |= s->disk.field;
+    SF_DISK_FIELDS(OR_)
+#undef OR_
+  }
+#define NONZERO_(field, type, bound, ...) CHECK(any.field != 0);
+  SF_SWARM_FIELDS(NONZERO_)
+#undef NONZERO_
+#define NONZERO_(field, type, bound, ...) CHECK(disk.field != 0);
+  SF_DISK_FIELDS(NONZERO_)
+#undef NONZERO_
+  free(s);
+}
+
 /* Every row of SF_STEP_KINDS: a Step oneof field of its name, and a step of
  * it with every argument of its shape set survives normalisation and the
  * protobuf round trip unchanged; its description names it. */
@@ -621,6 +666,7 @@ TEST(branch_futures_act_on_messages_in_flight) {
 }
 
 TEST_MAIN(T(every_step_kind_roundtrips), T(fault_kinds_are_the_protos),
+          T(one_draw_follows_the_weights_and_draws_every_amplifier),
           T(mutators_insert_every_kind_but_hand_written_ones),
           T(disk_stalls_are_clamped_described_and_generated),
           T(branch_futures_bring_back_nodes_out_of_play),
