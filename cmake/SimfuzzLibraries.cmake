@@ -108,7 +108,7 @@ add_custom_command(
   DEPENDS ${SF_SRC}/harness/cli/trace_html.in ${SF_SRC}/harness/cli/trace_html_tail.in
           ${SF_SRC}/cmake/embed.cmake)
 add_library(simfuzz_cli STATIC
-  ${SF_SRC}/harness/cli/cli.c ${SF_SRC}/harness/cli/replay.c ${SF_SRC}/harness/cli/minimize.c
+  ${SF_SRC}/harness/cli/cli.c ${SF_SRC}/harness/cli/opts.c ${SF_SRC}/harness/cli/scenario_cmds.c ${SF_SRC}/harness/cli/replay.c ${SF_SRC}/harness/cli/minimize.c
   ${SF_SRC}/harness/cli/triage.c ${SF_SRC}/harness/cli/trace.c
   ${SF_SRC}/harness/cli/isolate.c ${SF_SRC}/harness/cli/sweep.c ${SF_SRC}/harness/cli/json.c
   ${SF_SRC}/harness/cli/sha1.c ${SF_SRC}/harness/cli/nightly.c ${SF_SRC}/harness/cli/explore.c

@@ -30,4 +30,17 @@ else
     echo "FAIL: shellcheck warnings above"; nbad=1
   fi
 fi
+# the command line stays thin: no function of harness/cli over 70 lines
+long=$(for f in harness/cli/*.c; do
+  awk -v f="$f" '/^[A-Za-z_].*\) \{$/ && !/^(typedef|struct|enum|union|static const)/ {
+      start = NR; name = $0; sub(/\(.*/, "", name); n = split(name, w, /[ *]+/); name = w[n] }
+    /^}$/ && start { if (NR - start + 1 > 70) print f ": " name "() " NR - start + 1 " lines"
+      start = 0 }' "$f"
+done)
+if [ -n "$long" ]; then
+  echo "$long"
+  echo "FAIL: functions of harness/cli over 70 lines (split them: docs/HACKING.md)"; nbad=1
+else
+  echo "ok: no function of harness/cli over 70 lines"
+fi
 [ $nbad = 0 ]

@@ -263,7 +263,7 @@ assert any(e.get('name') == 'FAIL' for e in d)
 else
   bad "trace --chrome: valid JSON, a track per node, flows, instant faults, the failure"
 fi
-if grep -q '"drawn":\["deliver","drop","corrupt","crash",' "$work/t.html"; then
+if tr -d ' ' < "$work/t.html" | grep -q '"drawn":\["deliver","drop","corrupt","crash",'; then
   ok "trace --html: the kinds it draws come from sim.h's table"
 else
   bad "trace --html: no list of drawn kinds"; grep -o '"drawn":[^]]*]' "$work/t.html"

@@ -1,6 +1,7 @@
-/* simfuzz: the command line. replay, minimize, show, encode, trace, sweep,
- * check-determinism, gen, features. Built once per target (simfuzz-<t>)
- * and once with every target (simfuzz --target T). */
+/* simfuzz: the command line's shared helpers (files, parsing of values)
+ * and its dispatch. Each command lives in its own file with its help and
+ * its options. Built once per target (simfuzz-<t>) and once with every
+ * target (simfuzz --target T). */
 #include "cli.h"
 
 #include "scenario/textpb.h"
@@ -347,128 +348,6 @@ int cli_parse_range(const char *s, uint64_t *a, uint64_t *b) {
   return 0;
 }
 
-/* ---- small commands ---------------------------------------------------- */
-
-static int cmd_show(int argc, char **argv) {
-  if (argc != 1)
-    return cli_error("show: want exactly one FILE (see: %s help show)", cli_prog);
-  sf_scenario *s = cli_new_scenario();
-  cli_input_kind k;
-  size_t bytes;
-  if (cli_load(argv[0], s, &k, &bytes) < 0) {
-    free(s);
-    return EXIT_USAGE;
-  }
-  printf("# %s: %s, %zu bytes; %" PRIu32 " steps (%" PRIu32 " faults)\n", argv[0], cli_kind_name(k),
-         bytes, s->nsteps, sf_fault_steps(s));
-  if (k == CLI_IN_GENERATED || k == CLI_IN_SALVAGED)
-    printf("# shown as decoded: encode this text to get a scenario file that runs the same\n");
-  int rc = sf_text_print(s, stdout) == 0 ? EXIT_OK : EXIT_USAGE;
-  free(s);
-  return rc;
-}
-
-static int cmd_encode(int argc, char **argv) {
-  const char *in = NULL, *out = NULL;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "-o") && i + 1 < argc)
-      out = argv[++i];
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_error("encode: unknown option '%s'", argv[i]);
-    else if (!in)
-      in = argv[i];
-    else
-      return cli_error("encode: more than one input");
-  }
-  if (!in || !out)
-    return cli_error("encode: usage: %s encode TEXT -o FILE", cli_prog);
-  if (cli_same_file(in, out))
-    return cli_error("encode: refusing to overwrite the input %s", in);
-  size_t len;
-  uint8_t *text = cli_read_file_max(in, &len, SF_MAX_TEXT, 1);
-  if (!text)
-    return EXIT_USAGE;
-  uint8_t *bin;
-  size_t n;
-  int rc = EXIT_OK;
-  if (cli_text_to_binary(in, text, len, &bin, &n) != 0) {
-    rc = EXIT_USAGE;
-  } else {
-    if (cli_write_file(out, bin, n) != 0)
-      rc = EXIT_USAGE;
-    else
-      fprintf(stderr, "%s: wrote %s (%zu bytes)\n", cli_prog, out, n);
-    free(bin);
-  }
-  free(text);
-  return rc;
-}
-
-static int cmd_gen(int argc, char **argv) {
-  if (argc != 3 || strcmp(argv[1], "-o"))
-    return cli_error("gen: usage: %s gen SEED -o FILE", cli_prog);
-  uint64_t seed;
-  if (cli_parse_u64(argv[0], &seed) < 0)
-    return cli_error("gen: bad seed '%s'", argv[0]);
-  sf_scenario *s = cli_new_scenario();
-  static uint8_t buf[SF_MAX_INPUT];
-  sf_generate_seed(seed, s);
-  size_t n = sf_encode(s, buf, sizeof buf);
-  int rc = n <= sizeof buf && cli_write_file(argv[2], buf, n) == 0 ? EXIT_OK : EXIT_USAGE;
-  free(s);
-  return rc;
-}
-
-static int cmd_features(int argc, char **argv) {
-  uint64_t bits[SF_FB_BUCKETS / 64] = {0};
-  sf_run_opts o;
-  memset(&o, 0, sizeof o);
-  o.feature_bits = bits;
-  if (argc == 0)
-    return cli_error("features: no input files");
-  sf_scenario *s = cli_new_scenario();
-  for (int i = 0; i < argc; i++) {
-    cli_input_kind k;
-    if (cli_load(argv[i], s, &k, NULL) < 0) {
-      free(s);
-      return EXIT_USAGE;
-    }
-    sf_result r;
-    sf_run(cli_target, s, &o, &r);
-  }
-  free(s);
-  unsigned n = 0;
-  for (unsigned i = 0; i < SF_FB_BUCKETS / 64; i++)
-    n += (unsigned)__builtin_popcountll(bits[i]);
-  printf("%d inputs, %u distinct feature buckets of %u\n", argc, n, SF_FB_BUCKETS);
-  return EXIT_OK;
-}
-
-static int cmd_targets(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  if (cli_target) /* the dispatcher lists the per-target tools it finds */
-    printf("%-32s %s\n", cli_target->name, cli_target->summary ? cli_target->summary : "");
-  return EXIT_OK;
-}
-
-/* Hidden: print the trace hash of a file (check-determinism's fresh process). */
-static int cmd_hash(int argc, char **argv) {
-  if (argc != 1)
-    return EXIT_USAGE;
-  sf_scenario *s = cli_new_scenario();
-  cli_input_kind k;
-  if (cli_load(argv[0], s, &k, NULL) < 0) {
-    free(s);
-    return EXIT_USAGE;
-  }
-  sf_result r;
-  sf_run(cli_target, s, NULL, &r);
-  printf("%016" PRIx64 "\n", r.hash);
-  free(s);
-  return EXIT_OK;
-}
-
 int cli_mkdirs(const char *d) {
   char b[4096];
   size_t n = strlen(d);
@@ -550,31 +429,21 @@ int cli_regular_file(const char *path) {
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-typedef struct {
-  const char *name;
-  int (*fn)(int argc, char **argv);
-  int needs_target;
-  const char *help;
-} command;
-
-static const command commands[] = {
-    {"replay", cmd_replay, 1, HELP_REPLAY},
-    {"minimize", cmd_minimize, 1, HELP_MINIMIZE},
-    {"triage", cmd_triage, 1, HELP_TRIAGE},
-    {"show", cmd_show, 0, HELP_SHOW},
-    {"encode", cmd_encode, 0, HELP_ENCODE},
-    {"trace", cmd_trace, 1, HELP_TRACE},
-    {"sweep", cmd_sweep, 1, HELP_SWEEP},
-    {"check-determinism", cmd_check_determinism, 1, HELP_CHECK},
-    {"gen", cmd_gen, 0, HELP_GEN},
-    {"features", cmd_features, 1, HELP_FEATURES},
-    {"targets", cmd_targets, 0, HELP_TARGETS},
-    {"nightly", cmd_nightly, 0, HELP_NIGHTLY},
-    {"fuzz", cmd_fuzz, 1, HELP_FUZZ},
-    {"explore", cmd_explore, 1, HELP_EXPLORE},
-    {"reach", cmd_reach, 1, HELP_REACH},
-    {"__hash", cmd_hash, 1, NULL},
+/* Every command, in the order the overview lists them. */
+static const cli_command *const commands[] = {
+    &cli_cmd_replay, &cli_cmd_minimize, &cli_cmd_triage,  &cli_cmd_show,
+    &cli_cmd_encode, &cli_cmd_trace,    &cli_cmd_sweep,   &cli_cmd_check,
+    &cli_cmd_gen,    &cli_cmd_features, &cli_cmd_targets, &cli_cmd_nightly,
+    &cli_cmd_fuzz,   &cli_cmd_explore,  &cli_cmd_reach,   &cli_cmd_hash,
 };
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const cli_command *find_command(const char *name) {
+  for (size_t k = 0; k < NCOMMANDS; k++)
+    if (!strcmp(commands[k]->name, name))
+      return commands[k];
+  return NULL;
+}
 
 static void overview(FILE *f) {
   fprintf(f,
@@ -583,15 +452,11 @@ static void overview(FILE *f) {
           "crash files of libFuzzer and AFL++ runs, scenario files in binary or text form.\n\n"
           "Commands:\n",
           cli_prog);
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (commands[i].help) { /* "usage : description" on the help's first line */
-      const char *h = commands[i].help, *nl = strchr(h, '\n'), *sep = strstr(h, " : ");
-      if (!nl)
-        nl = h + strlen(h);
-      if (!sep || sep > nl)
-        sep = nl;
-      fprintf(f, "  %-28.*s %.*s\n", (int)(sep - h), h, (int)(nl - sep > 3 ? nl - sep - 3 : 0),
-              sep + 3);
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (commands[i]->help) { /* "usage : description" on the help's first line */
+      size_t ulen, dlen;
+      const char *desc, *h = cli_help_line(commands[i], &ulen, &desc, &dlen);
+      fprintf(f, "  %-28.*s %.*s\n", (int)ulen, h, (int)dlen, desc);
     }
   fprintf(f,
           "\n%s help COMMAND (or COMMAND --help) describes one command; --version prints "
@@ -604,14 +469,74 @@ static void overview(FILE *f) {
 }
 
 int cli_command_needs_target(const char *cmd) {
-  for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
-    if (!strcmp(commands[k].name, cmd))
-      return commands[k].needs_target;
-  return 1;
+  const cli_command *c = find_command(cmd);
+  return c ? c->needs_target : 1;
 }
 
 void cli_overview(FILE *f) {
   overview(f);
+}
+
+/* --text / --binary, anywhere: how to read every input file (default:
+ * text only for .txt, .textproto, .textpb and .pbtxt names). Removes them
+ * from argv; returns the new argc. */
+static int take_format_options(int argc, char **argv) {
+  int kept = 1;
+  for (int j = 1; j < argc; j++) {
+    if (!strcmp(argv[j], "--text"))
+      cli_input_format = CLI_FMT_TEXT;
+    else if (!strcmp(argv[j], "--binary"))
+      cli_input_format = CLI_FMT_BINARY;
+    else
+      argv[kept++] = argv[j];
+  }
+  SIM_ASSERT(kept >= 1 && kept <= argc);
+  return kept;
+}
+
+/* help [COMMAND]. */
+static int help(int argc, char **argv) {
+  if (argc == 0) {
+    overview(stdout);
+    return EXIT_OK;
+  }
+  const cli_command *c = find_command(argv[0]);
+  if (!c || !c->help)
+    return cli_error("no command '%s' (try: %s help)", argv[0], cli_prog);
+  printf("%s %s\n", cli_prog, c->help);
+  return EXIT_OK;
+}
+
+/* Run command c on its arguments: its help if asked for; --target, which
+ * may also follow the command, must name this binary's target. */
+static int run_command(const cli_command *c, int argc, char **argv, const char *want) {
+  for (int j = 0; j < argc; j++)
+    if ((!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) && c->help) {
+      printf("%s %s\n", cli_prog, c->help);
+      return EXIT_OK;
+    }
+  int n = 0;
+  for (int j = 0; j < argc; j++) {
+    if ((!strcmp(argv[j], "--target") || !strcmp(argv[j], "-t")) && j + 1 < argc) {
+      want = argv[++j];
+      continue;
+    }
+    argv[n++] = argv[j];
+  }
+  /* One binary holds one target's code: a request for another one is an
+   * error here (the simfuzz dispatcher runs simfuzz-<target>). */
+  if (want && (!cli_target || strcmp(cli_target->name, want)))
+    return cli_error("this is %s; target '%s' is not built into it (run simfuzz --target %s, "
+                     "or simfuzz-%s)",
+                     cli_target ? cli_target->name : "simfuzz without targets", want, want, want);
+  if (c->needs_target && !cli_target)
+    return cli_error("%s: needs a target: %s --target NAME %s ...", c->name, cli_prog, c->name);
+  int rc = c->fn(n, argv);
+  /* output that could not be written (a full disk, a closed pipe) is an
+   * error too, not a silently truncated report */
+  if (fflush(stdout) != 0 || ferror(stdout))
+    rc = cli_error("%s: cannot write the output: %s", c->name, strerror(errno));
+  return rc;
 }
 
 int cli_main(int argc, char **argv, const sf_target *target) {
@@ -630,24 +555,12 @@ int cli_main(int argc, char **argv, const sf_target *target) {
     snprintf(name, sizeof name, "simfuzz-%s", target->name);
     cli_prog = name;
   }
-  /* --text / --binary: how to read every input file (default: text only
-   * for .txt, .textproto, .textpb and .pbtxt names) */
-  int kept = 1;
-  for (int j = 1; j < argc; j++) {
-    if (!strcmp(argv[j], "--text"))
-      cli_input_format = CLI_FMT_TEXT;
-    else if (!strcmp(argv[j], "--binary"))
-      cli_input_format = CLI_FMT_BINARY;
-    else
-      argv[kept++] = argv[j];
-  }
-  argc = kept;
+  argc = take_format_options(argc, argv);
   int i = 1;
   const char *want = NULL;
-  while (i < argc && argv[i][0] == '-') {
+  for (; i < argc && argv[i][0] == '-'; i++) {
     if ((!strcmp(argv[i], "--target") || !strcmp(argv[i], "-t")) && i + 1 < argc) {
-      want = argv[i + 1];
-      i += 2;
+      want = argv[++i];
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       overview(stdout);
       return EXIT_OK;
@@ -663,50 +576,10 @@ int cli_main(int argc, char **argv, const sf_target *target) {
     return EXIT_USAGE;
   }
   const char *cmd = argv[i++];
-  if (!strcmp(cmd, "help")) {
-    if (i >= argc) {
-      overview(stdout);
-      return EXIT_OK;
-    }
-    cmd = argv[i];
-    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
-      if (commands[k].help && !strcmp(commands[k].name, cmd)) {
-        printf("%s %s\n", cli_prog, commands[k].help);
-        return EXIT_OK;
-      }
-    return cli_error("no command '%s' (try: %s help)", cmd, cli_prog);
-  }
-  for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
-    if (strcmp(commands[k].name, cmd))
-      continue;
-    for (int j = i; j < argc; j++)
-      if ((!strcmp(argv[j], "--help") || !strcmp(argv[j], "-h")) && commands[k].help) {
-        printf("%s %s\n", cli_prog, commands[k].help);
-        return EXIT_OK;
-      }
-    /* --target may also follow the command */
-    int n = 0;
-    for (int j = i; j < argc; j++) {
-      if ((!strcmp(argv[j], "--target") || !strcmp(argv[j], "-t")) && j + 1 < argc) {
-        want = argv[++j];
-        continue;
-      }
-      argv[i + n++] = argv[j];
-    }
-    /* One binary holds one target's code: a request for another one is an
-     * error here (the simfuzz dispatcher runs simfuzz-<target>). */
-    if (want && (!cli_target || strcmp(cli_target->name, want)))
-      return cli_error("this is %s; target '%s' is not built into it (run simfuzz --target %s, "
-                       "or simfuzz-%s)",
-                       cli_target ? cli_target->name : "simfuzz without targets", want, want, want);
-    if (commands[k].needs_target && !cli_target)
-      return cli_error("%s: needs a target: %s --target NAME %s ...", cmd, cli_prog, cmd);
-    int rc = commands[k].fn(n, argv + i);
-    /* output that could not be written (a full disk, a closed pipe) is an
-     * error too, not a silently truncated report */
-    if (fflush(stdout) != 0 || ferror(stdout))
-      rc = cli_error("%s: cannot write the output: %s", cmd, strerror(errno));
-    return rc;
-  }
-  return cli_error("unknown command '%s' (try: %s help)", cmd, cli_prog);
+  if (!strcmp(cmd, "help"))
+    return help(argc - i, argv + i);
+  const cli_command *c = find_command(cmd);
+  if (!c)
+    return cli_error("unknown command '%s' (try: %s help)", cmd, cli_prog);
+  return run_command(c, argc - i, argv + i, want);
 }

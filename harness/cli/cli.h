@@ -102,12 +102,18 @@ void cj_key(cli_json *j, const char *k);
 void cj_str(cli_json *j, const char *s);
 void cj_int(cli_json *j, int64_t v);
 void cj_bool(cli_json *j, int v);
+void cj_uint(cli_json *j, uint64_t v);
+/** Nanoseconds as microseconds with three decimals (exact: "1234.567"). */
+void cj_micros(cli_json *j, uint64_t ns);
+/** A line break between values (layout only: the JSON is the same). */
+void cj_newline(cli_json *j);
 /** A key and its value in one call; a key opening an object or an array. */
 void cj_kobj(cli_json *j, const char *k);
 void cj_karr(cli_json *j, const char *k);
 void cj_kstr(cli_json *j, const char *k, const char *s);
 void cj_kint(cli_json *j, const char *k, int64_t v);
 void cj_kbool(cli_json *j, const char *k, int v);
+void cj_kmicros(cli_json *j, const char *k, uint64_t ns);
 /** The value of key in a JSON object this writer wrote (a string
  *  unescaped; a number, a word, an array or an object as written, cut to
  *  cap bytes); -1 if absent or malformed. */
@@ -283,6 +289,90 @@ void cli_crash_outcome(const cli_child *c, int ended, cli_outcome *o);
  *  surviving a run). */
 void cli_run_isolated(const sf_scenario *s, cli_outcome *o, int twice);
 
+/* ---- options and commands (opts.c) ---------------------------------------- */
+
+/** What an option takes and where it puts it. */
+typedef enum {
+  CLI_OPT_FLAG,    /**< no value: *(int *)dst = 1 */
+  CLI_OPT_STR,     /**< *(const char **)dst = the value */
+  CLI_OPT_U64,     /**< *(uint64_t *)dst, a decimal within [min, max] (max 0: none) */
+  CLI_OPT_U32,     /**< *(uint32_t *)dst, likewise (max at most UINT32_MAX) */
+  CLI_OPT_SECONDS, /**< *(double *)dst, seconds, more than 0 and under 10^7 */
+  CLI_OPT_TIME,    /**< *(uint64_t *)dst, nanoseconds ("1.5", "300ms", "20us") */
+  CLI_OPT_RANGE,   /**< ((uint64_t *)dst)[0..1], "A-B" or "A" */
+  CLI_OPT_FN,      /**< fn(cmd, value, dst): 0, or -1 after printing why */
+  CLI_OPT_LIMITS   /**< --timeout S and --rss-limit-mb MB (cli_run_limits) */
+} cli_opt_kind;
+
+/** One option of a command's table (a row with name NULL ends it). */
+typedef struct cli_opt {
+  const char *name, *alias; /**< "--quiet", "-q" (alias may be NULL) */
+  cli_opt_kind kind;
+  void *dst;
+  uint64_t min, max;
+  int (*fn)(const char *cmd, const char *value, void *dst);
+} cli_opt;
+
+/* The rows of an option table, one macro per kind; CLI_END ends it. */
+#define CLI_FLAG(name, alias, dst)                                                                 \
+  { name, alias, CLI_OPT_FLAG, dst, 0, 0, NULL }
+#define CLI_STR(name, alias, dst)                                                                  \
+  { name, alias, CLI_OPT_STR, dst, 0, 0, NULL }
+#define CLI_U64(name, dst, min, max)                                                               \
+  { name, NULL, CLI_OPT_U64, dst, min, max, NULL }
+#define CLI_U32(name, dst, min, max)                                                               \
+  { name, NULL, CLI_OPT_U32, dst, min, max, NULL }
+#define CLI_SECONDS(name, dst)                                                                     \
+  { name, NULL, CLI_OPT_SECONDS, dst, 0, 0, NULL }
+#define CLI_TIME(name, dst)                                                                        \
+  { name, NULL, CLI_OPT_TIME, dst, 0, 0, NULL }
+#define CLI_RANGE(name, dst)                                                                       \
+  { name, NULL, CLI_OPT_RANGE, dst, 0, 0, NULL }
+#define CLI_FN(name, dst, fn)                                                                      \
+  { name, NULL, CLI_OPT_FN, dst, 0, 0, fn }
+/** The row that takes the isolation limits (--timeout, --rss-limit-mb). */
+#define CLI_LIMITS                                                                                 \
+  { "--timeout", "--rss-limit-mb", CLI_OPT_LIMITS, NULL, 0, 0, NULL }
+#define CLI_END                                                                                    \
+  { NULL, NULL, CLI_OPT_FLAG, NULL, 0, 0, NULL }
+
+/** Parse a command's arguments against its option table: every option is
+ *  stored, the positional arguments stay in argv[0..n) in their order.
+ *  Returns n, or -1 after printing the error ("CMD: unknown option ...").
+ *  "--help" never reaches a command: cli_main answers it. */
+int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts);
+
+/** cli_parse for a command of one input: 0 with *in the input (NULL if
+ *  none was given), or -1 after printing the error (also for a second
+ *  input). */
+int cli_parse_one(const char *cmd, int argc, char **argv, const cli_opt *opts, const char **in);
+
+/** cli_parse for a command of options only: 0, or -1 after printing the
+ *  error (also for a positional argument). */
+int cli_parse_none(const char *cmd, int argc, char **argv, const cli_opt *opts);
+
+/** Run s on the target with one trace consumer (fn, ctx; every other run
+ *  option off) into r. */
+void cli_run_traced(const sf_scenario *s, sim_trace_fn fn, void *ctx, sf_result *r);
+
+/** A command: its name, its function, whether it runs a target's code and
+ *  its help (first line "usage : description", then the manual page);
+ *  each command's file defines its own, beside its code. */
+typedef struct cli_command {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  int needs_target;
+  const char *help; /**< NULL: not listed (internal commands) */
+} cli_command;
+
+/** The usage and the description of a command's help's first line. */
+const char *cli_help_line(const cli_command *c, size_t *usage_len, const char **desc,
+                          size_t *desc_len);
+
+extern const cli_command cli_cmd_replay, cli_cmd_minimize, cli_cmd_triage, cli_cmd_show,
+    cli_cmd_encode, cli_cmd_trace, cli_cmd_sweep, cli_cmd_check, cli_cmd_gen, cli_cmd_features,
+    cli_cmd_targets, cli_cmd_nightly, cli_cmd_fuzz, cli_cmd_explore, cli_cmd_reach, cli_cmd_hash;
+
 /** The command line: parse argv and run one command on `target` (NULL in
  *  the dispatcher, which runs only the commands that need no target). */
 int cli_main(int argc, char **argv, const sf_target *target);
@@ -291,287 +381,10 @@ int cli_command_needs_target(const char *cmd);
 /** The usage overview. */
 void cli_overview(FILE *f);
 
-int cmd_replay(int argc, char **argv);
-int cmd_triage(int argc, char **argv);
-int cmd_check_determinism(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
 /** Parse the isolation options shared by sweep, triage and minimize
  *  (--timeout SECONDS, --rss-limit-mb MB) at argv[*i]; returns 1 if one was
  *  consumed, 0 if argv[*i] is not one, -1 after an error. */
 int cli_limit_option(int argc, char **argv, int *i);
-int cmd_minimize(int argc, char **argv);
-int cmd_trace(int argc, char **argv);
-int cmd_nightly(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
-int cmd_fuzz(int argc, char **argv);
-int cmd_reach(int argc, char **argv);
-
-#define HELP_REPLAY                                                                                \
-  "replay FILE... : run scenarios and print what happened\n\n"                                     \
-  "SYNOPSIS\n"                                                                                     \
-  "  replay [--from T] [--to T] [--node N]... [--kinds K,...] [--no-timeline] [-q] FILE...\n\n"    \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs each FILE on the target and prints its timeline (virtual time, node, event,\n"           \
-  "  the message as the target describes it, the fault's reason), then a summary and,\n"           \
-  "  when the run fails, the failure report: invariant, node, time, the steps executed,\n"         \
-  "  the last events and the faults that fired. FILE may be a libFuzzer or AFL++ crash\n"          \
-  "  file or a scenario in binary or text form: a file is read as the fuzzers read it\n"           \
-  "  (bytes) unless its name ends in .txt, .textproto, .textpb or .pbtxt, or --text is\n"          \
-  "  given. Each file is run twice and the trace hashes compared.\n\n"                             \
-  "OPTIONS\n"                                                                                      \
-  "  --from T, --to T   only events in this window (T: 1.5, 1.5s, 300ms, 20us)\n"                  \
-  "  --node N           only events of node N (repeatable)\n"                                      \
-  "  --kinds K,...      only these event kinds (send, deliver, drop, timer, crash, ...)\n"         \
-  "                     or groups: messages, faults, conn, disk, nodes\n"                          \
-  "  --no-timeline      summary and report only\n"                                                 \
-  "  -q, --quiet        one summary line per file\n\n"                                             \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 no failure, 1 an invariant or liveness failure, 2 bad input or usage,\n"                    \
-  "  3 determinism mismatch (the two runs differed)\n\n"                                           \
-  "EXAMPLES\n"                                                                                     \
-  "  replay crash-4f1e...            what the fuzzer found\n"                                      \
-  "  replay --kinds faults,conn --node 1 min.pb\n"
-
-#define HELP_MINIMIZE                                                                              \
-  "minimize FILE -o OUT : shrink a failing scenario, keeping the same failure\n\n"                 \
-  "SYNOPSIS\n"                                                                                     \
-  "  minimize [--max-tries N] [--timeout S] [--rss-limit-mb MB] [-q] FILE -o OUT\n\n"              \
-  "DESCRIPTION\n"                                                                                  \
-  "  Reduces a failing scenario at the level of scenario steps and keeps only candidates\n"        \
-  "  that fail the same way: the same invariant at the same check site (or liveness; for\n"        \
-  "  crashes of the system under test, the same signal, sanitizer error and top frame).\n"         \
-  "  Delta debugging over steps, then simplification of what remains (fewer nodes, rounder\n"      \
-  "  and fewer times, rates to 0, a shorter choice tape, fewer client operations, default\n"       \
-  "  network and disk), and a search around the result with scenario-level mutations that\n"       \
-  "  keeps only smaller scenarios failing the same way, repeated until nothing changes or\n"       \
-  "  the budget of tries is spent. Candidates run in forked children,\n"                           \
-  "  so a candidate that crashes cannot take the minimizer down. FILE is never changed.\n"         \
-  "  Writes OUT (binary, atomically), OUT.txt (text form) and OUT.timeline.txt.\n\n"               \
-  "OPTIONS\n"                                                                                      \
-  "  --max-tries N   stop after N candidate runs (default 4000)\n"                                 \
-  "  -q              no progress line\n\n"                                                         \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 minimized, 1 FILE does not fail (nothing to keep), 2 bad input or usage\n"
-
-#define HELP_TRIAGE                                                                                \
-  "triage FILE... : name each input's failure, for deduplication\n\n"                              \
-  "SYNOPSIS\n"                                                                                     \
-  "  triage [--json] [--timeout S] [--rss-limit-mb MB] FILE...\n\n"                                \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs every FILE in forked children, so a crash or hang cannot take triage down:\n"            \
-  "  twice in one child and once in another. It prints the failure signature: the\n"               \
-  "  invariant and its check site, 'liveness', or for crashes of the system under test the\n"      \
-  "  signal or exit status, sanitizer error and top frame, or the failed assert() and its\n"       \
-  "  site; 'timeout' after --timeout S (default 20), 'out-of-memory' over --rss-limit-mb\n"        \
-  "  MB (default 2048). Inputs\n"                                                                  \
-  "  with equal signatures are the same bug. The three runs must agree on the signature\n"         \
-  "  and trace hash, else the line says NOT\n"                                                     \
-  "  DETERMINISTIC. With --json, one JSON object per line: file, target, status (ok,\n"            \
-  "  failed, crash, timeout), signature, invariant, node, time_ns, events, hash,\n"                \
-  "  deterministic, message. No file is written.\n\n"                                              \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 every input passed, 1 some input failed, 2 an input could not be read (the others\n"        \
-  "  are still triaged)\n"
-
-#define HELP_SHOW                                                                                  \
-  "show FILE : print a scenario in protobuf text format\n\n"                                       \
-  "SYNOPSIS\n"                                                                                     \
-  "  show FILE\n\n"                                                                                \
-  "DESCRIPTION\n"                                                                                  \
-  "  Decodes FILE (binary, text or any crash file) as the fuzzers do and prints it in the\n"       \
-  "  text format of `protoc --decode=simfuzz.Scenario proto/scenario.proto`. Crash files\n"        \
-  "  that are not valid protobuf are shown as the scenario they decode to.\n\n"                    \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 shown, 2 bad input or usage\n"
-
-#define HELP_ENCODE                                                                                \
-  "encode TEXT -o FILE : turn a text scenario into a scenario file\n\n"                            \
-  "SYNOPSIS\n"                                                                                     \
-  "  encode TEXT -o FILE\n\n"                                                                      \
-  "DESCRIPTION\n"                                                                                  \
-  "  Parses TEXT (protobuf text format, as `protoc --encode=simfuzz.Scenario` reads it) and\n"     \
-  "  writes its binary encoding to FILE atomically. Refuses to overwrite TEXT.\n\n"                \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 written, 2 malformed text, unreadable input, unwritable output or usage\n"
-
-#define HELP_TRACE                                                                                 \
-  "trace FILE : export a run as a Chrome trace or a space-time diagram\n\n"                        \
-  "SYNOPSIS\n"                                                                                     \
-  "  trace FILE [--chrome OUT.json] [--html OUT.html]\n\n"                                         \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs FILE and writes:\n"                                                                      \
-  "  --chrome OUT.json  Chrome trace-event JSON (open it in Perfetto or chrome://tracing):\n"      \
-  "                     a track per node, flow arrows from each send to its delivery,\n"           \
-  "                     instant events for faults and the failure\n"                               \
-  "  --html OUT.html    one self-contained page with a space-time diagram: a line per node,\n"     \
-  "                     an arrow per message, drops, duplicates, resets, partitions, crashes\n"    \
-  "                     and restarts marked, the failure highlighted; hover for details\n\n"       \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 written (the run may fail; the export shows it), 2 bad input or usage\n"
-
-#define HELP_SWEEP                                                                                 \
-  "sweep --seeds A-B : random-seed simulation\n\n"                                                 \
-  "SYNOPSIS\n"                                                                                     \
-  "  sweep --seeds A-B [-o DIR] [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-v] [-q]\n\n" \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs the random scenario of every seed in A..B (swarm: each seed draws its own fault\n"       \
-  "  mix, network, disk and steps), the way FoundationDB-style simulators test. Prints a\n"        \
-  "  progress line and a summary; each failing seed's scenario is saved to DIR as\n"               \
-  "  <target>-seed-<N>.pb, a file every other command accepts.\n\n"                                \
-  "  The seeds run in a worker process. If the system under test aborts, fails an assert(),\n"     \
-  "  crashes, runs past the time limit or over the memory limit, that seed is recorded as a\n"     \
-  "  failure with the crash's signature (the assertion and its site, or the signal and top\n"      \
-  "  frame; 'timeout'; 'out-of-memory') and a new worker goes on with the next seed.\n"            \
-  "  SIGINT or SIGTERM stops the sweep with its summary.\n\n"                                      \
-  "OPTIONS\n"                                                                                      \
-  "  -o DIR             save failures here\n"                                                      \
-  "  --stop-on-first    stop at the first failure\n"                                               \
-  "  --timeout S        wall-clock limit per seed (default 20)\n"                                  \
-  "  --rss-limit-mb MB  memory limit of the worker (default 2048)\n"                               \
-  "  -v                 print every seed's trace hash\n"                                           \
-  "  -q                 no progress line\n\n"                                                      \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 no failure, 1 failures found, 2 usage or a failure that could not be saved,\n"              \
-  "  128+N stopped by signal N before any failure\n"
-
-#define HELP_CHECK                                                                                 \
-  "check-determinism FILE... : check that each input replays identically\n\n"                      \
-  "SYNOPSIS\n"                                                                                     \
-  "  check-determinism [--runs N] FILE...\n\n"                                                     \
-  "DESCRIPTION\n"                                                                                  \
-  "  Replays each FILE N times in this process (default 3) and once in a fresh process, and\n"     \
-  "  compares the trace hashes. On a mismatch it prints the first event where the runs\n"          \
-  "  diverge, from both runs.\n\n"                                                                 \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 deterministic, 3 a mismatch, 2 bad input or usage\n"
-
-#define HELP_GEN                                                                                   \
-  "gen SEED -o FILE : write the random scenario of SEED\n\n"                                       \
-  "SYNOPSIS\n"                                                                                     \
-  "  gen SEED -o FILE\n\n"                                                                         \
-  "DESCRIPTION\n"                                                                                  \
-  "  Writes the scenario that `sweep` runs for SEED.\n\n"                                          \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 written, 2 usage or unwritable output\n"
-
-#define HELP_FEATURES                                                                              \
-  "features FILE... : count the abstract states a corpus reaches\n\n"                              \
-  "SYNOPSIS\n"                                                                                     \
-  "  features FILE...\n\n"                                                                         \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs every FILE and prints how many distinct feedback features (fault x message kind x\n"     \
-  "  role, event pairs, role transitions, role vectors) they reach together.\n"
-
-#define HELP_FUZZ                                                                                  \
-  "fuzz -o DIR : the default fuzzing job for this target\n\n"                                      \
-  "SYNOPSIS\n"                                                                                     \
-  "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--engine FUZZER | --no-engine]\n"               \
-  "       [--confirm SANITIZED_TOOL] [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-q]\n\n" \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
-  "  states) in this build for S seconds (default 60, at least 0.001) on N jobs, saving crash\n"   \
-  "  files in DIR/crashes and new states in DIR/corpus. With N >= 2 and the target's\n"            \
-  "  libFuzzer binary (--engine, or BUILD/fuzz/<target>_fuzzer beside this tool), one job runs\n"  \
-  "  libFuzzer over DIR/corpus; its findings are "                                                 \
-  "DIR/crashes/libfuzzer-{crash,leak,timeout,oom}-*\n"                                             \
-  "  (log: DIR/libfuzzer.log). Then every failure file is confirmed by the engine that found\n"    \
-  "  it: the explorer's must fail the same way with the same trace hash in three isolated\n"       \
-  "  runs of this tool and, with --confirm, also in a sanitized build of this tool (e.g.\n"        \
-  "  build/asan/bin/simfuzz-<target>); libFuzzer's must fail the same way twice in the\n"          \
-  "  libFuzzer binary, and are labelled 'fails only under sanitizers' when this build passes\n"    \
-  "  them. A run fails when it reports a failure or dies (a signal, a limit). Files that do\n"     \
-  "  not confirm are moved to DIR/unconfirmed. Failures that did not fail again when re-run\n"     \
-  "  from their scenario (DIR/crashes/diverged-*) show that the target is not deterministic.\n"    \
-  "  SIGINT or SIGTERM stop the job: what was not confirmed yet stays in DIR/crashes.\n\n"         \
-  "OPTIONS\n"                                                                                      \
-  "  --timeout S        wall-clock limit per run, branches included (default 20)\n"                \
-  "  --rss-limit-mb MB  memory limit of every run, branches included (default 2048)\n"             \
-  "  --seed N           first root seed (decimal); libFuzzer gets a fixed seed from it\n\n"        \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 no failure, 1 confirmed failures, 2 usage, or a failure that could not be saved,\n"         \
-  "  3 only unconfirmed or nondeterministic failures, 128+N stopped by signal N\n"
-
-#define HELP_EXPLORE                                                                               \
-  "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
-  "SYNOPSIS\n"                                                                                     \
-  "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
-  "          [--budget B] [--warmup W] [--keep N] [--worn V] [--corpus DIR]\n"                     \
-  "          [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [--stats] [--json FILE] [-q]\n\n" \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
-  "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
-  "  the campaign, the process forks: each child is a snapshot of the whole world and the\n"       \
-  "  system under test, and runs on with another future (1 to 6 random fault steps or client\n"    \
-  "  operations injected soon after that moment, most within a few milliseconds to a second,\n"    \
-  "  half of them aimed at the node the state is about: the one its SF_SOMETIMES_ON or\n"          \
-  "  SF_MAXIMIZE_ON site names, else the node whose event reached it).\n"                          \
-  "  Rarer states get more branches (up to K at a state never seen before); branches branch\n"     \
-  "  again up to depth D; each root's tree runs at most B branches. Nothing branches before\n"     \
-  "  the first W roots ran (default 1000): until then no state can be called rare, and a bug\n"    \
-  "  the sweep finds in its first seeds costs what it costs the sweep. Each job keeps up to N\n"   \
-  "  of the rarest assertion-site states it reached (default 16): between roots it re-runs\n"      \
-  "  the scenario that reached one (going round the sites), up to that moment, and branches\n"     \
-  "  there again, so a state reached once deep in a branch gets many more futures. A rare\n"       \
-  "  state first reached by a revisit's branch is kept in turn, so a ladder of rare states\n"      \
-  "  is climbed one kept state after another, past depth D (up to 48 injected steps on top\n"      \
-  "  of the root). One way to each state is kept; after V revisits (--worn, default 16; 0:\n"      \
-  "  never), the next run that reaches it again brings a new one. These revisits take 12 of\n"     \
-  "  the 33 percent of the time the branches get (--keep 0: none). Every failure is re-run\n"      \
-  "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
-  "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \
-  "  runs that reach states no run reached before are saved there as seeds for the\n"              \
-  "  fuzzers.\n"                                                                                   \
-  "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
-  "  stop it with its summary. Each branch is held to the time and memory limits\n"                \
-  "  (--timeout, --rss-limit-mb): one that hangs, blows up, crashes or exits is saved as its\n"    \
-  "  own failure (timeout, out-of-memory, the signal and top frame, exit N), as a root's\n"        \
-  "  would be, and the campaign goes on. No process outlives the command: every worker and\n"      \
-  "  branch runs in a process group of its own, killed when it ends. --stats adds, per\n"          \
-  "  assertion-site state, the runs that reached it, and the states the first job kept\n"          \
-  "  (each with its moment and the end of its run, in virtual time). --json FILE writes the\n"     \
-  "  summary's counts as one JSON object (roots, branches, revisits, failures, kinds, ...).\n\n"   \
-  "OPTIONS\n"                                                                                      \
-  "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
-  "  --energy K default 8 (0: no branches)       --budget B  default 256\n"                        \
-  "  --seed N   first root seed (decimal, default 0)\n\n"                                          \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 no failure, 1 failures found, 2 usage or a failure that could not be saved (one line\n"     \
-  "  says so), 3 only failures that did not fail again when re-run (DIR/diverged-*: the\n"         \
-  "  target is not deterministic), 128+N stopped by signal N\n"
-
-#define HELP_REACH                                                                                 \
-  "reach FILE|DIR... : which sometimes/reachable/maximize assertions a corpus reaches\n\n"         \
-  "SYNOPSIS\n"                                                                                     \
-  "  reach [--json] [--require-all] FILE|DIR...\n\n"                                               \
-  "DESCRIPTION\n"                                                                                  \
-  "  Runs every input (the files of a directory, not its subdirectories) and reports, for\n"       \
-  "  every assertion site of the target's catalog (SF_SOMETIMES, SF_REACHABLE, SF_MAXIMIZE),\n"    \
-  "  how many inputs reached it, the first input that did and, for SF_MAXIMIZE, the best\n"        \
-  "  value and the input that reached it. Sites no input reached are listed as NEVER.\n"           \
-  "  --json prints one JSON object instead.\n\n"                                                   \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 done, 1 (--require-all) a sometimes or reachable site was never reached, 2 usage or an\n"   \
-  "  unreadable input\n"
-
-#define HELP_TARGETS "targets : list the targets built into this binary\n"
-
-#define HELP_NIGHTLY                                                                               \
-  "nightly : fuzz every target for a budget, report what is new\n\n"                               \
-  "SYNOPSIS\n"                                                                                     \
-  "  nightly [--state DIR] [--build DIR] [--budget SECONDS] [--jobs N] [--targets \"T1 T2\"]\n\n"  \
-  "DESCRIPTION\n"                                                                                  \
-  "  For each target of the build (BUILD/fuzz/<t>_fuzzer and BUILD/bin/simfuzz-<t>): fuzz\n"       \
-  "  for the budget with N libFuzzer workers over STATE's corpus, merge the corpus, then\n"        \
-  "  triage every crash file, deduplicate it on the exact (target, signature) key against\n"       \
-  "  STATE/known.tsv, minimize each new failure into STATE/crashes/<t>/<id>.pb (at most\n"         \
-  "  100 tries per second of budget, 100 to 4000: a short night stays short), and write\n"         \
-  "  STATE/reports/night-<n>.{md,json,sarif} (and latest.*). Crash files wait in\n"                \
-  "  STATE/inbox/ until a night has reported them. The state is locked for the night; a\n"         \
-  "  failed or stopped night (full disk, SIGINT, SIGTERM) leaves it as it was, reaps every\n"      \
-  "  child, and the next night resumes. Defaults: STATE out/nightly, BUILD the build this\n"       \
-  "  binary belongs to, budget 600 s, N the number of cores.\n\n"                                  \
-  "EXIT STATUS\n"                                                                                  \
-  "  0 nothing new, 1 new failures (see the report), 2 the job failed (one 'nightly: ...'\n"       \
-  "  line says why), 128+N stopped by signal N\n"
 
 #endif

@@ -163,6 +163,49 @@ static void print_targets(FILE *f, const search_path *sp, int with_summary) {
   free_names(names, n);
 }
 
+/* With no --target: the one target found is the one meant; NULL after
+ * telling the user to choose (none, or several). */
+static const char *only_target(search_path *sp, const char *cmd) {
+  char *names[MAX_FOUND];
+  int n = list_targets(sp, names, MAX_FOUND);
+  static char only[256];
+  const char *want = NULL;
+  if (n == 1) {
+    snprintf(only, sizeof only, "%s", names[0]);
+    want = only;
+  }
+  free_names(names, n);
+  if (!want) {
+    fprintf(stderr, "simfuzz: %s: %s: choose one with --target NAME; targets:", cmd,
+            n ? "several targets" : "no target");
+    print_targets(stderr, sp, 0);
+  }
+  return want;
+}
+
+/* Commands that run here, without a target: the list of targets, the
+ * overview (with what is built), help and the commands that need none.
+ * Returns the exit status, or -1 if the command needs a target. */
+static int run_here(int argc, char **argv, search_path *sp, const char *cmd) {
+  int help = !cmd || !strcmp(cmd, "help");
+  if (cmd && !strcmp(cmd, "targets")) {
+    print_targets(stdout, sp, 1);
+    return EXIT_OK;
+  }
+  if (help && (!cmd || argv[argc - 1] == cmd)) { /* the overview, and what is built */
+    int rc = cli_main(argc, argv, NULL);
+    FILE *f = rc == EXIT_OK ? stdout : stderr;
+    fprintf(f, "Targets:");
+    print_targets(f, sp, 0);
+    return rc;
+  }
+  for (int i = 1; i < argc && !help; i++)
+    help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+  if (help || !cli_command_needs_target(cmd))
+    return cli_main(argc, argv, NULL);
+  return -1;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--version"))
     return cli_main(argc, argv, NULL);
@@ -181,40 +224,12 @@ int main(int argc, char **argv) {
       break; /* an unknown leading option: cli_main reports it */
   }
   if (!want) {
-    int help = !cmd || !strcmp(cmd, "help");
-    if (cmd && !strcmp(cmd, "targets")) {
-      print_targets(stdout, sp, 1);
-      free(sp);
-      return EXIT_OK;
-    }
-    if (help && (!cmd || argv[argc - 1] == cmd)) { /* the overview, and what is built */
-      int rc = cli_main(argc, argv, NULL);
-      FILE *f = rc == EXIT_OK ? stdout : stderr;
-      fprintf(f, "Targets:");
-      print_targets(f, sp, 0);
+    int rc = run_here(argc, argv, sp, cmd);
+    if (rc < 0 && !(want = only_target(sp, cmd)))
+      rc = EXIT_USAGE;
+    if (rc >= 0) {
       free(sp);
       return rc;
-    }
-    for (int i = 1; i < argc && !help; i++)
-      help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
-    if (help || !cli_command_needs_target(cmd)) {
-      free(sp);
-      return cli_main(argc, argv, NULL);
-    }
-    char *names[MAX_FOUND]; /* one target found: it is the one meant */
-    int n = list_targets(sp, names, MAX_FOUND);
-    static char only[256];
-    if (n == 1) {
-      snprintf(only, sizeof only, "%s", names[0]);
-      want = only;
-    }
-    free_names(names, n);
-    if (!want) {
-      fprintf(stderr, "simfuzz: %s: %s: choose one with --target NAME; targets:", cmd,
-              n ? "several targets" : "no target");
-      print_targets(stderr, sp, 0);
-      free(sp);
-      return EXIT_USAGE;
     }
   }
   if (!valid_name(want)) {

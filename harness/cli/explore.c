@@ -9,73 +9,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A numeric option of `explore`: 0 done, 1 not one of them, -1 bad. */
-static int number_option(sf_explore_opts *o, const char *a, const char *val) {
-  static const struct {
-    const char *name;
-    uint64_t hi; /* 0: any 64-bit value */
-    int nonzero;
-  } opts[] = {
-      {"--seed", 0, 0},         {"--roots", 0, 0},        {"--jobs", SF_EXPLORE_MAX_JOBS, 1},
-      {"--depth", 16, 0},       {"--energy", 64, 0},      {"--keep", SF_EXPLORE_KEPT, 0},
-      {"--budget", 1000000, 0}, {"--warmup", 1000000, 0}, {"--worn", 1000000, 0}};
-  size_t k = 0;
-  while (k < sizeof opts / sizeof opts[0] && strcmp(a, opts[k].name))
-    k++;
-  if (k == sizeof opts / sizeof opts[0])
-    return 1;
-  uint64_t v;
-  if (cli_parse_u64(val, &v) < 0)
-    return cli_error("explore: bad %s '%s'", a, val), -1;
-  if (opts[k].hi && (v > opts[k].hi || (v == 0 && opts[k].nonzero)))
-    return cli_error("explore: %s must be %s1..%" PRIu64, a, opts[k].nonzero ? "" : "0 or ",
-                     opts[k].hi),
-           -1;
-  uint64_t *wide[] = {&o->seed_base, &o->max_roots};
-  uint32_t *narrow[] = {&o->jobs,   &o->depth,  &o->energy, &o->keep,
-                        &o->budget, &o->warmup, &o->worn};
-  if (k < 2)
-    *wide[k] = v;
-  else
-    *narrow[k - 2] = (uint32_t)v;
-  return 0;
-}
-
+/* explore's options, into o (and the --json path). */
 static int parse(int argc, char **argv, sf_explore_opts *o, const char **json) {
-  for (int i = 0; i < argc; i++) {
-    int lim = cli_limit_option(argc, argv, &i);
-    if (lim < 0)
-      return -1;
-    if (lim)
-      continue;
-    const char *a = argv[i];
-    int has = i + 1 < argc, r;
-    if (!strcmp(a, "-o") && has) {
-      o->out = argv[++i];
-    } else if (!strcmp(a, "--corpus") && has) {
-      o->corpus = argv[++i];
-    } else if (!strcmp(a, "--json") && has) {
-      *json = argv[++i];
-    } else if (!strcmp(a, "--stop-on-first")) {
-      o->stop_on_first = 1;
-    } else if (!strcmp(a, "-q")) {
-      o->quiet = 1;
-    } else if (!strcmp(a, "--stats")) {
-      o->stats = 1;
-    } else if (!strcmp(a, "--time") && has) {
-      char *end;
-      o->seconds = strtod(argv[++i], &end);
-      if (*end || !(o->seconds > 0 && o->seconds < 1e7))
-        return cli_error("explore: bad --time '%s' (seconds)", argv[i]), -1;
-    } else if (has && (r = number_option(o, a, argv[i + 1])) <= 0) {
-      if (r < 0)
-        return -1;
-      i++;
-    } else {
-      return cli_error("explore: unknown argument '%s' (see: %s help explore)", a, cli_prog), -1;
-    }
-  }
-  return 0;
+  const cli_opt opts[] = {CLI_STR("-o", NULL, &o->out),
+                          CLI_STR("--corpus", NULL, &o->corpus),
+                          CLI_STR("--json", NULL, json),
+                          CLI_FLAG("--stop-on-first", NULL, &o->stop_on_first),
+                          CLI_FLAG("--quiet", "-q", &o->quiet),
+                          CLI_FLAG("--stats", NULL, &o->stats),
+                          CLI_SECONDS("--time", &o->seconds),
+                          CLI_U64("--seed", &o->seed_base, 0, 0),
+                          CLI_U64("--roots", &o->max_roots, 0, 0),
+                          CLI_U32("--jobs", &o->jobs, 1, SF_EXPLORE_MAX_JOBS),
+                          CLI_U32("--depth", &o->depth, 0, 16),
+                          CLI_U32("--energy", &o->energy, 0, 64),
+                          CLI_U32("--keep", &o->keep, 0, SF_EXPLORE_KEPT),
+                          CLI_U32("--budget", &o->budget, 0, 1000000),
+                          CLI_U32("--warmup", &o->warmup, 0, 1000000),
+                          CLI_U32("--worn", &o->worn, 0, 1000000),
+                          CLI_LIMITS,
+                          CLI_END};
+  return cli_parse_none("explore", argc, argv, opts);
 }
 
 static void print_summary(void *ctx, const sf_explore_summary *s) {
@@ -124,6 +78,54 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   return cli_commit(f, tmp, path);
 }
 
+#define HELP_EXPLORE                                                                               \
+  "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
+  "SYNOPSIS\n"                                                                                     \
+  "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
+  "          [--budget B] [--warmup W] [--keep N] [--worn V] [--corpus DIR]\n"                     \
+  "          [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [--stats] [--json FILE] [-q]\n\n" \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
+  "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
+  "  the campaign, the process forks: each child is a snapshot of the whole world and the\n"       \
+  "  system under test, and runs on with another future (1 to 6 random fault steps or client\n"    \
+  "  operations injected soon after that moment, most within a few milliseconds to a second,\n"    \
+  "  half of them aimed at the node the state is about: the one its SF_SOMETIMES_ON or\n"          \
+  "  SF_MAXIMIZE_ON site names, else the node whose event reached it).\n"                          \
+  "  Rarer states get more branches (up to K at a state never seen before); branches branch\n"     \
+  "  again up to depth D; each root's tree runs at most B branches. Nothing branches before\n"     \
+  "  the first W roots ran (default 1000): until then no state can be called rare, and a bug\n"    \
+  "  the sweep finds in its first seeds costs what it costs the sweep. Each job keeps up to N\n"   \
+  "  of the rarest assertion-site states it reached (default 16): between roots it re-runs\n"      \
+  "  the scenario that reached one (going round the sites), up to that moment, and branches\n"     \
+  "  there again, so a state reached once deep in a branch gets many more futures. A rare\n"       \
+  "  state first reached by a revisit's branch is kept in turn, so a ladder of rare states\n"      \
+  "  is climbed one kept state after another, past depth D (up to 48 injected steps on top\n"      \
+  "  of the root). One way to each state is kept; after V revisits (--worn, default 16; 0:\n"      \
+  "  never), the next run that reaches it again brings a new one. These revisits take 12 of\n"     \
+  "  the 33 percent of the time the branches get (--keep 0: none). Every failure is re-run\n"      \
+  "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
+  "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \
+  "  runs that reach states no run reached before are saved there as seeds for the\n"              \
+  "  fuzzers.\n"                                                                                   \
+  "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
+  "  stop it with its summary. Each branch is held to the time and memory limits\n"                \
+  "  (--timeout, --rss-limit-mb): one that hangs, blows up, crashes or exits is saved as its\n"    \
+  "  own failure (timeout, out-of-memory, the signal and top frame, exit N), as a root's\n"        \
+  "  would be, and the campaign goes on. No process outlives the command: every worker and\n"      \
+  "  branch runs in a process group of its own, killed when it ends. --stats adds, per\n"          \
+  "  assertion-site state, the runs that reached it, and the states the first job kept\n"          \
+  "  (each with its moment and the end of its run, in virtual time). --json FILE writes the\n"     \
+  "  summary's counts as one JSON object (roots, branches, revisits, failures, kinds, ...).\n\n"   \
+  "OPTIONS\n"                                                                                      \
+  "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
+  "  --energy K default 8 (0: no branches)       --budget B  default 256\n"                        \
+  "  --seed N   first root seed (decimal, default 0)\n\n"                                          \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 no failure, 1 failures found, 2 usage or a failure that could not be saved (one line\n"     \
+  "  says so), 3 only failures that did not fail again when re-run (DIR/diverged-*: the\n"         \
+  "  target is not deterministic), 128+N stopped by signal N\n"
+
 int cmd_explore(int argc, char **argv) {
   sf_explore_opts o;
   sf_explore_defaults(&o);
@@ -157,3 +159,5 @@ int cmd_explore(int argc, char **argv) {
     return 128 + (int)cli_stop_signal;
   return !failed ? EXIT_OK : replayed ? EXIT_FAILED : EXIT_NONDET;
 }
+
+const cli_command cli_cmd_explore = {"explore", cmd_explore, 1, HELP_EXPLORE};

@@ -266,38 +266,23 @@ static int parse(fuzz_job *j, int argc, char **argv) {
   j->time_s = "60";
   j->seed_s = "0";
   j->jobs = 1;
-  for (int i = 0; i < argc; i++) {
-    int lim = cli_limit_option(argc, argv, &i); /* explore and confirmation keep to them */
-    if (lim < 0)
-      return EXIT_USAGE;
-    if (lim)
-      continue;
-    const char *a = argv[i];
-    int has = i + 1 < argc;
-    if (!strcmp(a, "-o") && has)
-      j->out = argv[++i];
-    else if (!strcmp(a, "--time") && has)
-      j->time_s = argv[++i];
-    else if (!strcmp(a, "--jobs") && has) {
-      if (cli_parse_u64(argv[++i], &j->jobs) < 0 || j->jobs == 0 || j->jobs > 64)
-        return cli_error("fuzz: --jobs must be 1..64");
-    } else if (!strcmp(a, "--seed") && has) {
-      j->seed_s = argv[++i];
-      if (cli_parse_u64(j->seed_s, &j->seed) < 0)
-        return cli_error("fuzz: bad --seed '%s' (a decimal number)", j->seed_s);
-    } else if (!strcmp(a, "--engine") && has)
-      j->engine_arg = argv[++i];
-    else if (!strcmp(a, "--no-engine"))
-      j->no_engine = 1;
-    else if (!strcmp(a, "--confirm") && has)
-      j->confirm = argv[++i];
-    else if (!strcmp(a, "-q"))
-      j->quiet = 1;
-    else if (!strcmp(a, "--stop-on-first"))
-      j->first = 1;
-    else
-      return cli_error("fuzz: unknown argument '%s' (see: %s help fuzz)", a, cli_prog);
-  }
+  /* --time and --seed stay text: explore gets them as given; the isolation
+   * limits hold for explore and the confirmations alike */
+  const cli_opt opts[] = {CLI_STR("-o", NULL, &j->out),
+                          CLI_STR("--time", NULL, &j->time_s),
+                          CLI_U64("--jobs", &j->jobs, 1, 64),
+                          CLI_STR("--seed", NULL, &j->seed_s),
+                          CLI_STR("--engine", NULL, &j->engine_arg),
+                          CLI_FLAG("--no-engine", NULL, &j->no_engine),
+                          CLI_STR("--confirm", NULL, &j->confirm),
+                          CLI_FLAG("--quiet", "-q", &j->quiet),
+                          CLI_FLAG("--stop-on-first", NULL, &j->first),
+                          CLI_LIMITS,
+                          CLI_END};
+  if (cli_parse_none("fuzz", argc, argv, opts) < 0)
+    return EXIT_USAGE;
+  if (cli_parse_u64(j->seed_s, &j->seed) < 0)
+    return cli_error("fuzz: bad --seed '%s' (a decimal number)", j->seed_s);
   char *end;
   j->seconds = strtod(j->time_s, &end);
   if (*end || !(j->seconds >= 0.001 && j->seconds < 1e7))
@@ -402,7 +387,36 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   return t->moved || t->diverged ? EXIT_NONDET : EXIT_OK;
 }
 
-int cmd_fuzz(int argc, char **argv) {
+#define HELP_FUZZ                                                                                  \
+  "fuzz -o DIR : the default fuzzing job for this target\n\n"                                      \
+  "SYNOPSIS\n"                                                                                     \
+  "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--engine FUZZER | --no-engine]\n"               \
+  "       [--confirm SANITIZED_TOOL] [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-q]\n\n" \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
+  "  states) in this build for S seconds (default 60, at least 0.001) on N jobs, saving crash\n"   \
+  "  files in DIR/crashes and new states in DIR/corpus. With N >= 2 and the target's\n"            \
+  "  libFuzzer binary (--engine, or BUILD/fuzz/<target>_fuzzer beside this tool), one job runs\n"  \
+  "  libFuzzer over DIR/corpus; its findings are "                                                 \
+  "DIR/crashes/libfuzzer-{crash,leak,timeout,oom}-*\n"                                             \
+  "  (log: DIR/libfuzzer.log). Then every failure file is confirmed by the engine that found\n"    \
+  "  it: the explorer's must fail the same way with the same trace hash in three isolated\n"       \
+  "  runs of this tool and, with --confirm, also in a sanitized build of this tool (e.g.\n"        \
+  "  build/asan/bin/simfuzz-<target>); libFuzzer's must fail the same way twice in the\n"          \
+  "  libFuzzer binary, and are labelled 'fails only under sanitizers' when this build passes\n"    \
+  "  them. A run fails when it reports a failure or dies (a signal, a limit). Files that do\n"     \
+  "  not confirm are moved to DIR/unconfirmed. Failures that did not fail again when re-run\n"     \
+  "  from their scenario (DIR/crashes/diverged-*) show that the target is not deterministic.\n"    \
+  "  SIGINT or SIGTERM stop the job: what was not confirmed yet stays in DIR/crashes.\n\n"         \
+  "OPTIONS\n"                                                                                      \
+  "  --timeout S        wall-clock limit per run, branches included (default 20)\n"                \
+  "  --rss-limit-mb MB  memory limit of every run, branches included (default 2048)\n"             \
+  "  --seed N           first root seed (decimal); libFuzzer gets a fixed seed from it\n\n"        \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 no failure, 1 confirmed failures, 2 usage, or a failure that could not be saved,\n"         \
+  "  3 only unconfirmed or nondeterministic failures, 128+N stopped by signal N\n"
+
+static int cmd_fuzz(int argc, char **argv) {
   fuzz_job j;
   memset(&j, 0, sizeof j);
   if (parse(&j, argc, argv) != EXIT_OK)
@@ -422,3 +436,5 @@ int cmd_fuzz(int argc, char **argv) {
     return EXIT_USAGE;
   return summary(&j, &t, rc, engine_failed);
 }
+
+const cli_command cli_cmd_fuzz = {"fuzz", cmd_fuzz, 1, HELP_FUZZ};

@@ -404,8 +404,63 @@ static void kill_child(cli_child *c, int why) {
   }
 }
 
-int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *ctx) {
+/* Read what is ready on the child's pipe i (0: its output, kept as the
+ * tail; 1: its records, each handed to fn whole); closes the pipe at its
+ * end or on an error. */
+static void drain_pipe(cli_child *c, int i, cli_on_record fn, void *ctx) {
   static char buf[65536];
+  int *fd = i == 0 ? &c->out_fd : &c->res_fd;
+  ssize_t n;
+  SIM_ASSERT(*fd >= 0 && c->pending_len < sizeof c->pending);
+  if (i == 0) {
+    n = read(*fd, buf, sizeof buf);
+    if (n > 0)
+      tail_add(c, buf, (size_t)n);
+  } else {
+    n = read(*fd, (char *)&c->pending + c->pending_len, sizeof c->pending - c->pending_len);
+    if (n > 0) {
+      c->pending_len += (size_t)n;
+      if (c->pending_len == sizeof c->pending) {
+        c->pending_len = 0;
+        if (fn)
+          fn(ctx, &c->pending);
+      }
+    }
+  }
+  if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+    close(*fd);
+    *fd = -1;
+  }
+}
+
+/* After the child's pipes closed: reap it, read its last heartbeat, and
+ * say how it ended. */
+static int child_ended(cli_child *c) {
+  if (c->out_fd >= 0)
+    close(c->out_fd);
+  if (c->res_fd >= 0)
+    close(c->res_fd);
+  c->out_fd = c->res_fd = -1;
+  int st = 0;
+  cli_child_reap((pid_t)c->pid, &st);
+  c->status = st;
+  if (c->beat) {
+    c->last_seed = __atomic_load_n(&c->beat[CLI_BEAT_SEED], __ATOMIC_RELAXED);
+    c->runs = __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED);
+    munmap((void *)c->beat, 4096);
+    c->beat = NULL;
+  }
+  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
+  if (c->ended_by)
+    return c->ended_by;
+  if (WIFSIGNALED(c->status))
+    return CLI_END_CRASH;
+  if (WIFEXITED(c->status) && WEXITSTATUS(c->status) != 0)
+    return CLI_END_CRASH;
+  return CLI_END_OK;
+}
+
+int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *ctx) {
   uint64_t beat = c->beat ? __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED) : 0;
   uint64_t since = now_ms(), last_rss = since;
   int exited = 0;
@@ -416,31 +471,9 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
       break;
     if (cli_interrupted)
       kill_child(c, CLI_END_INTERRUPTED);
-    for (int i = 0; i < 2 && k > 0; i++) {
-      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      int *fd = i == 0 ? &c->out_fd : &c->res_fd;
-      ssize_t n;
-      if (i == 0) {
-        n = read(*fd, buf, sizeof buf);
-        if (n > 0)
-          tail_add(c, buf, (size_t)n);
-      } else {
-        n = read(*fd, (char *)&c->pending + c->pending_len, sizeof c->pending - c->pending_len);
-        if (n > 0) {
-          c->pending_len += (size_t)n;
-          if (c->pending_len == sizeof c->pending) {
-            c->pending_len = 0;
-            if (fn)
-              fn(ctx, &c->pending);
-          }
-        }
-      }
-      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
-        close(*fd);
-        *fd = -1;
-      }
-    }
+    for (int i = 0; i < 2 && k > 0; i++)
+      if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
+        drain_pipe(c, i, fn, ctx);
     if (exited && k == 0)
       break;       /* the child is gone and its pipes are drained */
     if (!exited) { /* ended? (reaped below, after its group is killed) */
@@ -466,28 +499,7 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
         kill_child(c, CLI_END_OOM);
     }
   }
-  if (c->out_fd >= 0)
-    close(c->out_fd);
-  if (c->res_fd >= 0)
-    close(c->res_fd);
-  c->out_fd = c->res_fd = -1;
-  int st = 0;
-  cli_child_reap((pid_t)c->pid, &st);
-  c->status = st;
-  if (c->beat) {
-    c->last_seed = __atomic_load_n(&c->beat[CLI_BEAT_SEED], __ATOMIC_RELAXED);
-    c->runs = __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED);
-    munmap((void *)c->beat, 4096);
-    c->beat = NULL;
-  }
-  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
-  if (c->ended_by)
-    return c->ended_by;
-  if (WIFSIGNALED(c->status))
-    return CLI_END_CRASH;
-  if (WIFEXITED(c->status) && WEXITSTATUS(c->status) != 0)
-    return CLI_END_CRASH;
-  return CLI_END_OK;
+  return child_ended(c);
 }
 
 /* ---- signatures of crashes --------------------------------------------- */

@@ -1,5 +1,6 @@
 /* The one JSON writer of the command line (triage --json, the nightly
- * reports in JSON and SARIF), and the reader of the flat objects it writes
+ * reports in JSON and SARIF, explore --json, trace's Chrome and HTML
+ * exports), and the reader of the flat objects it writes
  * (a triage line read back by the nightly job). Strings are escaped
  * completely: quotes, backslashes and every control character, so a tab or
  * a newline in a failure message never breaks a report. */
@@ -112,6 +113,21 @@ void cj_str(cli_json *j, const char *s) {
 void cj_int(cli_json *j, int64_t v) {
   sep(j);
   fprintf(j->f, "%" PRId64, v);
+}
+
+void cj_uint(cli_json *j, uint64_t v) {
+  sep(j);
+  fprintf(j->f, "%" PRIu64, v);
+}
+
+void cj_micros(cli_json *j, uint64_t ns) {
+  sep(j);
+  fprintf(j->f, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+void cj_newline(cli_json *j) {
+  SIM_ASSERT(!j->after_key);
+  fputc('\n', j->f);
 }
 
 void cj_bool(cli_json *j, int v) {
@@ -269,6 +285,11 @@ void cj_kint(cli_json *j, const char *k, int64_t v) {
 void cj_kbool(cli_json *j, const char *k, int v) {
   cj_key(j, k);
   cj_bool(j, v);
+}
+
+void cj_kmicros(cli_json *j, const char *k, uint64_t ns) {
+  cj_key(j, k);
+  cj_micros(j, ns);
 }
 
 void cj_kobj(cli_json *j, const char *k) {

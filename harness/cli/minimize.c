@@ -331,31 +331,85 @@ static void reexec_unsymbolized(int argc, char **argv) {
   free(args); /* exec failed: go on in this process */
 }
 
-int cmd_minimize(int argc, char **argv) {
-  reexec_unsymbolized(argc, argv);
-  const char *in = NULL, *out = NULL;
-  minimizer m = {0, 4000, NULL, 0, 0};
-  for (int i = 0; i < argc; i++) {
-    int lim = cli_limit_option(argc, argv, &i);
-    if (lim < 0)
-      return EXIT_USAGE;
-    if (lim)
-      continue;
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-      out = argv[++i];
-    } else if (!strcmp(argv[i], "--max-tries") && i + 1 < argc) {
-      if (cli_parse_u64(argv[++i], &m.max_tries) < 0 || m.max_tries < 1)
-        return cli_error("minimize: bad --max-tries '%s'", argv[i]);
-    } else if (!strcmp(argv[i], "-q")) {
-      m.quiet = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_error("minimize: unknown option '%s' (see: %s help minimize)", argv[i], cli_prog);
-    } else if (!in) {
-      in = argv[i];
-    } else {
-      return cli_error("minimize: more than one input");
-    }
+/* Rounds of reduction (delta debugging, substitution, simplification) and,
+ * at each fixpoint, a search around it, until nothing changes or the tries
+ * are spent (some kept for a last round of reduction). */
+static void reduce(minimizer *m, sf_scenario *s, sf_scenario *c) {
+  for (int round = 0; round < 20 && m->tries < m->max_tries; round++) {
+    int changed = ddmin_steps(m, s, c);
+    changed |= substitute_steps(m, s, c);
+    changed |= simplify_steps(m, s, c);
+    changed |= simplify_globals(m, s, c);
+    if (!changed && m->tries + 400 < m->max_tries)
+      changed = mutation_search(m, s, c, m->max_tries - m->tries - 400);
+    if (!changed)
+      break;
   }
+  SIM_ASSERT(s->nsteps <= m->steps0);
+}
+
+/* The three outputs, each through the checked path (none may be an
+ * input): OUT (enc bytes), OUT.txt and OUT.timeline.txt. */
+static int write_outputs(const sf_scenario *s, const char *out, size_t enc) {
+  uint8_t *buf = malloc(enc ? enc : 1);
+  if (!buf)
+    return cli_error("minimize: out of memory");
+  size_t n = sf_encode(s, buf, enc);
+  SIM_ASSERT(n == enc);
+  int rc = EXIT_OK;
+  char path[4200], tmp[4300];
+  if (cli_write_file(out, buf, enc) != 0) {
+    free(buf);
+    return EXIT_USAGE;
+  }
+  free(buf);
+  snprintf(path, sizeof path, "%s.txt", out);
+  FILE *tf = cli_create(path, tmp, sizeof tmp);
+  if (!tf) {
+    rc = EXIT_USAGE;
+  } else if (sf_text_print(s, tf) != 0) {
+    fclose(tf);
+    remove(tmp);
+    rc = cli_error("%s: out of memory", path);
+  } else if (cli_commit(tf, tmp, path) != 0) {
+    rc = EXIT_USAGE;
+  }
+  snprintf(path, sizeof path, "%s.timeline.txt", out);
+  if (write_timeline(path, out) != 0)
+    rc = EXIT_USAGE;
+  return rc;
+}
+
+#define HELP_MINIMIZE                                                                              \
+  "minimize FILE -o OUT : shrink a failing scenario, keeping the same failure\n\n"                 \
+  "SYNOPSIS\n"                                                                                     \
+  "  minimize [--max-tries N] [--timeout S] [--rss-limit-mb MB] [-q] FILE -o OUT\n\n"              \
+  "DESCRIPTION\n"                                                                                  \
+  "  Reduces a failing scenario at the level of scenario steps and keeps only candidates\n"        \
+  "  that fail the same way: the same invariant at the same check site (or liveness; for\n"        \
+  "  crashes of the system under test, the same signal, sanitizer error and top frame).\n"         \
+  "  Delta debugging over steps, then simplification of what remains (fewer nodes, rounder\n"      \
+  "  and fewer times, rates to 0, a shorter choice tape, fewer client operations, default\n"       \
+  "  network and disk), and a search around the result with scenario-level mutations that\n"       \
+  "  keeps only smaller scenarios failing the same way, repeated until nothing changes or\n"       \
+  "  the budget of tries is spent. Candidates run in forked children,\n"                           \
+  "  so a candidate that crashes cannot take the minimizer down. FILE is never changed.\n"         \
+  "  Writes OUT (binary, atomically), OUT.txt (text form) and OUT.timeline.txt.\n\n"               \
+  "OPTIONS\n"                                                                                      \
+  "  --max-tries N   stop after N candidate runs (default 4000)\n"                                 \
+  "  -q              no progress line\n\n"                                                         \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 minimized, 1 FILE does not fail (nothing to keep), 2 bad input or usage\n"
+
+static int cmd_minimize(int argc, char **argv) {
+  reexec_unsymbolized(argc, argv);
+  const char *out = NULL;
+  minimizer m = {0, 4000, NULL, 0, 0};
+  const cli_opt opts[] = {CLI_STR("-o", NULL, &out), CLI_U64("--max-tries", &m.max_tries, 1, 0),
+                          CLI_FLAG("--quiet", "-q", &m.quiet), CLI_LIMITS, CLI_END};
+  const char *in;
+  if (cli_parse_one("minimize", argc, argv, opts, &in) < 0)
+    return EXIT_USAGE;
   if (!in || !out)
     return cli_error("minimize: usage: %s minimize FILE -o OUT", cli_prog);
   if (cli_same_file(in, out))
@@ -383,18 +437,7 @@ int cmd_minimize(int argc, char **argv) {
   size_t enc0 = sf_encoded_size(s);
   if (!m.quiet)
     fprintf(stderr, "minimize: keeping failure: %s\n", o0.sig);
-  for (int round = 0; round < 20 && m.tries < m.max_tries; round++) {
-    int changed = ddmin_steps(&m, s, c);
-    changed |= substitute_steps(&m, s, c);
-    changed |= simplify_steps(&m, s, c);
-    changed |= simplify_globals(&m, s, c);
-    /* at a fixpoint of reduction: search around it, keeping some tries for
-     * a last round of reduction */
-    if (!changed && m.tries + 400 < m.max_tries)
-      changed = mutation_search(&m, s, c, m.max_tries - m.tries - 400);
-    if (!changed)
-      break;
-  }
+  reduce(&m, s, c);
   if (!m.quiet)
     fprintf(stderr, "\r\033[K");
   cli_outcome o1;
@@ -406,34 +449,7 @@ int cmd_minimize(int argc, char **argv) {
     return cli_error("minimize: internal error: the result fails differently (%s)", o1.sig);
   }
   size_t enc = sf_encoded_size(s);
-  uint8_t *buf = malloc(enc ? enc : 1);
-  if (!buf) {
-    free(s);
-    free(c);
-    return cli_error("minimize: out of memory");
-  }
-  sf_encode(s, buf, enc);
-  char path[4200];
-  /* the three outputs go through the checked path: none may be an input */
-  if (cli_write_file(out, buf, enc) != 0) {
-    rc = EXIT_USAGE;
-  } else {
-    char tmp[4300];
-    snprintf(path, sizeof path, "%s.txt", out);
-    FILE *tf = cli_create(path, tmp, sizeof tmp);
-    if (!tf) {
-      rc = EXIT_USAGE;
-    } else if (sf_text_print(s, tf) != 0) {
-      fclose(tf);
-      remove(tmp);
-      rc = cli_error("%s: out of memory", path);
-    } else if (cli_commit(tf, tmp, path) != 0) {
-      rc = EXIT_USAGE;
-    }
-    snprintf(path, sizeof path, "%s.timeline.txt", out);
-    if (write_timeline(path, out) != 0)
-      rc = EXIT_USAGE;
-  }
+  rc = write_outputs(s, out, enc);
   printf("minimize: %s -> %s\n", in, out);
   printf("  failure kept: %s\n", o0.sig);
   printf("  steps:  %" PRIu32 " -> %" PRIu32 "\n", steps0, s->nsteps);
@@ -444,8 +460,9 @@ int cmd_minimize(int argc, char **argv) {
     printf("  wrote %s, %s.txt, %s.timeline.txt\n", out, out, out);
   else
     printf("  NOT all outputs were written (see the error above)\n");
-  free(buf);
   free(s);
   free(c);
   return rc;
 }
+
+const cli_command cli_cmd_minimize = {"minimize", cmd_minimize, 1, HELP_MINIMIZE};

@@ -654,55 +654,36 @@ static void check_layout(void) {
     }
 }
 
-static void fuzz_target(target_stat *ts, unsigned long night) {
-  const char *t = ts->name;
-  char fz[PATHCAP], corpus[PATHCAP], old[PATHCAP], merged[PATHCAP], inbox[PATHCAP], tmp[PATHCAP];
-  snprintf(fz, sizeof fz, "%s/fuzz/%s_fuzzer", N.build, t);
-  snprintf(corpus, sizeof corpus, "%s/corpus/%s", N.state, t);
-  snprintf(old, sizeof old, "%s.old", corpus);
-  snprintf(merged, sizeof merged, "%s/corpus/.merge-%s", N.state, t);
-  snprintf(inbox, sizeof inbox, "%s/inbox/%s", N.state, t);
-  /* finish a corpus swap an earlier night left half done (renames only) */
-  if (is_dir(old)) {
-    if (is_dir(corpus))
-      remove_tree(old);
-    else if (rename(old, corpus) != 0)
-      die("cannot restore %s: %s", corpus, strerror(errno));
+/* A first night's corpus: the build's seed corpus of target t, each file
+ * named by its SHA-1 as libFuzzer names inputs. */
+static void seed_corpus(const char *t, const char *corpus) {
+  char seeds[PATHCAP];
+  snprintf(seeds, sizeof seeds, "%s/corpus/%s", N.build, t);
+  DIR *d = opendir(seeds);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char s[PATHCAP], data_hex[41], dst[PATHCAP];
+    path2(s, seeds, e->d_name);
+    if (cli_sha1_file(s, data_hex) != 0)
+      continue;
+    path2(dst, corpus, data_hex);
+    put(s, dst);
   }
-  remove_tree(merged);
-  mkdirs(corpus);
-  mkdirs(inbox);
-  cli_remove_stale_tmp(corpus); /* writes a stopped night cut short */
-  cli_remove_stale_tmp(inbox);
-  unsigned crash_before = count_files(inbox);
-  if (count_files(corpus) == 0) { /* a first night: the seed corpus */
-    char seeds[PATHCAP];
-    snprintf(seeds, sizeof seeds, "%s/corpus/%s", N.build, t);
-    DIR *d = opendir(seeds);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-      if (e->d_name[0] == '.')
-        continue;
-      char s[PATHCAP], data_hex[41], dst[PATHCAP];
-      path2(s, seeds, e->d_name);
-      if (cli_sha1_file(s, data_hex) != 0)
-        continue;
-      path2(dst, corpus, data_hex); /* named as libFuzzer names inputs */
-      put(s, dst);
-    }
-    if (d)
-      closedir(d);
-  }
-  ts->before = count_files(corpus);
-  note("night %lu: fuzzing %s for %lus with %lu workers (corpus %u)", night, t, N.budget, N.jobs,
-       ts->before);
-  /* A quarter of the budget goes to the explorer (below), the rest to libFuzzer. */
-  unsigned long ex_time = N.budget / 4, lf_time = N.budget - ex_time;
-  char a_fork[32], a_time[32], a_dict[PATHCAP], a_art[PATHCAP], log[PATHCAP];
+  if (d)
+    closedir(d);
+}
+
+/* libFuzzer on target t's corpus for lf_time seconds with N.jobs workers,
+ * its crash files into the inbox (a_art); returns its executions (the
+ * last "#<executions>" of its log). */
+static uint64_t run_libfuzzer(const char *t, char *fz, char *corpus, char *a_art,
+                              unsigned long lf_time) {
+  char a_fork[32], a_time[32], a_dict[PATHCAP], log[PATHCAP];
   snprintf(a_fork, sizeof a_fork, "-fork=%lu", N.jobs);
   snprintf(a_time, sizeof a_time, "-max_total_time=%lu", lf_time);
   snprintf(a_dict, sizeof a_dict, "-dict=%s/fuzz/%s.dict", N.build, t);
-  snprintf(a_art, sizeof a_art, "-artifact_prefix=%s/", inbox);
   snprintf(log, sizeof log, "%s/%s.fuzz.log", N.work, t);
   char *fuzz_argv[] = {fz,
                        corpus,
@@ -717,27 +698,28 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
                        a_art,
                        NULL};
   run(fuzz_argv, log, 0);
+  uint64_t execs = 0;
   FILE *lf = fopen(log, "r");
   char line[1024];
-  while (lf && fgets(line, sizeof line, lf)) /* the last "#<executions>" */
+  while (lf && fgets(line, sizeof line, lf))
     if (line[0] == '#' && line[1] >= '0' && line[1] <= '9')
-      ts->execs = strtoull(line + 1, NULL, 10);
+      execs = strtoull(line + 1, NULL, 10);
   if (lf)
     fclose(lf);
-  if (ex_time)
-    explore_target(ts, night, ex_time, corpus, inbox);
-  /* a write cut short by a full disk leaves a file whose name no longer
-   * matches its contents: drop it (a crash file cut short may not fail any
-   * more; it will be found again) */
-  damaged(corpus, 0, 0);
-  damaged(inbox, 0, 0);
-  /* merge beside the corpus (one file system: the swap is two renames) */
+  return execs;
+}
+
+/* Merge the corpus beside itself (one file system: the swap is two
+ * renames); an input that fails during the merge is filed like any crash
+ * (a_art: without a prefix libFuzzer writes it into the working
+ * directory). A failed or damaged merge leaves the corpus unchanged. */
+static void merge_corpus(const char *t, char *fz, char *a_art, char *corpus, char *merged,
+                         const char *old) {
+  char tmp[PATHCAP];
   phase("merge");
   if (mkdir(merged, 0777) != 0)
     die("cannot create %s: %s", merged, strerror(errno));
   snprintf(tmp, sizeof tmp, "%s/%s.merge.log", N.work, t);
-  /* an input that fails during the merge is filed like any crash (without
-   * a prefix libFuzzer writes it into the working directory) */
   char *merge_argv[] = {fz, "-merge=1", a_art, merged, corpus, NULL};
   int st = run(merge_argv, tmp, 0);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -756,6 +738,47 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
   } else {
     remove_tree(merged);
   }
+}
+
+static void fuzz_target(target_stat *ts, unsigned long night) {
+  const char *t = ts->name;
+  char fz[PATHCAP], corpus[PATHCAP], old[PATHCAP], merged[PATHCAP], inbox[PATHCAP];
+  snprintf(fz, sizeof fz, "%s/fuzz/%s_fuzzer", N.build, t);
+  snprintf(corpus, sizeof corpus, "%s/corpus/%s", N.state, t);
+  snprintf(old, sizeof old, "%s.old", corpus);
+  snprintf(merged, sizeof merged, "%s/corpus/.merge-%s", N.state, t);
+  snprintf(inbox, sizeof inbox, "%s/inbox/%s", N.state, t);
+  /* finish a corpus swap an earlier night left half done (renames only) */
+  if (is_dir(old)) {
+    if (is_dir(corpus))
+      remove_tree(old);
+    else if (rename(old, corpus) != 0)
+      die("cannot restore %s: %s", corpus, strerror(errno));
+  }
+  remove_tree(merged);
+  mkdirs(corpus);
+  mkdirs(inbox);
+  cli_remove_stale_tmp(corpus); /* writes a stopped night cut short */
+  cli_remove_stale_tmp(inbox);
+  unsigned crash_before = count_files(inbox);
+  if (count_files(corpus) == 0) /* a first night: the seed corpus */
+    seed_corpus(t, corpus);
+  ts->before = count_files(corpus);
+  note("night %lu: fuzzing %s for %lus with %lu workers (corpus %u)", night, t, N.budget, N.jobs,
+       ts->before);
+  /* A quarter of the budget goes to the explorer (below), the rest to libFuzzer. */
+  unsigned long ex_time = N.budget / 4, lf_time = N.budget - ex_time;
+  char a_art[PATHCAP];
+  snprintf(a_art, sizeof a_art, "-artifact_prefix=%s/", inbox);
+  ts->execs = run_libfuzzer(t, fz, corpus, a_art, lf_time);
+  if (ex_time)
+    explore_target(ts, night, ex_time, corpus, inbox);
+  /* a write cut short by a full disk leaves a file whose name no longer
+   * matches its contents: drop it (a crash file cut short may not fail any
+   * more; it will be found again) */
+  damaged(corpus, 0, 0);
+  damaged(inbox, 0, 0);
+  merge_corpus(t, fz, a_art, corpus, merged, old);
   ts->after = count_files(corpus);
   reach_target(ts);
   unsigned now = count_files(inbox);
@@ -773,6 +796,53 @@ static const char *const filed_ext[FILED_PER_FAILURE] = {".input", ".pb", ".pb.t
 
 /* Triage, deduplicate and (new ones) minimize the crash files waiting in
  * a target's inbox. */
+/* File a new failure of target t (its tool cli) with signature sig, from
+ * crash file f: the next free id, the crash file, its minimized scenario
+ * (minimization is part of the night) and that scenario's triage line. */
+static void file_failure(const char *t, char *cli, const char *f, const char *sig) {
+  new_failure *fr = cli_grow(N.fresh, &N.fresh_cap, N.nfresh, sizeof *N.fresh, 8);
+  if (!fr)
+    die("out of memory");
+  N.fresh = fr;
+  new_failure *nf = &N.fresh[N.nfresh++];
+  memset(nf, 0, sizeof *nf);
+  snprintf(nf->target, sizeof nf->target, "%s", t);
+  snprintf(nf->sig, sizeof nf->sig, "%s", sig);
+  char dir[PATHCAP], files[FILED_PER_FAILURE][PATHCAP];
+  char *input = files[0], *min = files[1], *log = files[4];
+  snprintf(dir, sizeof dir, "%s/crashes/%s", N.state, t);
+  mkdirs(dir);
+  for (;; N.next_id++) { /* an id none of whose files exist */
+    snprintf(nf->id, sizeof nf->id, "f%04lu", N.next_id);
+    int free_id = 1;
+    for (int k = 0; k < FILED_PER_FAILURE; k++) {
+      if (snprintf(files[k], PATHCAP, "%s/%s%s", dir, nf->id, filed_ext[k]) >= PATHCAP)
+        die("path too long: %s", dir);
+      free_id &= access(files[k], F_OK) != 0 && errno == ENOENT;
+    }
+    if (free_id)
+      break;
+  }
+  N.next_id++;
+  for (int k = 0; k < FILED_PER_FAILURE; k++)
+    remember(&N.filed, &N.nfiled, &N.filed_cap, files[k]);
+  add_known(t, sig, nf->id);
+  put(f, input);
+  note("new failure in %s: %s; minimizing", t, sig);
+  /* minimization is part of the night: 100 tries per second of budget,
+   * 100 to 4000 (minimize's own default) */
+  char tries[24];
+  unsigned long nt = N.budget < 40 ? N.budget * 100 : 4000;
+  snprintf(tries, sizeof tries, "%lu", nt < 100 ? 100 : nt);
+  char *mz[] = {cli, "minimize", "-q", "--binary", "--max-tries", tries, input, "-o", min, NULL};
+  int st = run(mz, log, 0);
+  snprintf(nf->scenario, sizeof nf->scenario, "%s",
+           WIFEXITED(st) && WEXITSTATUS(st) == 0 ? min : input);
+  char *chk[] = {cli, "triage", "--json", "--binary", nf->scenario, NULL};
+  if (first_line(chk, nf->triage, sizeof nf->triage) != 0)
+    snprintf(nf->triage, sizeof nf->triage, "{}");
+}
+
 static void triage_target(const char *t) {
   char inbox[PATHCAP], cli[PATHCAP];
   snprintf(inbox, sizeof inbox, "%s/inbox/%s", N.state, t);
@@ -811,47 +881,7 @@ static void triage_target(const char *t) {
       N.seen++;
       continue;
     }
-    new_failure *fr = cli_grow(N.fresh, &N.fresh_cap, N.nfresh, sizeof *N.fresh, 8);
-    if (!fr)
-      die("out of memory");
-    N.fresh = fr;
-    new_failure *nf = &N.fresh[N.nfresh++];
-    memset(nf, 0, sizeof *nf);
-    snprintf(nf->target, sizeof nf->target, "%s", t);
-    snprintf(nf->sig, sizeof nf->sig, "%s", sig);
-    char dir[PATHCAP], files[FILED_PER_FAILURE][PATHCAP];
-    char *input = files[0], *min = files[1], *log = files[4];
-    snprintf(dir, sizeof dir, "%s/crashes/%s", N.state, t);
-    mkdirs(dir);
-    for (;; N.next_id++) { /* an id none of whose files exist */
-      snprintf(nf->id, sizeof nf->id, "f%04lu", N.next_id);
-      int free_id = 1;
-      for (int k = 0; k < FILED_PER_FAILURE; k++) {
-        if (snprintf(files[k], PATHCAP, "%s/%s%s", dir, nf->id, filed_ext[k]) >= PATHCAP)
-          die("path too long: %s", dir);
-        free_id &= access(files[k], F_OK) != 0 && errno == ENOENT;
-      }
-      if (free_id)
-        break;
-    }
-    N.next_id++;
-    for (int k = 0; k < FILED_PER_FAILURE; k++)
-      remember(&N.filed, &N.nfiled, &N.filed_cap, files[k]);
-    add_known(t, sig, nf->id);
-    put(f, input);
-    note("new failure in %s: %s; minimizing", t, sig);
-    /* minimization is part of the night: 100 tries per second of budget,
-     * 100 to 4000 (minimize's own default) */
-    char tries[24];
-    unsigned long nt = N.budget < 40 ? N.budget * 100 : 4000;
-    snprintf(tries, sizeof tries, "%lu", nt < 100 ? 100 : nt);
-    char *mz[] = {cli, "minimize", "-q", "--binary", "--max-tries", tries, input, "-o", min, NULL};
-    int st = run(mz, log, 0);
-    snprintf(nf->scenario, sizeof nf->scenario, "%s",
-             WIFEXITED(st) && WEXITSTATUS(st) == 0 ? min : input);
-    char *chk[] = {cli, "triage", "--json", "--binary", nf->scenario, NULL};
-    if (first_line(chk, nf->triage, sizeof nf->triage) != 0)
-      snprintf(nf->triage, sizeof nf->triage, "{}");
+    file_failure(t, cli, f, sig);
   }
   closedir(d);
 }
@@ -910,9 +940,8 @@ static void site_of(const new_failure *nf, char *file, size_t cap, long *line) {
   *line = 1;
 }
 
-static void write_reports(unsigned long night, uint64_t execs) {
-  char md[PATHCAP], js[PATHCAP], sa[PATHCAP];
-  FILE *f = open_work("report.md", md);
+/* The Markdown report's table of targets and the sites never reached. */
+static void md_targets(FILE *f, unsigned long night, uint64_t execs) {
   fprintf(f, "# simfuzz nightly report, night %lu\n\n", night);
   fprintf(f,
           "Targets: %d; budget %lus each with %lu workers;\n%" PRIu64 " executions in total.\n\n",
@@ -937,6 +966,10 @@ static void write_reports(unsigned long night, uint64_t execs) {
     }
   if (never)
     fputc('\n', f);
+}
+
+/* The Markdown report's new failures, each with its replay command. */
+static void md_failures(FILE *f) {
   if (!N.nfresh) {
     fprintf(f, "**Nothing new.** %u crash files matched known failures.\n", N.seen);
   } else {
@@ -964,9 +997,11 @@ static void write_reports(unsigned long night, uint64_t execs) {
     if (N.seen)
       fprintf(f, "\n%u more crash files matched known failures.\n", N.seen);
   }
-  close_work(f, md);
+}
 
-  f = open_work("report.json", js);
+static void report_json(unsigned long night, uint64_t execs) {
+  char js[PATHCAP];
+  FILE *f = open_work("report.json", js);
   cli_json j;
   cj_begin(&j, f);
   cj_obj(&j);
@@ -1013,8 +1048,47 @@ static void write_reports(unsigned long night, uint64_t execs) {
   cj_end_obj(&j);
   fputc('\n', f);
   close_work(f, js);
+}
 
-  f = open_work("report.sarif", sa);
+/* One new failure as a SARIF result: its invariant's rule, the check site
+ * as its location, the signature as its fingerprint. */
+static void sarif_result(cli_json *jp, const new_failure *nf) {
+  char inv[256], msg[1024], text[2 * PATHCAP], file[PATHCAP], fp[1024];
+  long line;
+  field(nf, "invariant", inv, sizeof inv);
+  field(nf, "message", msg, sizeof msg);
+  snprintf(text, sizeof text, "%s: %s (replay: simfuzz --target %s replay %s)", nf->target, msg,
+           nf->target, nf->scenario);
+  site_of(nf, file, sizeof file, &line);
+  snprintf(fp, sizeof fp, "%s %s", nf->target, nf->sig);
+  cj_obj(jp);
+  cj_kstr(jp, "ruleId", inv);
+  cj_kstr(jp, "level", "error");
+  cj_kobj(jp, "message");
+  cj_kstr(jp, "text", text);
+  cj_end_obj(jp);
+  cj_karr(jp, "locations");
+  cj_obj(jp);
+  cj_kobj(jp, "physicalLocation");
+  cj_kobj(jp, "artifactLocation");
+  cj_kstr(jp, "uri", file);
+  cj_end_obj(jp);
+  cj_kobj(jp, "region");
+  cj_kint(jp, "startLine", line > 0 ? line : 1);
+  cj_end_obj(jp);
+  cj_end_obj(jp);
+  cj_end_obj(jp);
+  cj_end_arr(jp);
+  cj_kobj(jp, "partialFingerprints");
+  cj_kstr(jp, "simfuzzSignature", fp);
+  cj_end_obj(jp);
+  cj_end_obj(jp);
+}
+
+static void report_sarif(void) {
+  char sa[PATHCAP];
+  FILE *f = open_work("report.sarif", sa);
+  cli_json j;
   cj_begin(&j, f);
   cj_obj(&j);
   cj_kstr(&j, "version", "2.1.0");
@@ -1030,45 +1104,25 @@ static void write_reports(unsigned long night, uint64_t execs) {
   cj_end_obj(&j);
   cj_end_obj(&j);
   cj_karr(&j, "results");
-  for (size_t i = 0; i < N.nfresh; i++) {
-    const new_failure *nf = &N.fresh[i];
-    char inv[256], msg[1024], text[2 * PATHCAP], file[PATHCAP], fp[1024];
-    long line;
-    field(nf, "invariant", inv, sizeof inv);
-    field(nf, "message", msg, sizeof msg);
-    snprintf(text, sizeof text, "%s: %s (replay: simfuzz --target %s replay %s)", nf->target, msg,
-             nf->target, nf->scenario);
-    site_of(nf, file, sizeof file, &line);
-    snprintf(fp, sizeof fp, "%s %s", nf->target, nf->sig);
-    cj_obj(&j);
-    cj_kstr(&j, "ruleId", inv);
-    cj_kstr(&j, "level", "error");
-    cj_kobj(&j, "message");
-    cj_kstr(&j, "text", text);
-    cj_end_obj(&j);
-    cj_karr(&j, "locations");
-    cj_obj(&j);
-    cj_kobj(&j, "physicalLocation");
-    cj_kobj(&j, "artifactLocation");
-    cj_kstr(&j, "uri", file);
-    cj_end_obj(&j);
-    cj_kobj(&j, "region");
-    cj_kint(&j, "startLine", line > 0 ? line : 1);
-    cj_end_obj(&j);
-    cj_end_obj(&j);
-    cj_end_obj(&j);
-    cj_end_arr(&j);
-    cj_kobj(&j, "partialFingerprints");
-    cj_kstr(&j, "simfuzzSignature", fp);
-    cj_end_obj(&j);
-    cj_end_obj(&j);
-  }
+  for (size_t i = 0; i < N.nfresh; i++)
+    sarif_result(&j, &N.fresh[i]);
   cj_end_arr(&j);
   cj_end_obj(&j);
   cj_end_arr(&j);
   cj_end_obj(&j);
   fputc('\n', f);
   close_work(f, sa);
+}
+
+/* The night's reports, in the work directory: Markdown, JSON and SARIF. */
+static void write_reports(unsigned long night, uint64_t execs) {
+  char md[PATHCAP];
+  FILE *f = open_work("report.md", md);
+  md_targets(f, night, execs);
+  md_failures(f);
+  close_work(f, md);
+  report_json(night, execs);
+  report_sarif();
 }
 
 /* ---- the command -------------------------------------------------------------- */
@@ -1099,50 +1153,24 @@ static void own_build(char *out, size_t cap) {
   }
 }
 
-int cmd_nightly(int argc, char **argv) {
-  static char build_buf[PATHCAP], state_buf[PATHCAP];
-  const char *targets = NULL;
-  N.state = "out/nightly";
-  own_build(build_buf, sizeof build_buf);
-  N.build = build_buf[0] ? build_buf : "build/nightly";
-  N.budget = 600;
-  long nc = sysconf(_SC_NPROCESSORS_ONLN);
-  N.jobs = nc > 0 ? (unsigned long)nc : 2;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    int has = i + 1 < argc;
-    if (!strcmp(a, "--state") || !strcmp(a, "--build") || !strcmp(a, "--budget") ||
-        !strcmp(a, "--jobs") || !strcmp(a, "--targets")) {
-      if (!has)
-        return cli_error("nightly: %s needs a value", a);
-      const char *v = argv[++i];
-      char *end;
-      if (!strcmp(a, "--state")) {
-        N.state = v;
-      } else if (!strcmp(a, "--build")) {
-        N.build = v;
-      } else if (!strcmp(a, "--targets")) {
-        targets = v;
-      } else {
-        errno = 0;
-        unsigned long x = strtoul(v, &end, 10);
-        if (errno || end == v || *end || v[0] == '-' || x == 0 || x > 100000000)
-          return cli_error("nightly: %s wants a positive number, not '%s'", a, v);
-        if (!strcmp(a, "--budget"))
-          N.budget = x;
-        else
-          N.jobs = x;
-      }
-    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("%s %s\n", cli_prog, HELP_NIGHTLY);
-      return EXIT_OK;
-    } else if (!strcmp(a, "--no-build")) {
-      /* scripts/nightly.sh's option, harmless here */
-    } else {
-      cli_error("nightly: unknown argument '%s'", a);
-      return usage();
-    }
+/* The night's temporary directory (N.work), which libFuzzer's temporary
+ * files go to as well; sanitizer options by default. */
+static void make_work_dir(void) {
+  const char *tmpdir = getenv("TMPDIR");
+  snprintf(N.work, sizeof N.work, "%s/simfuzz-nightly-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(N.work)) {
+    N.work[0] = 0;
+    die("cannot create a temporary directory: %s", strerror(errno));
   }
+  setenv("TMPDIR", N.work, 1); /* libFuzzer's temporary files */
+  if (!getenv("ASAN_OPTIONS"))
+    setenv("ASAN_OPTIONS", "detect_leaks=1:symbolize=0", 1);
+  SIM_ASSERT(N.work[0] != 0);
+}
+
+/* Past a file-size limit, writes fail with EFBIG; SIGINT and SIGTERM stop
+ * the night cleanly (on_stop). */
+static void catch_signals(void) {
   signal(SIGXFSZ, SIG_IGN); /* past a file-size limit, writes fail with EFBIG */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -1150,8 +1178,11 @@ int cmd_nightly(int argc, char **argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+}
 
-  /* the build */
+/* The night's targets: those named (--targets), else every fuzzer of the
+ * build, sorted; each must have its fuzzer and its tool. */
+static void find_targets(const char *targets) {
   char p[PATHCAP];
   snprintf(p, sizeof p, "%s/fuzz", N.build);
   if (!targets) { /* every fuzzer of the build */
@@ -1199,8 +1230,12 @@ int cmd_nightly(int argc, char **argv) {
     if (access(fz, X_OK) != 0 || access(cli, X_OK) != 0)
       die("no fuzzer or tool for target %s in %s", N.t[i].name, N.build);
   }
+}
 
-  /* the state: created, locked, its files checked before any fuzzing */
+/* The state directory: created, locked (the lock's descriptor is
+ * returned), its layout and files checked before any fuzzing. */
+static int open_state(void) {
+  static char state_buf[PATHCAP];
   snprintf(state_buf, sizeof state_buf, "%s", N.state);
   N.state = state_buf;
   mkdirs(N.state);
@@ -1223,31 +1258,12 @@ int cmd_nightly(int argc, char **argv) {
   unlink(sub);
   read_known();
   check_layout();
-  state_file("nights", sub);
-  unsigned long night = night_number();
+  return lock;
+}
 
-  const char *tmpdir = getenv("TMPDIR");
-  snprintf(N.work, sizeof N.work, "%s/simfuzz-nightly-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(N.work)) {
-    N.work[0] = 0;
-    die("cannot create a temporary directory: %s", strerror(errno));
-  }
-  setenv("TMPDIR", N.work, 1); /* libFuzzer's temporary files */
-  if (!getenv("ASAN_OPTIONS"))
-    setenv("ASAN_OPTIONS", "detect_leaks=1:symbolize=0", 1);
-
-  uint64_t execs = 0;
-  for (int i = 0; i < N.ntargets; i++) {
-    fuzz_target(&N.t[i], night);
-    execs += N.t[i].execs;
-  }
-  phase("crashes");
-  for (int i = 0; i < N.ntargets; i++)
-    triage_target(N.t[i].name);
-  phase("report");
-  write_reports(night, execs);
-
-  /* stage the known signatures and the counter; then everything together */
+/* Stage the known signatures, the counter and the reports; then publish
+ * them all together, and empty the inbox of the files reported. */
+static void save_and_publish(unsigned long night) {
   phase("state");
   char known_w[PATHCAP], nights_w[PATHCAP];
   FILE *kf = open_work("known.tsv", known_w);
@@ -1289,6 +1305,77 @@ int cmd_nightly(int argc, char **argv) {
    * kept in crashes/) */
   for (size_t i = 0; i < N.ndone; i++)
     unlink(N.done[i]);
+}
+
+#define HELP_NIGHTLY                                                                               \
+  "nightly : fuzz every target for a budget, report what is new\n\n"                               \
+  "SYNOPSIS\n"                                                                                     \
+  "  nightly [--state DIR] [--build DIR] [--budget SECONDS] [--jobs N] [--targets \"T1 T2\"]\n\n"  \
+  "DESCRIPTION\n"                                                                                  \
+  "  For each target of the build (BUILD/fuzz/<t>_fuzzer and BUILD/bin/simfuzz-<t>): fuzz\n"       \
+  "  for the budget with N libFuzzer workers over STATE's corpus, merge the corpus, then\n"        \
+  "  triage every crash file, deduplicate it on the exact (target, signature) key against\n"       \
+  "  STATE/known.tsv, minimize each new failure into STATE/crashes/<t>/<id>.pb (at most\n"         \
+  "  100 tries per second of budget, 100 to 4000: a short night stays short), and write\n"         \
+  "  STATE/reports/night-<n>.{md,json,sarif} (and latest.*). Crash files wait in\n"                \
+  "  STATE/inbox/ until a night has reported them. The state is locked for the night; a\n"         \
+  "  failed or stopped night (full disk, SIGINT, SIGTERM) leaves it as it was, reaps every\n"      \
+  "  child, and the next night resumes. Defaults: STATE out/nightly, BUILD the build this\n"       \
+  "  binary belongs to, budget 600 s, N the number of cores.\n\n"                                  \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 nothing new, 1 new failures (see the report), 2 the job failed (one 'nightly: ...'\n"       \
+  "  line says why), 128+N stopped by signal N\n"
+
+static int cmd_nightly(int argc, char **argv) {
+  static char build_buf[PATHCAP];
+  const char *targets = NULL;
+  N.state = "out/nightly";
+  own_build(build_buf, sizeof build_buf);
+  N.build = build_buf[0] ? build_buf : "build/nightly";
+  N.budget = 600;
+  long nc = sysconf(_SC_NPROCESSORS_ONLN);
+  N.jobs = nc > 0 ? (unsigned long)nc : 2;
+  uint64_t budget = N.budget, jobs = N.jobs;
+  int no_build = 0; /* scripts/nightly.sh's option, harmless here */
+  const cli_opt opts[] = {CLI_STR("--state", NULL, &N.state),
+                          CLI_STR("--build", NULL, &N.build),
+                          CLI_STR("--targets", NULL, &targets),
+                          CLI_U64("--budget", &budget, 1, 100000000),
+                          CLI_U64("--jobs", &jobs, 1, 100000000),
+                          CLI_FLAG("--no-build", NULL, &no_build),
+                          CLI_END};
+  int npos = cli_parse("nightly", argc, argv, opts);
+  if (npos < 0) /* one line says why */
+    return EXIT_USAGE;
+  if (npos > 0) {
+    cli_error("nightly: unknown argument '%s'", argv[0]);
+    return usage();
+  }
+  N.budget = (unsigned long)budget;
+  N.jobs = (unsigned long)jobs;
+  catch_signals();
+
+  find_targets(targets);
+
+  char sub[PATHCAP];
+  int lock = open_state();
+  state_file("nights", sub);
+  unsigned long night = night_number();
+
+  make_work_dir();
+
+  uint64_t execs = 0;
+  for (int i = 0; i < N.ntargets; i++) {
+    fuzz_target(&N.t[i], night);
+    execs += N.t[i].execs;
+  }
+  phase("crashes");
+  for (int i = 0; i < N.ntargets; i++)
+    triage_target(N.t[i].name);
+  phase("report");
+  write_reports(night, execs);
+
+  save_and_publish(night);
   note("night %lu: %zu new failure(s), %u known; report: %s/reports/night-%lu.md", night, N.nfresh,
        N.seen, N.state, night);
   cleanup();
@@ -1298,3 +1385,5 @@ int cmd_nightly(int argc, char **argv) {
   close(lock);
   return N.nfresh ? EXIT_FAILED : EXIT_OK;
 }
+
+const cli_command cli_cmd_nightly = {"nightly", cmd_nightly, 0, HELP_NIGHTLY};

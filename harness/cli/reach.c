@@ -130,40 +130,32 @@ static const char *kind_name(int k) {
   return k == SF_SITE_SOMETIMES ? "sometimes" : k == SF_SITE_REACHABLE ? "reachable" : "maximize";
 }
 
-int cmd_reach(int argc, char **argv) {
-  int json = 0, require = 0, rc = EXIT_OK;
-  char **files = NULL;
-  size_t nfiles = 0, cap = 0;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--json"))
-      json = 1;
-    else if (!strcmp(argv[i], "--require-all"))
-      require = 1;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_error("reach: unknown option '%s' (see: %s help reach)", argv[i], cli_prog);
-    else if (collect(argv[i], &files, &nfiles, &cap) != 0)
-      rc = EXIT_USAGE;
-  }
+/* What reach found: the inputs, the catalog's sites and their tallies,
+ * the inputs that crashed the system under test. */
+typedef struct {
+  char **files;
+  size_t nfiles;
+  sf_site *sites;
   size_t nsites;
-  sf_site *sites = sf_sites(&nsites);
-  size_t bytes = (nsites + 1) * sizeof(tally);
-  tally *t = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (t == MAP_FAILED)
-    sf_out_of_memory("reach");
-  for (size_t i = 0; i < nsites; i++) {
-    t[i].first = -1;
-    t[i].best_at = -1;
-  }
-  reach_job job = {files, nfiles, nsites, 0, t};
+  tally *t;
+  char **crashed;
+  size_t ncrashed, reached, never;
+} reach_result;
+
+/* Run every input in worker processes, a new worker after each input that
+ * crashes one (noted in r->crashed); 0, or -1 if no worker could start. */
+static int run_inputs(reach_result *r) {
+  reach_job job = {r->files, r->nfiles, r->nsites, 0, r->t};
   cli_child *c = malloc(sizeof *c);
   if (!c)
     sf_out_of_memory("reach");
-  char **crashed = NULL;
-  size_t ncrashed = 0, ccap = 0;
-  while (job.start < nfiles && nsites && !cli_interrupted) {
+  size_t ccap = 0;
+  int rc = 0;
+  while (job.start < r->nfiles && r->nsites && !cli_interrupted) {
     reach_state st = {0, 0};
     if (cli_child_spawn(c, worker, &job) != 0) {
-      rc = cli_error("reach: cannot start a worker: %s", strerror(errno));
+      cli_error("reach: cannot start a worker: %s", strerror(errno));
+      rc = -1;
       break;
     }
     int ended = cli_child_wait(c, &cli_run_limits, on_record, &st);
@@ -174,72 +166,126 @@ int cmd_reach(int argc, char **argv) {
       continue;
     }
     size_t at = c->runs ? c->last_seed : job.start; /* the input it died on */
-    char **g = cli_grow(crashed, &ccap, ncrashed, sizeof *crashed, 8);
+    SIM_ASSERT(at < r->nfiles);
+    char **g = cli_grow(r->crashed, &ccap, r->ncrashed, sizeof *r->crashed, 8);
     if (!g)
       sf_out_of_memory("reach");
-    crashed = g;
-    crashed[ncrashed++] = files[at];
+    r->crashed = g;
+    r->crashed[r->ncrashed++] = r->files[at];
     job.start = at + 1;
   }
   free(c);
-  size_t never = 0, reached = 0;
-  for (size_t i = 0; i < nsites; i++) {
-    if (t[i].runs)
-      reached++;
-    else if (sites[i].kind != SF_SITE_MAXIMIZE)
-      never++;
-  }
-  if (json) {
-    cli_json j;
-    cj_begin(&j, stdout);
+  return rc;
+}
+
+static void print_json(const reach_result *r) {
+  cli_json j;
+  cj_begin(&j, stdout);
+  cj_obj(&j);
+  cj_kstr(&j, "target", cli_target->name);
+  cj_kint(&j, "inputs", (int64_t)r->nfiles);
+  cj_kint(&j, "sites", (int64_t)r->nsites);
+  cj_kint(&j, "reached", (int64_t)r->reached);
+  cj_kint(&j, "never", (int64_t)r->never); /* sometimes/reachable sites no input reached */
+  cj_karr(&j, "assertions");
+  for (size_t i = 0; i < r->nsites; i++) {
+    const sf_site *site = &r->sites[i];
+    const tally *t = &r->t[i];
     cj_obj(&j);
-    cj_kstr(&j, "target", cli_target->name);
-    cj_kint(&j, "inputs", (int64_t)nfiles);
-    cj_kint(&j, "sites", (int64_t)nsites);
-    cj_kint(&j, "reached", (int64_t)reached);
-    cj_kint(&j, "never", (int64_t)never); /* sometimes/reachable sites no input reached */
-    cj_karr(&j, "assertions");
-    for (size_t i = 0; i < nsites; i++) {
-      cj_obj(&j);
-      cj_kstr(&j, "kind", kind_name(sites[i].kind));
-      cj_kstr(&j, "name", sites[i].name);
-      cj_kstr(&j, "file", sites[i].file);
-      cj_kint(&j, "line", sites[i].line);
-      cj_kint(&j, "hits", t[i].runs);
-      cj_kstr(&j, "first", t[i].first >= 0 ? files[t[i].first] : "");
-      if (sites[i].kind == SF_SITE_MAXIMIZE) {
-        cj_kint(&j, "best", (int64_t)t[i].best);
-        cj_kstr(&j, "best_input", t[i].best_at >= 0 ? files[t[i].best_at] : "");
-      }
-      cj_end_obj(&j);
+    cj_kstr(&j, "kind", kind_name(site->kind));
+    cj_kstr(&j, "name", site->name);
+    cj_kstr(&j, "file", site->file);
+    cj_kint(&j, "line", site->line);
+    cj_kint(&j, "hits", t->runs);
+    cj_kstr(&j, "first", t->first >= 0 ? r->files[t->first] : "");
+    if (site->kind == SF_SITE_MAXIMIZE) {
+      cj_kint(&j, "best", (int64_t)t->best);
+      cj_kstr(&j, "best_input", t->best_at >= 0 ? r->files[t->best_at] : "");
     }
-    cj_end_arr(&j);
-    cj_karr(&j, "crashed");
-    for (size_t i = 0; i < ncrashed; i++)
-      cj_str(&j, crashed[i]);
-    cj_end_arr(&j);
     cj_end_obj(&j);
-    printf("\n");
-  } else {
-    printf("reach: %zu inputs, %zu assertion sites, %zu reached, %zu never reached\n", nfiles,
-           nsites, reached, never);
-    for (size_t i = 0; i < nsites; i++) {
-      printf("  %-9s %-6s %s  (%s:%d)\n", kind_name(sites[i].kind), t[i].runs ? "" : "NEVER",
-             sites[i].name, sites[i].file, sites[i].line);
-      if (t[i].runs)
-        printf("            %" PRIu32 " inputs, first %s\n", t[i].runs, files[t[i].first]);
-      if (t[i].runs && sites[i].kind == SF_SITE_MAXIMIZE)
-        printf("            best %" PRIu64 " by %s\n", t[i].best, files[t[i].best_at]);
-    }
-    for (size_t i = 0; i < ncrashed; i++)
-      printf("reach: %s crashed the system under test; its hits are not counted\n", crashed[i]);
   }
-  munmap(t, bytes);
+  cj_end_arr(&j);
+  cj_karr(&j, "crashed");
+  for (size_t i = 0; i < r->ncrashed; i++)
+    cj_str(&j, r->crashed[i]);
+  cj_end_arr(&j);
+  cj_end_obj(&j);
+  printf("\n");
+}
+
+static void print_text(const reach_result *r) {
+  printf("reach: %zu inputs, %zu assertion sites, %zu reached, %zu never reached\n", r->nfiles,
+         r->nsites, r->reached, r->never);
+  for (size_t i = 0; i < r->nsites; i++) {
+    const sf_site *site = &r->sites[i];
+    const tally *t = &r->t[i];
+    printf("  %-9s %-6s %s  (%s:%d)\n", kind_name(site->kind), t->runs ? "" : "NEVER", site->name,
+           site->file, site->line);
+    if (t->runs)
+      printf("            %" PRIu32 " inputs, first %s\n", t->runs, r->files[t->first]);
+    if (t->runs && site->kind == SF_SITE_MAXIMIZE)
+      printf("            best %" PRIu64 " by %s\n", t->best, r->files[t->best_at]);
+  }
+  for (size_t i = 0; i < r->ncrashed; i++)
+    printf("reach: %s crashed the system under test; its hits are not counted\n", r->crashed[i]);
+}
+
+#define HELP_REACH                                                                                 \
+  "reach FILE|DIR... : which sometimes/reachable/maximize assertions a corpus reaches\n\n"         \
+  "SYNOPSIS\n"                                                                                     \
+  "  reach [--json] [--require-all] FILE|DIR...\n\n"                                               \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs every input (the files of a directory, not its subdirectories) and reports, for\n"       \
+  "  every assertion site of the target's catalog (SF_SOMETIMES, SF_REACHABLE, SF_MAXIMIZE),\n"    \
+  "  how many inputs reached it, the first input that did and, for SF_MAXIMIZE, the best\n"        \
+  "  value and the input that reached it. Sites no input reached are listed as NEVER.\n"           \
+  "  --json prints one JSON object instead.\n\n"                                                   \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 done, 1 (--require-all) a sometimes or reachable site was never reached, 2 usage or an\n"   \
+  "  unreadable input\n"
+
+static int cmd_reach(int argc, char **argv) {
+  int json = 0, require = 0, rc = EXIT_OK;
+  char **files = NULL;
+  size_t nfiles = 0, cap = 0;
+  const cli_opt opts[] = {CLI_FLAG("--json", NULL, &json),
+                          CLI_FLAG("--require-all", NULL, &require), CLI_END};
+  int npos = cli_parse("reach", argc, argv, opts);
+  if (npos < 0)
+    return EXIT_USAGE;
+  for (int i = 0; i < npos; i++)
+    if (collect(argv[i], &files, &nfiles, &cap) != 0)
+      rc = EXIT_USAGE;
+  reach_result res = {files, nfiles, NULL, 0, NULL, NULL, 0, 0, 0};
+  res.sites = sf_sites(&res.nsites);
+  size_t bytes = (res.nsites + 1) * sizeof(tally);
+  res.t = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (res.t == MAP_FAILED)
+    sf_out_of_memory("reach");
+  for (size_t i = 0; i < res.nsites; i++) {
+    res.t[i].first = -1;
+    res.t[i].best_at = -1;
+  }
+  if (run_inputs(&res) != 0)
+    rc = EXIT_USAGE;
+  for (size_t i = 0; i < res.nsites; i++) {
+    if (res.t[i].runs)
+      res.reached++;
+    else if (res.sites[i].kind != SF_SITE_MAXIMIZE)
+      res.never++;
+  }
+  if (json)
+    print_json(&res);
+  else
+    print_text(&res);
+  munmap(res.t, bytes);
   for (size_t i = 0; i < nfiles; i++)
     free(files[i]);
   free(files);
-  free(crashed);
-  if (rc == EXIT_OK && require && never)
+  free(res.crashed);
+  if (rc == EXIT_OK && require && res.never)
     rc = EXIT_FAILED;
   return rc;
 }
+
+const cli_command cli_cmd_reach = {"reach", cmd_reach, 1, HELP_REACH};

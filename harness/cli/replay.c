@@ -46,7 +46,10 @@ static uint64_t group_kinds(const char *g) {
   return m;
 }
 
-static int parse_kinds(const char *list, uint64_t *mask) {
+/* --kinds K,...: event kinds and groups, into a mask (a cli_opt's fn). */
+static int parse_kinds(const char *cmd, const char *list, void *dst) {
+  uint64_t *mask = dst;
+  (void)cmd;
   char buf[512];
   snprintf(buf, sizeof buf, "%s", list);
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
@@ -61,6 +64,15 @@ static int parse_kinds(const char *list, uint64_t *mask) {
              -1;
     *mask |= m;
   }
+  return 0;
+}
+
+/* --node N (repeatable): a bit in a mask of nodes (a cli_opt's fn). */
+static int parse_node(const char *cmd, const char *v, void *dst) {
+  uint64_t n;
+  if (cli_parse_u64(v, &n) < 0 || n >= SIM_MAX_NODES)
+    return cli_error("%s: bad node '%s'", cmd, v), -1;
+  *(uint64_t *)dst |= 1ull << n;
   return 0;
 }
 
@@ -130,7 +142,33 @@ static void on_program_exit(int status, void *arg) {
 }
 #endif
 
-int cmd_replay(int argc, char **argv) {
+#define HELP_REPLAY                                                                                \
+  "replay FILE... : run scenarios and print what happened\n\n"                                     \
+  "SYNOPSIS\n"                                                                                     \
+  "  replay [--from T] [--to T] [--node N]... [--kinds K,...] [--no-timeline] [-q] FILE...\n\n"    \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs each FILE on the target and prints its timeline (virtual time, node, event,\n"           \
+  "  the message as the target describes it, the fault's reason), then a summary and,\n"           \
+  "  when the run fails, the failure report: invariant, node, time, the steps executed,\n"         \
+  "  the last events and the faults that fired. FILE may be a libFuzzer or AFL++ crash\n"          \
+  "  file or a scenario in binary or text form: a file is read as the fuzzers read it\n"           \
+  "  (bytes) unless its name ends in .txt, .textproto, .textpb or .pbtxt, or --text is\n"          \
+  "  given. Each file is run twice and the trace hashes compared.\n\n"                             \
+  "OPTIONS\n"                                                                                      \
+  "  --from T, --to T   only events in this window (T: 1.5, 1.5s, 300ms, 20us)\n"                  \
+  "  --node N           only events of node N (repeatable)\n"                                      \
+  "  --kinds K,...      only these event kinds (send, deliver, drop, timer, crash, ...)\n"         \
+  "                     or groups: messages, faults, conn, disk, nodes\n"                          \
+  "  --no-timeline      summary and report only\n"                                                 \
+  "  -q, --quiet        one summary line per file\n\n"                                             \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 no failure, 1 an invariant or liveness failure, 2 bad input or usage,\n"                    \
+  "  3 determinism mismatch (the two runs differed)\n\n"                                           \
+  "EXAMPLES\n"                                                                                     \
+  "  replay crash-4f1e...            what the fuzzer found\n"                                      \
+  "  replay --kinds faults,conn --node 1 min.pb\n"
+
+static int cmd_replay(int argc, char **argv) {
 #if defined(__GLIBC__)
   static int hooked;
   if (!hooked++)
@@ -138,45 +176,23 @@ int cmd_replay(int argc, char **argv) {
 #endif
   timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
   int quiet = 0, rc = EXIT_OK;
-  int nfiles = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if ((!strcmp(a, "--from") || !strcmp(a, "--to")) && i + 1 < argc) {
-      if (cli_parse_time(argv[i + 1], !strcmp(a, "--from") ? &tl.from : &tl.to) < 0)
-        return cli_error("replay: bad time '%s' (e.g. 1.5, 300ms, 20us)", argv[i + 1]);
-      i++;
-    } else if (!strcmp(a, "--node") && i + 1 < argc) {
-      uint64_t n;
-      if (cli_parse_u64(argv[++i], &n) < 0 || n >= SIM_MAX_NODES)
-        return cli_error("replay: bad node '%s'", argv[i]);
-      tl.nodes |= 1ull << n;
-    } else if (!strcmp(a, "--kinds") && i + 1 < argc) {
-      if (parse_kinds(argv[++i], &tl.kinds) < 0)
-        return EXIT_USAGE;
-    } else if (!strcmp(a, "--no-timeline")) {
-      tl.print = 0;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-      tl.print = 0;
-    } else if (a[0] == '-' && a[1]) {
-      return cli_error("replay: unknown option '%s' (see: %s help replay)", a, cli_prog);
-    } else {
-      nfiles++;
-    }
-  }
+  int no_timeline = 0;
+  const cli_opt opts[] = {CLI_TIME("--from", &tl.from),
+                          CLI_TIME("--to", &tl.to),
+                          CLI_FN("--node", &tl.nodes, parse_node),
+                          CLI_FN("--kinds", &tl.kinds, parse_kinds),
+                          CLI_FLAG("--no-timeline", NULL, &no_timeline),
+                          CLI_FLAG("--quiet", "-q", &quiet),
+                          CLI_END};
+  int nfiles = cli_parse("replay", argc, argv, opts);
+  if (nfiles < 0)
+    return EXIT_USAGE;
   if (!nfiles)
     return cli_error("replay: no input files (see: %s help replay)", cli_prog);
+  tl.print = !no_timeline && !quiet;
   sf_scenario *s = cli_new_scenario();
-  for (int f = 0; f < argc; f++) { /* every file, in order (the options were checked above) */
-    const char *a = argv[f];
-    if (!strcmp(a, "--from") || !strcmp(a, "--to") || !strcmp(a, "--node") ||
-        !strcmp(a, "--kinds")) {
-      f++;
-      continue;
-    }
-    if (a[0] == '-' && a[1])
-      continue;
-    const char *path = a;
+  for (int f = 0; f < nfiles; f++) { /* every file, in order */
+    const char *path = argv[f];
     cli_input_kind k;
     if (cli_load(path, s, &k, NULL) < 0) {
       rc = EXIT_USAGE;
@@ -210,6 +226,8 @@ int cmd_replay(int argc, char **argv) {
   free(s);
   return rc;
 }
+
+const cli_command cli_cmd_replay = {"replay", cmd_replay, 1, HELP_REPLAY};
 
 /* ---- check-determinism --------------------------------------------------- */
 
@@ -351,26 +369,62 @@ static int fresh_hash(const char *path, uint64_t *h) {
   return 0;
 }
 
-int cmd_check_determinism(int argc, char **argv) {
-  uint64_t runs = 3;
-  int rc = EXIT_OK, nfiles = 0;
-  for (int i = 0; i < argc; i++)
-    if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
-      if (cli_parse_u64(argv[++i], &runs) < 0 || runs < 2 || runs > 1000)
-        return cli_error("check-determinism: --runs wants 2..1000");
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return cli_error("check-determinism: unknown option '%s'", argv[i]);
-    } else {
-      nfiles++;
+/* Run s runs - 1 more times in this process against the first run's
+ * records (ref, hash h0); 0 if every run matched, else -1 after printing
+ * the first divergence. */
+static int compare_runs(const char *path, const sf_scenario *s, reference *ref, uint64_t h0,
+                        uint64_t runs) {
+  for (uint64_t n = 1; n < runs; n++) {
+    comparison c;
+    memset(&c, 0, sizeof c);
+    c.ref = ref;
+    sf_result r;
+    cli_run_traced(s, compare, &c, &r);
+    if (!c.diverged && c.i < ref->n) { /* this run ended first */
+      c.diverged = 1;
+      c.at = c.i;
+      snprintf(c.a[0], sizeof c.a[0], "(record %zu of run 1)", c.i);
+      snprintf(c.b[0], sizeof c.b[0], "(end of run)");
     }
+    if (r.hash == h0 && !c.diverged)
+      continue;
+    printf("%s: MISMATCH in-process: run 1 hash %016" PRIx64 ", run %" PRIu64 " hash %016" PRIx64
+           "\n",
+           path, h0, n + 1, r.hash);
+    if (c.diverged) {
+      printf("  first divergence at trace record %zu:\n", c.at);
+      for (int j = 0; j < c.nctx; j++)
+        printf("    both:   %s\n", c.b[j]);
+      printf("    run 1:  %s\n    run %" PRIu64 ":%s %s\n", c.a[c.nctx], n + 1,
+             n + 1 < 10 ? " " : "", c.b[c.nctx]);
+    }
+    return -1;
+  }
+  return 0;
+}
+
+#define HELP_CHECK                                                                                 \
+  "check-determinism FILE... : check that each input replays identically\n\n"                      \
+  "SYNOPSIS\n"                                                                                     \
+  "  check-determinism [--runs N] FILE...\n\n"                                                     \
+  "DESCRIPTION\n"                                                                                  \
+  "  Replays each FILE N times in this process (default 3) and once in a fresh process, and\n"     \
+  "  compares the trace hashes. On a mismatch it prints the first event where the runs\n"          \
+  "  diverge, from both runs.\n\n"                                                                 \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 deterministic, 3 a mismatch, 2 bad input or usage\n"
+
+static int cmd_check_determinism(int argc, char **argv) {
+  uint64_t runs = 3;
+  int rc = EXIT_OK;
+  const cli_opt opts[] = {CLI_U64("--runs", &runs, 2, 1000), CLI_END};
+  int nfiles = cli_parse("check-determinism", argc, argv, opts);
+  if (nfiles < 0)
+    return EXIT_USAGE;
   if (!nfiles)
     return cli_error("check-determinism: no input files");
   sf_scenario *s = cli_new_scenario();
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--runs")) {
-      i++;
-      continue;
-    }
+  for (int i = 0; i < nfiles; i++) {
     cli_input_kind k;
     if (cli_load(argv[i], s, &k, NULL) < 0) {
       rc = EXIT_USAGE;
@@ -378,40 +432,9 @@ int cmd_check_determinism(int argc, char **argv) {
     }
     reference ref;
     memset(&ref, 0, sizeof ref);
-    sf_run_opts o;
-    memset(&o, 0, sizeof o);
-    o.trace = reference_add;
-    o.trace_ctx = &ref;
-    sf_result r0, r;
-    sf_run(cli_target, s, &o, &r0);
-    int bad = 0;
-    for (uint64_t n = 1; n < runs && !bad; n++) {
-      comparison c;
-      memset(&c, 0, sizeof c);
-      c.ref = &ref;
-      o.trace = compare;
-      o.trace_ctx = &c;
-      sf_run(cli_target, s, &o, &r);
-      if (!c.diverged && c.i < ref.n) { /* this run ended first */
-        c.diverged = 1;
-        c.at = c.i;
-        snprintf(c.a[0], sizeof c.a[0], "(record %zu of run 1)", c.i);
-        snprintf(c.b[0], sizeof c.b[0], "(end of run)");
-      }
-      if (r.hash == r0.hash && !c.diverged)
-        continue;
-      bad = 1;
-      printf("%s: MISMATCH in-process: run 1 hash %016" PRIx64 ", run %" PRIu64 " hash %016" PRIx64
-             "\n",
-             argv[i], r0.hash, n + 1, r.hash);
-      if (c.diverged) {
-        printf("  first divergence at trace record %zu:\n", c.at);
-        for (int j = 0; j < c.nctx; j++)
-          printf("    both:   %s\n", c.b[j]);
-        printf("    run 1:  %s\n    run %" PRIu64 ":%s %s\n", c.a[c.nctx], n + 1,
-               n + 1 < 10 ? " " : "", c.b[c.nctx]);
-      }
-    }
+    sf_result r0;
+    cli_run_traced(s, reference_add, &ref, &r0);
+    int bad = compare_runs(argv[i], s, &ref, r0.hash, runs) != 0;
     uint64_t fh;
     if (!bad) {
       if (fresh_hash(argv[i], &fh) != 0) {
@@ -436,3 +459,5 @@ int cmd_check_determinism(int argc, char **argv) {
   free(s);
   return rc;
 }
+
+const cli_command cli_cmd_check = {"check-determinism", cmd_check_determinism, 1, HELP_CHECK};

@@ -75,6 +75,8 @@ typedef struct {
   int done, resume;
   uint64_t done_seed, resume_seed;
   sf_scenario *s;
+  int first, internal;     /* --stop-on-first; a worker could not start */
+  uint64_t last, restarts; /* the last seed known to be run; workers that died */
 } sweep_state;
 
 static void progress(sweep_state *st, uint64_t seed) {
@@ -140,32 +142,105 @@ static void on_record(void *ctx, const cli_record *rec) {
     failure(st, rec->seed, &rec->o);
 }
 
-int cmd_sweep(int argc, char **argv) {
-  uint64_t a = 0, b = 999;
-  const char *out = NULL;
-  int first = 0, verbose = 0, quiet = 0, have_range = 0;
-  for (int i = 0; i < argc; i++) {
-    int lim = cli_limit_option(argc, argv, &i);
-    if (lim < 0)
-      return EXIT_USAGE;
-    if (lim)
-      continue;
-    if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
-      if (cli_parse_range(argv[++i], &a, &b) < 0)
-        return cli_error("sweep: bad seed range '%s' (want A-B)", argv[i]);
-      have_range = 1;
-    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-      out = argv[++i];
-    } else if (!strcmp(argv[i], "--stop-on-first")) {
-      first = 1;
-    } else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
-      verbose = 1;
-    } else if (!strcmp(argv[i], "-q")) {
-      quiet = 1;
-    } else {
-      return cli_error("sweep: unknown argument '%s' (see: %s help sweep)", argv[i], cli_prog);
+/* Run seeds a..b in worker processes, a new worker after each one that
+ * dies (that seed's failure), until the end, the first failure
+ * (--stop-on-first) or a stop signal; st->last is the last seed run. */
+static void run_workers(sweep_state *st, cli_child *c) {
+  uint64_t next = st->a;
+  int finished = 0;
+  st->last = st->a - 1;
+  while (!finished && !cli_interrupted) {
+    sweep_job job = {next, st->b, st->first, st->verbose, 0};
+    job.progress_every = st->quiet ? 0 : (st->total / 100 ? st->total / 100 : 1);
+    st->done = st->resume = 0;
+    if (cli_child_spawn(c, worker, &job) != 0) {
+      st->internal = 1;
+      cli_error("sweep: cannot start a worker process: %s", strerror(errno));
+      break;
     }
+    int ended = cli_child_wait(c, &cli_run_limits, on_record, st);
+    if (st->done) { /* the worker reached the end (or its first failure) */
+      st->last = st->done_seed;
+      finished = 1;
+      break;
+    }
+    if (ended == CLI_END_INTERRUPTED)
+      break;
+    if (st->resume && ended == CLI_END_OK) { /* after a failed assert() */
+      st->last = st->resume_seed - 1;
+      next = st->resume_seed;
+      continue;
+    }
+    /* the worker died running its current seed: that seed's failure */
+    uint64_t seed = c->runs ? c->last_seed : next;
+    cli_outcome o;
+    cli_crash_outcome(c, ended == CLI_END_OK ? CLI_END_CRASH : ended, &o);
+    failure(st, seed, &o);
+    st->last = seed;
+    st->restarts++;
+    finished = st->first || seed == st->b;
+    next = seed + 1;
   }
+  if (cli_interrupted && !finished) /* the seed being run did not finish */
+    st->last = c->runs ? c->last_seed - 1 : next - 1;
+  SIM_ASSERT(st->last == st->a - 1 || (st->last >= st->a && st->last <= st->b));
+}
+
+static void print_summary(const sweep_state *st) {
+  uint64_t runs = st->last + 1 - st->a;
+  if (cli_stop_signal)
+    printf("sweep: interrupted by signal %d after %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64
+           "), %" PRIu64 " failures\n",
+           (int)cli_stop_signal, runs, st->a, st->last, st->failures);
+  else
+    printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs,
+           st->a, st->a + runs - 1, st->failures);
+  if (st->restarts)
+    printf("sweep: %" PRIu64 " of them crashed or hung the system under test (each in its own "
+           "worker)\n",
+           st->restarts);
+}
+
+#define HELP_SWEEP                                                                                 \
+  "sweep --seeds A-B : random-seed simulation\n\n"                                                 \
+  "SYNOPSIS\n"                                                                                     \
+  "  sweep --seeds A-B [-o DIR] [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-v] [-q]\n\n" \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs the random scenario of every seed in A..B (swarm: each seed draws its own fault\n"       \
+  "  mix, network, disk and steps), the way FoundationDB-style simulators test. Prints a\n"        \
+  "  progress line and a summary; each failing seed's scenario is saved to DIR as\n"               \
+  "  <target>-seed-<N>.pb, a file every other command accepts.\n\n"                                \
+  "  The seeds run in a worker process. If the system under test aborts, fails an assert(),\n"     \
+  "  crashes, runs past the time limit or over the memory limit, that seed is recorded as a\n"     \
+  "  failure with the crash's signature (the assertion and its site, or the signal and top\n"      \
+  "  frame; 'timeout'; 'out-of-memory') and a new worker goes on with the next seed.\n"            \
+  "  SIGINT or SIGTERM stops the sweep with its summary.\n\n"                                      \
+  "OPTIONS\n"                                                                                      \
+  "  -o DIR             save failures here\n"                                                      \
+  "  --stop-on-first    stop at the first failure\n"                                               \
+  "  --timeout S        wall-clock limit per seed (default 20)\n"                                  \
+  "  --rss-limit-mb MB  memory limit of the worker (default 2048)\n"                               \
+  "  -v                 print every seed's trace hash\n"                                           \
+  "  -q                 no progress line\n\n"                                                      \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 no failure, 1 failures found, 2 usage or a failure that could not be saved,\n"              \
+  "  128+N stopped by signal N before any failure\n"
+
+static int cmd_sweep(int argc, char **argv) {
+  uint64_t range[2] = {1, 0}; /* empty until --seeds (a parsed range has A <= B) */
+  const char *out = NULL;
+  int first = 0, verbose = 0, quiet = 0;
+  const cli_opt opts[] = {CLI_RANGE("--seeds", range),
+                          CLI_STR("-o", NULL, &out),
+                          CLI_FLAG("--stop-on-first", NULL, &first),
+                          CLI_FLAG("--verbose", "-v", &verbose),
+                          CLI_FLAG("--quiet", "-q", &quiet),
+                          CLI_LIMITS,
+                          CLI_END};
+  if (cli_parse_none("sweep", argc, argv, opts) < 0)
+    return EXIT_USAGE;
+  int have_range = range[0] <= range[1];
+  uint64_t a = range[0], b = range[1];
   if (!have_range)
     return cli_error("sweep: --seeds A-B is required");
   if (out && cli_make_dir("sweep", out) < 0)
@@ -188,65 +263,19 @@ int cmd_sweep(int argc, char **argv) {
   }
   struct sigaction old[2];
   cli_catch_stop(old);
-
-  uint64_t next = a, last = a - 1; /* last: the last seed known to be run */
-  int finished = 0, internal = 0;
-  uint64_t restarts = 0;
-  while (!finished && !cli_interrupted) {
-    sweep_job job = {next, b, first, verbose, 0};
-    job.progress_every = quiet ? 0 : (st.total / 100 ? st.total / 100 : 1);
-    st.done = st.resume = 0;
-    if (cli_child_spawn(c, worker, &job) != 0) {
-      internal = 1;
-      cli_error("sweep: cannot start a worker process: %s", strerror(errno));
-      break;
-    }
-    int ended = cli_child_wait(c, &cli_run_limits, on_record, &st);
-    if (st.done) { /* the worker reached the end (or its first failure) */
-      last = st.done_seed;
-      finished = 1;
-      break;
-    }
-    if (ended == CLI_END_INTERRUPTED)
-      break;
-    if (st.resume && ended == CLI_END_OK) { /* after a failed assert() */
-      last = st.resume_seed - 1;
-      next = st.resume_seed;
-      continue;
-    }
-    /* the worker died running its current seed: that seed's failure */
-    uint64_t seed = c->runs ? c->last_seed : next;
-    cli_outcome o;
-    cli_crash_outcome(c, ended == CLI_END_OK ? CLI_END_CRASH : ended, &o);
-    failure(&st, seed, &o);
-    last = seed;
-    restarts++;
-    if (first || seed == b)
-      finished = 1;
-    next = seed + 1;
-  }
-  if (cli_interrupted && !finished) /* the seed being run did not finish */
-    last = c->runs ? c->last_seed - 1 : next - 1;
+  st.first = first;
+  run_workers(&st, c);
   cli_restore_stop(old);
   if (st.tty && !quiet)
     fprintf(stderr, "\r\033[K");
-  uint64_t runs = last + 1 - a;
-  if (cli_stop_signal)
-    printf("sweep: interrupted by signal %d after %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64
-           "), %" PRIu64 " failures\n",
-           (int)cli_stop_signal, runs, a, last, st.failures);
-  else
-    printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs, a,
-           a + runs - 1, st.failures);
-  if (restarts)
-    printf("sweep: %" PRIu64 " of them crashed or hung the system under test (each in its own "
-           "worker)\n",
-           restarts);
+  print_summary(&st);
   free(c);
   free(st.s);
-  if (st.lost || internal)
+  if (st.lost || st.internal)
     return EXIT_USAGE; /* a failure that should have been kept was not */
   if (st.failures)
     return EXIT_FAILED;
   return cli_stop_signal ? 128 + (int)cli_stop_signal : EXIT_OK;
 }
+
+const cli_command cli_cmd_sweep = {"sweep", cmd_sweep, 1, HELP_SWEEP};

@@ -9,29 +9,36 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int cmd_triage(int argc, char **argv) {
-  int json = 0, nfiles = 0, failed = 0, bad = 0;
-  for (int i = 0; i < argc; i++) {
-    int lim = cli_limit_option(argc, argv, &i);
-    if (lim < 0)
-      return EXIT_USAGE;
-    if (lim) {
-      argv[i - 1] = argv[i] = "";
-      continue;
-    }
-    if (!strcmp(argv[i], "--json"))
-      json = 1;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return cli_error("triage: unknown option '%s' (see: %s help triage)", argv[i], cli_prog);
-    else
-      nfiles++;
-  }
+#define HELP_TRIAGE                                                                                \
+  "triage FILE... : name each input's failure, for deduplication\n\n"                              \
+  "SYNOPSIS\n"                                                                                     \
+  "  triage [--json] [--timeout S] [--rss-limit-mb MB] FILE...\n\n"                                \
+  "DESCRIPTION\n"                                                                                  \
+  "  Runs every FILE in forked children, so a crash or hang cannot take triage down:\n"            \
+  "  twice in one child and once in another. It prints the failure signature: the\n"               \
+  "  invariant and its check site, 'liveness', or for crashes of the system under test the\n"      \
+  "  signal or exit status, sanitizer error and top frame, or the failed assert() and its\n"       \
+  "  site; 'timeout' after --timeout S (default 20), 'out-of-memory' over --rss-limit-mb\n"        \
+  "  MB (default 2048). Inputs\n"                                                                  \
+  "  with equal signatures are the same bug. The three runs must agree on the signature\n"         \
+  "  and trace hash, else the line says NOT\n"                                                     \
+  "  DETERMINISTIC. With --json, one JSON object per line: file, target, status (ok,\n"            \
+  "  failed, crash, timeout), signature, invariant, node, time_ns, events, hash,\n"                \
+  "  deterministic, message. No file is written.\n\n"                                              \
+  "EXIT STATUS\n"                                                                                  \
+  "  0 every input passed, 1 some input failed, 2 an input could not be read (the others\n"        \
+  "  are still triaged)\n"
+
+static int cmd_triage(int argc, char **argv) {
+  int json = 0, failed = 0, bad = 0;
+  const cli_opt opts[] = {CLI_FLAG("--json", NULL, &json), CLI_LIMITS, CLI_END};
+  int nfiles = cli_parse("triage", argc, argv, opts);
+  if (nfiles < 0)
+    return EXIT_USAGE;
   if (!nfiles)
     return cli_error("triage: usage: %s triage [--json] FILE...", cli_prog);
   sf_scenario *s = cli_new_scenario();
-  for (int i = 0; i < argc; i++) {
-    if ((argv[i][0] == '-' && argv[i][1]) || !argv[i][0])
-      continue; /* options, and the limit options blanked above */
+  for (int i = 0; i < nfiles; i++) {
     cli_input_kind kind;
     if (cli_load(argv[i], s, &kind, NULL) < 0) {
       bad = 1;
@@ -80,3 +87,5 @@ int cmd_triage(int argc, char **argv) {
   free(s);
   return bad ? EXIT_USAGE : failed ? EXIT_FAILED : EXIT_OK;
 }
+
+const cli_command cli_cmd_triage = {"triage", cmd_triage, 1, HELP_TRIAGE};
