@@ -28,6 +28,7 @@ void sim__disk_free(disk_t *d) {
 /* Bytes per page: whole sectors, about 4 KiB. */
 static uint32_t page_bytes(const disk_t *d) {
   uint32_t ss = d->p.sector_size;
+  SIM_ASSERT(ss > 0); /* sim_world_create keeps a valid sector size */
   return ss >= 4096 ? ss : 4096 / ss * ss;
 }
 
@@ -64,6 +65,7 @@ static int disk_reserve(sim_world *w, disk_t *d, uint64_t need) {
   memset(u + d->npages, 0, (size_t)(n - d->npages) * sizeof *u);
   memset(f + d->npages * per, 0, (size_t)((n - d->npages) * per));
   d->npages = (uint32_t)n;
+  SIM_ASSERT((uint64_t)d->npages * pb >= need); /* need is within the disk budget */
   return 0;
 }
 
@@ -299,6 +301,7 @@ int sim_disk_truncate(sim_world *w, int node, uint64_t size) {
     cache_span(d, size, (size_t)(d->size - size), NULL, NULL);
   }
   d->size = size;
+  SIM_ASSERT((uint64_t)d->npages * page_bytes(d) >= size || size == 0);
   sim__trace(w, SIM_EV_DISK_TRUNCATE, 0, node, -1, size, 0, 0, NULL, 0);
   return 0;
 }
@@ -311,6 +314,7 @@ int sim_disk_set_params(sim_world *w, int node, const sim_disk_params *p) {
   uint32_t ss = d->p.sector_size;
   d->p = *p;
   d->p.sector_size = ss; /* the geometry is fixed for the world */
+  SIM_ASSERT(d->p.sector_size == w->cfg.disk.sector_size);
   return 0;
 }
 
@@ -323,6 +327,7 @@ int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth) {
   CHECK_DISK_NODE(w, node);
   if ((unsigned)op > SIM_DISK_SYNC)
     return -EINVAL;
+  SIM_ASSERT(op >= SIM_DISK_READ && op <= SIM_DISK_SYNC);
   w->node[node].disk.fail_nth[op] = nth;
   return 0;
 }

@@ -219,6 +219,7 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
   if (i == NONE)
     return 0;
   msg_t *m = &w->msg[i];
+  SIM_ASSERT(m->len == len && m->ev == NONE); /* a fresh message, not yet launched */
   m->from = (int16_t)from;
   m->to = (int16_t)to;
   m->id = ++w->msg_id;
@@ -281,6 +282,7 @@ uint64_t sim_in_flight_due(const sim_world *w) {
     if ((kind == EVK_MSG || kind == EVK_SEG) && h->time > t)
       t = h->time;
   }
+  SIM_ASSERT(t >= w->now);
   return sim__conn_due(w, t); /* and the segments queued behind those */
 }
 
@@ -358,6 +360,7 @@ int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
   if (!p)
     return -EINVAL;
   sim__link_params(L(w, from, to), p);
+  SIM_ASSERT(w->link[from][to].p.loss_ppm == p->loss_ppm);
   sim__trace(w, SIM_EV_LINK, 0, from, to, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
   return 0;
 }
@@ -380,6 +383,7 @@ int sim_link_block(sim_world *w, int from, int to, int blocked) {
   if (from == to || !l->blocked == !blocked)
     return 0;
   l->blocked = blocked ? 1 : 0;
+  SIM_ASSERT(sim_link_blocked(w, from, to) == (blocked != 0));
   if (blocked)
     w->stats.partitions++;
   else
@@ -434,6 +438,7 @@ void sim_heal(sim_world *w) {
       }
       if (l->held)
         sim_link_release(w, i, j);
+      SIM_ASSERT(!l->blocked && !l->held);
     }
   sim__trace(w, SIM_EV_HEAL, (unsigned)any, -1, -1, 0, 0, 0, NULL, 0);
 }
@@ -441,12 +446,14 @@ void sim_heal(sim_world *w) {
 int sim_link_hold(sim_world *w, int from, int to) {
   CHECK_LINK(w, from, to);
   L(w, from, to)->held = 1;
+  SIM_ASSERT(w->link[from][to].held);
   return 0;
 }
 
 /* Schedule a held or in-flight message for forced delivery at time t. */
 static int force(sim_world *w, link_t *l, uint32_t i, uint64_t t) {
   msg_t *m = &w->msg[i];
+  SIM_ASSERT(i < w->msg_cap && t >= w->now); /* a pending message, delivered from now on */
   if (m->flags & MF_HELD) {
     sim__ml_remove(w, &l->hold, i);
     m->flags &= (uint8_t)~MF_HELD;
@@ -479,6 +486,7 @@ int sim_link_release(sim_world *w, int from, int to) {
     if (force(w, l, i, t++) < 0)
       return -ENOSPC;
   }
+  SIM_ASSERT(l->hold.n == 0 && !l->held);
   return 0;
 }
 
@@ -496,6 +504,7 @@ int sim_link_deliver_kth(sim_world *w, int from, int to, uint32_t k) {
   }
   while (k--)
     i = w->msg[i].next;
+  SIM_ASSERT(i != NONE && w->msg[i].from == from && w->msg[i].to == to);
   trace_msg(w, SIM_EV_RELEASE, 0, from, to, &w->msg[i], 1);
   return force(w, l, i, w->now);
 }

@@ -21,6 +21,7 @@ static conn_t *conn_get(const sim_world *w, sim_conn h, uint32_t *idx) {
   conn_t *c = &w->conn[i];
   if (c->state == CS_FREE || c->gen != (uint32_t)(h >> 32))
     return NULL;
+  SIM_ASSERT(c->end[0] != c->end[1]); /* a live connection joins two nodes */
   if (idx)
     *idx = i;
   return c;
@@ -112,9 +113,11 @@ static void notify(sim_world *w, uint32_t idx, int k, sim_conn_event ev, uint64_
 
 /* Kill a connection: each open end hears `ev` now; the slot is freed. */
 static void conn_kill(sim_world *w, uint32_t idx, sim_conn_event ev) {
+  SIM_ASSERT(idx < w->conn_cap && w->conn[idx].state != CS_FREE);
   for (int k = 0; k < 2; k++)
     notify(w, idx, k, ev, w->now);
   conn_release(w, idx);
+  SIM_ASSERT(w->conn[idx].state == CS_FREE);
 }
 
 static void call_conn(sim_world *w, int node, sim_conn h, sim_conn_event ev, const void *d,
@@ -134,6 +137,7 @@ static uint64_t seg_delay(sim_world *w, int from, int to, uint64_t n) {
     d += w->cfg.stream.retransmit_ns;
     w->stats.seg_retransmits++;
   }
+  SIM_ASSERT(d >= p->latency_min_ns);
   return d;
 }
 
@@ -203,6 +207,7 @@ int64_t sim_connect(sim_world *w, int node, int to) {
   if (idx == NONE)
     return -EMFILE;
   conn_t *c = &w->conn[idx];
+  SIM_ASSERT(c->state == CS_FREE && c->timeout_ev == NONE); /* conn_alloc's */
   c->state = CS_CONNECTING;
   c->end[0] = (int16_t)node;
   c->end[1] = (int16_t)to;
@@ -268,6 +273,7 @@ void sim__connto_event(sim_world *w, uint32_t e) {
   c->timeout_ev = NONE;
   if (c->up[0])
     return;
+  SIM_ASSERT(c->state == CS_CONNECTING || c->state == CS_OPEN);
   w->stats.conns_timeout++;
   conn_kill(w, idx, SIM_CONN_TIMEOUT);
 }
@@ -277,6 +283,7 @@ void sim__notify_event(sim_world *w, uint32_t e) {
   int node = x->node, peer = x->peer;
   sim_conn h = x->u.tag;
   sim_conn_event ev = (sim_conn_event)x->sub;
+  SIM_ASSERT(node >= 0 && node < w->n && peer >= 0 && peer < w->n);
   int live = w->node[node].up && w->node[node].inc == x->inc;
   sim__ev_free(w, e);
   if (!live)
@@ -374,6 +381,7 @@ int sim_conn_send(sim_world *w, int node, sim_conn h, const void *data, size_t l
     return -ENOTCONN;
   if (len > w->cfg.budgets.max_msg_size)
     return -EMSGSIZE;
+  SIM_ASSERT(c->end[k] == node && c->state == CS_OPEN);
   return enqueue(w, idx, k, data, len, 0);
 }
 
@@ -387,6 +395,7 @@ int sim_conn_close(sim_world *w, int node, sim_conn h) {
     return -EINVAL;
   if (!c->open[k])
     return -ENOTCONN;
+  SIM_ASSERT(c->end[k] == node);
   c->open[k] = 0;
   if (!c->up[k]) {
     /* abort a connect in progress; an accepting peer hears a reset */
@@ -405,6 +414,7 @@ int sim_conn_peer(const sim_world *w, sim_conn h, int node) {
   if (!c)
     return -1;
   int k = end_of(c, node);
+  SIM_ASSERT(k < 0 || c->end[1 - k] != node);
   return k < 0 ? -1 : c->end[1 - k];
 }
 
@@ -431,6 +441,7 @@ int sim_reset_conns(sim_world *w, int a, int b) {
     conn_kill(w, i, SIM_CONN_RESET);
     count++;
   }
+  SIM_ASSERT(count >= 0 && (uint32_t)count <= w->conn_cap);
   return count;
 }
 
@@ -451,6 +462,7 @@ void sim__conn_purge_node(sim_world *w, int node) {
 }
 
 uint64_t sim__conn_due(const sim_world *w, uint64_t t) {
+  uint64_t t0 = t;
   for (uint32_t c = 0; c < w->conn_cap; c++) {
     if (w->conn[c].state == CS_FREE)
       continue;
@@ -460,6 +472,7 @@ uint64_t sim__conn_due(const sim_world *w, uint64_t t) {
         t = d->last_at;
     }
   }
+  SIM_ASSERT(t >= t0); /* the latest of the given time and every queued segment's */
   return t;
 }
 

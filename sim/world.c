@@ -318,6 +318,7 @@ static int heap_reserve(sim_world *w) {
     w->heap = h;
     w->heap_cap = cap;
   }
+  SIM_ASSERT(w->heap_n < w->heap_cap); /* the room heap_insert takes */
   return 0;
 }
 
@@ -338,6 +339,7 @@ uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
   x->inc = node >= 0 ? w->node[node].inc : 0;
   x->next = NONE;
   heap_insert(w, e, t < w->now ? w->now : t);
+  SIM_ASSERT(w->heap_n > 0 && w->heap[0].time >= w->now); /* nothing due before now */
   return e;
 }
 
@@ -345,6 +347,7 @@ uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
  * node's deferred list) as tombstones and are freed when they come up, so
  * the heap never tracks positions. */
 void sim__ev_cancel(sim_world *w, uint32_t e) {
+  SIM_ASSERT(e < w->ev_cap && w->ev[e].kind != 0); /* a pending event, never a free one */
   w->ev[e].kind = EVK_DEAD;
 }
 
@@ -366,6 +369,7 @@ int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
     return -ENOSPC;
   w->ev[e].u.call.fn = fn;
   w->ev[e].u.call.arg = arg;
+  SIM_ASSERT(w->ev[e].kind == EVK_CALL && w->ev[e].node == -1);
   return 0;
 }
 
@@ -373,6 +377,7 @@ int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
 
 static void record_failure(sim_world *w, int live, int node, const char *name, const char *file,
                            int line) {
+  SIM_ASSERT(!w->failed); /* the first failure is the one kept */
   w->failed = 1;
   w->stopped = 1;
   w->fail.is_liveness = live;
@@ -412,6 +417,7 @@ static void liveness_failed(sim_world *w) {
            " s window opened at %" PRIu64 ".%03" PRIu64 " s (after heal)",
            ms / 1000, ms % 1000, at / 1000, at % 1000);
   record_failure(w, 1, -1, "liveness", __FILE__, __LINE__);
+  SIM_ASSERT(w->failed && w->stopped && w->fail.is_liveness);
   if (w->cfg.fail_mode == SIM_FAIL_ABORT) {
     if (w->cfg.on_failure)
       w->cfg.on_failure(w->cfg.hook_ctx, w);
@@ -448,6 +454,7 @@ const sim_failure *sim_get_failure(const sim_world *w) {
 }
 
 int sim_finish(sim_world *w) {
+  SIM_ASSERT(!w->hole); /* never from inside an event */
   if (!w->finished && !w->failed) {
     w->finished = 1;
     if (w->cfg.at_end)
@@ -460,6 +467,7 @@ int sim_finish(sim_world *w) {
 
 static void boot_node(sim_world *w, int i) {
   node_t *nd = &w->node[i];
+  SIM_ASSERT(!nd->up && nd->timers == 0 && nd->dhead == NONE); /* a crash left nothing behind */
   int restart = nd->inc > 0;
   nd->booting = 0;
   nd->up = 1;
@@ -470,6 +478,7 @@ static void boot_node(sim_world *w, int i) {
 }
 
 static void defer(sim_world *w, node_t *nd, uint32_t e) {
+  SIM_ASSERT(nd->paused && nd->up && (nd->dtail == NONE) == (nd->dhead == NONE));
   w->ev[e].next = NONE;
   if (nd->dtail == NONE)
     nd->dhead = e;
@@ -481,6 +490,7 @@ static void defer(sim_world *w, node_t *nd, uint32_t e) {
 
 static void dispatch(sim_world *w, uint32_t e) {
   ev_t *x = &w->ev[e];
+  SIM_ASSERT(x->node >= -1 && x->node < w->n);
   w->ev_node = x->node;
   if (x->node >= 0 && x->kind != EVK_BOOT) {
     node_t *nd = &w->node[x->node];
@@ -547,6 +557,7 @@ int sim_set_current_node(sim_world *w, int node) {
   int prev = sim__cur.w == w ? sim__cur.node : -1;
   if (sim__cur.w == w)
     sim__cur.node = node >= 0 && node < w->n ? node : -1;
+  SIM_ASSERT(prev >= -1 && prev < w->n);
   return prev;
 }
 
@@ -562,6 +573,7 @@ static void step(sim_world *w);
 /* The event and virtual-time budgets, before the next event (there is
  * one): 1 to go on, else 0 and the run stops. */
 static inline int within_budgets(sim_world *w) {
+  SIM_ASSERT(w->heap_n > 0); /* there is a next event */
   if (w->stats.events >= w->cfg.budgets.max_events) {
     sim__budget_stop(w, SIM_BUDGET_EVENTS);
     return 0;
@@ -637,6 +649,7 @@ sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps) {
     }
   }
   sim__cur = saved;
+  SIM_ASSERT(r != SIM_STOP_FAILURE || w->failed);
   return r;
 }
 
@@ -692,6 +705,7 @@ static void drop_deferred(sim_world *w, node_t *nd) {
   }
   nd->dhead = nd->dtail = NONE;
   nd->ndeferred = 0;
+  SIM_ASSERT(!nd->paused); /* dropped at a crash, which unpauses first */
 }
 
 int sim_node_crash(sim_world *w, int node) {
@@ -712,6 +726,7 @@ int sim_node_crash(sim_world *w, int node) {
   sim__conn_purge_node(w, node);
   drop_deferred(w, nd);
   sim__disk_crash(w, node);
+  SIM_ASSERT(!nd->up && nd->dhead == NONE && nd->ndeferred == 0);
   return 0;
 }
 
@@ -725,6 +740,7 @@ int sim_node_restart(sim_world *w, int node) {
   if (sim__sched(w, w->now, EVK_BOOT, node) == NONE)
     return -ENOSPC; /* no boot on the way: a later restart may try again */
   nd->booting = 1;
+  SIM_ASSERT(!nd->up); /* up only when its boot event comes */
   return 0;
 }
 
@@ -734,6 +750,7 @@ int sim_node_pause(sim_world *w, int node) {
   if (!nd->up || nd->paused)
     return -EALREADY;
   nd->paused = 1;
+  SIM_ASSERT(nd->dhead == NONE && nd->ndeferred == 0); /* nothing deferred before a pause */
   w->stats.pauses++;
   sim__trace(w, SIM_EV_PAUSE, 0, node, -1, 0, 0, 0, NULL, 0);
   return 0;
@@ -763,6 +780,7 @@ int sim_node_resume(sim_world *w, int node) {
       heap_insert(w, e, t++);
     e = next;
   }
+  SIM_ASSERT(nd->dhead == NONE && !nd->paused);
   return 0;
 }
 
@@ -790,6 +808,7 @@ sim_timer sim_timer_start(sim_world *w, int node, uint64_t delay_ns, uint64_t ta
     return 0;
   w->ev[e].u.tag = tag;
   nd->timers++;
+  SIM_ASSERT(w->ev[e].kind == EVK_TIMER && w->ev[e].inc == nd->inc);
   return ((uint64_t)(w->ev[e].gen + 1) << 32) | e;
 }
 
