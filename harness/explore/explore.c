@@ -374,13 +374,23 @@ static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t even
 
 /* Fork a branch or a revisit: a supervised child (cli_child_fork: its own
  * process group, its output drained by this process) that keeps to the
- * branches' time limit (its alarm ends it: a "timeout"). 0 in the child,
- * its pid in the parent, -1. */
-static pid_t fork_child(const explorer *x, cli_child *c) {
+ * branches' time limit (its alarm ends it: a "timeout"). In the parent its
+ * pid, *out its handle to wait on; 0 in the child, -1 if the fork failed
+ * (*out is then NULL). */
+static pid_t fork_child(const explorer *x, cli_child **out) {
+  cli_child *c = malloc(sizeof *c);
+  if (!c)
+    sf_out_of_memory("explore");
   __atomic_store_n(&x->sh->ended_well[x->job], 0, __ATOMIC_RELAXED);
   pid_t pid = cli_child_fork(c, NULL);
   if (pid == 0 && x->o.branch_timeout_s)
     alarm(x->o.branch_timeout_s);
+  if (pid <= 0) { /* the child needs no handle; a failed fork has none */
+    free(c);
+    c = NULL;
+  }
+  *out = c;
+  SIM_ASSERT((pid > 0) == (c != NULL));
   return pid;
 }
 
@@ -403,13 +413,6 @@ static int wait_child(const explorer *x, cli_child *c) {
     alarm(left);
   uint32_t well = __atomic_exchange_n(&x->sh->ended_well[x->job], 0, __ATOMIC_RELAXED);
   return ended == CLI_END_OK && !well ? CLI_END_CRASH : ended;
-}
-
-static cli_child *new_child(void) {
-  cli_child *c = malloc(sizeof *c);
-  if (!c)
-    sf_out_of_memory("explore");
-  return c;
 }
 
 /* List in at the links with datagrams pending now, the focus node's
@@ -455,14 +458,11 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
    * heap) as well as the child's run */
   int top = x->level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
   uint64_t t0 = top ? now_ns() : 0;
-  cli_child *c = new_child();
-  pid_t pid = fork_child(x, c);
-  if (pid < 0) {
-    free(c);
+  cli_child *c;
+  pid_t pid = fork_child(x, &c);
+  if (pid < 0)
     return;
-  }
   if (pid == 0) {
-    free(c); /* the parent's */
     x->level++;
     x->branch_id = id;
     x->forked_at = events;
@@ -664,14 +664,11 @@ static void revisit(explorer *x, const sf_run_opts *o) {
   sh->site_visits[x->job][e->site]++;
   add64(&sh->revisits, 1);
   uint64_t t0 = now_ns();
-  cli_child *c = new_child();
-  pid_t pid = fork_child(x, c);
-  if (pid < 0) {
-    free(c);
+  cli_child *c;
+  pid_t pid = fork_child(x, &c);
+  if (pid < 0)
     return;
-  }
   if (pid == 0) {
-    free(c); /* the parent's */
     make_root(x, e->seed);
     memcpy(x->added, e->added, e->nadded * sizeof *x->added);
     x->nadded = e->nadded;

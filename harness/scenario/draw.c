@@ -59,6 +59,13 @@ uint32_t sf_draw_rate(sf_choice *c) {
   return r;
 }
 
+uint32_t sf_draw_keep(sf_choice *c) {
+  static const uint32_t table[7] = {0, 1000, 10000, 50000, 100000, 300000, 1000000};
+  uint32_t r = table[sf_below(c, 7)];
+  SIM_ASSERT(r <= SIM_PPM);
+  return r;
+}
+
 uint32_t sf_draw_long_tail_us(sf_choice *c) {
   uint32_t d = sf_below(c, 256);
   uint32_t us = d < 240 ? d * 400 : (d - 239) * 250000;

@@ -41,6 +41,11 @@ uint32_t sf_below(sf_choice *c, uint32_t n);
 /** A fault rate (ppm) from a small table: mostly off, sometimes heavy. */
 uint32_t sf_draw_rate(sf_choice *c);
 
+/** A disk's chance to keep an unsynced write at a crash (ppm), from a
+ *  table that mostly loses them (0 to 30 %, a seventh of the time all
+ *  kept): keeping most of them hides the states a crash is for. */
+uint32_t sf_draw_keep(sf_choice *c);
+
 /** A reorder delay (us): mostly under 0.1 s, one in 16 a long tail of up
  *  to 4 s (the clogging of a node or a pair). */
 uint32_t sf_draw_long_tail_us(sf_choice *c);

@@ -200,7 +200,7 @@ typedef enum {
  *         swarm's disk_pct, 0 in the minimizer's "all faults off"
  *  (a sector corrupted at a crash is one that was not kept) */
 #define SF_DISK_FIELDS(X)                                                                          \
-  X(keep_ppm, uint32_t, SIM_PPM, sf_below(c, 256) * 3921, unsynced_keep_ppm, 0)                    \
+  X(keep_ppm, uint32_t, SIM_PPM, sf_draw_keep(c), unsynced_keep_ppm, 0)                            \
   X(corrupt_ppm, uint32_t, SIM_PPM - d->keep_ppm, sf_draw_rate(c) / 8, unsynced_corrupt_ppm, 1)    \
   X(read_eio_ppm, uint32_t, SIM_PPM, sf_draw_rate(c) / 16, read_eio_ppm, 1)                        \
   X(write_eio_ppm, uint32_t, SIM_PPM, sf_draw_rate(c) / 16, write_eio_ppm, 1)                      \
