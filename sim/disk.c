@@ -327,7 +327,6 @@ int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth) {
   CHECK_DISK_NODE(w, node);
   if ((unsigned)op > SIM_DISK_SYNC)
     return -EINVAL;
-  SIM_ASSERT(op >= SIM_DISK_READ && op <= SIM_DISK_SYNC);
   w->node[node].disk.fail_nth[op] = nth;
   return 0;
 }

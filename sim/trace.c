@@ -19,9 +19,7 @@ uint64_t sim_trace_count(const sim_world *w) {
 }
 
 void sim_note(sim_world *w, int node, uint64_t a, uint64_t b) {
-  uint64_t before = w->trace_n;
   sim__trace(w, SIM_EV_NOTE, 0, node, -1, a, b, 0, NULL, 0);
-  SIM_ASSERT(w->trace_n == before + 1 || w->trace_n == before); /* one record (none once stopped) */
 }
 
 size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max) {
@@ -48,7 +46,6 @@ static const struct {
 };
 
 const char *sim_ev_name(unsigned kind) {
-  SIM_ASSERT(ev_kinds[SIM_EV__COUNT - 1].name != NULL); /* every row of SIM_EV_KINDS named */
   return kind < SIM_EV__COUNT && ev_kinds[kind].name ? ev_kinds[kind].name : "?";
 }
 
@@ -181,7 +178,6 @@ void sim_trace_dump(const sim_world *w, FILE *f, size_t n) {
   if (!recs)
     return;
   size_t k = sim_trace_last(w, recs, n);
-  SIM_ASSERT(k <= n);
   char line[512];
   for (size_t i = 0; i < k; i++) {
     sim_trace_format(w, &recs[i], line, sizeof line);

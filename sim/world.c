@@ -339,7 +339,6 @@ uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
   x->inc = node >= 0 ? w->node[node].inc : 0;
   x->next = NONE;
   heap_insert(w, e, t < w->now ? w->now : t);
-  SIM_ASSERT(w->heap_n > 0 && w->heap[0].time >= w->now); /* nothing due before now */
   return e;
 }
 
@@ -369,7 +368,6 @@ int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
     return -ENOSPC;
   w->ev[e].u.call.fn = fn;
   w->ev[e].u.call.arg = arg;
-  SIM_ASSERT(w->ev[e].kind == EVK_CALL && w->ev[e].node == -1);
   return 0;
 }
 
@@ -573,7 +571,6 @@ static void step(sim_world *w);
 /* The event and virtual-time budgets, before the next event (there is
  * one): 1 to go on, else 0 and the run stops. */
 static inline int within_budgets(sim_world *w) {
-  SIM_ASSERT(w->heap_n > 0); /* there is a next event */
   if (w->stats.events >= w->cfg.budgets.max_events) {
     sim__budget_stop(w, SIM_BUDGET_EVENTS);
     return 0;
@@ -808,7 +805,6 @@ sim_timer sim_timer_start(sim_world *w, int node, uint64_t delay_ns, uint64_t ta
     return 0;
   w->ev[e].u.tag = tag;
   nd->timers++;
-  SIM_ASSERT(w->ev[e].kind == EVK_TIMER && w->ev[e].inc == nd->inc);
   return ((uint64_t)(w->ev[e].gen + 1) << 32) | e;
 }
 

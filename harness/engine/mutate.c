@@ -94,23 +94,18 @@ static void mutate_tape(rng *r, sf_scenario *s) {
 }
 
 /* One of the swarm's amplifiers (SF_SWARM_FIELDS but its first row, the
- * switches), drawn afresh. */
-static void redraw_amp(rng *r, sf_swarm *w) {
-  sf_swarm fresh;
-  sf_draw_swarm(r, &fresh);
-  uint32_t *amp[] = {
-#define AMP_(field, type, bound, draw) &w->field,
-      SF_SWARM_FIELDS(AMP_)
+ * switches), drawn afresh as its row says. */
+static void redraw_amp(sf_choice *c, sf_swarm *w) {
+#define COUNT_(field, type, bound, draw) +1
+  enum { ROWS = 0 SF_SWARM_FIELDS(COUNT_) };
+#undef COUNT_
+  uint32_t pick = 1 + below(c, ROWS - 1), k = 0;
+#define AMP_(field, type, bound, draw)                                                             \
+  if (k++ == pick)                                                                                 \
+    w->field = (type)(draw);
+  SF_SWARM_FIELDS(AMP_)
 #undef AMP_
-  };
-  const uint32_t *from[] = {
-#define AMP_(field, type, bound, draw) &fresh.field,
-      SF_SWARM_FIELDS(AMP_)
-#undef AMP_
-  };
-  uint32_t n = sizeof amp / sizeof amp[0], i = 1 + below(r, n - 1);
-  SIM_ASSERT(amp[0] == &w->disabled && i < n);
-  *amp[i] = *from[i];
+  SIM_ASSERT(k == ROWS && pick >= 1);
 }
 
 static void one_mutation(rng *r, sf_scenario *s) {
