@@ -22,8 +22,10 @@ gen=$(sed -n 's/^CMAKE_GENERATOR:[A-Z]*=//p' "$B/CMakeCache.txt")
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 
 # ---- the attack project, from a copy (tests never write into the tree) ----
-cp -R "$SRC/tests/attack" "$work/src"
-if ! cmake -S "$work/src" -B "$work/b" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
+# (with tests/targets beside it: attack.c includes the ladder's ladder.h)
+mkdir -p "$work/src/targets" && cp -R "$SRC/tests/attack" "$work/src/attack" &&
+  cp "$SRC/tests/targets/ladder.h" "$work/src/targets/"
+if ! cmake -S "$work/src/attack" -B "$work/b" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$P" > "$work/cfg.log" 2>&1 ||
    ! cmake --build "$work/b" > "$work/build.log" 2>&1; then
   tail -n 30 "$work/cfg.log" "$work/build.log"
@@ -168,6 +170,10 @@ if wanted leak; then
   grep -q "^fuzz: confirmed .*/libfuzzer-leak-.*LeakSanitizer.*fails only under sanitizers" \
     "$work/leak.log" && [ "$rc" = 1 ]
   ok_if $? "libFuzzer's leak file is a confirmed failure (exit $rc)" "$work/leak.log"
+  # libFuzzer stops at the leak and is started again on the rest of the time
+  runs=$(grep -c "INFO: Seed:" "$work/leak/libfuzzer.log")
+  [ "$runs" -ge 2 ]
+  ok_if $? "the libFuzzer job goes on past its failure: $runs runs" "$work/leak/libfuzzer.log"
 fi
 
 # 8. a finding only a sanitizer sees, without --confirm: confirmed by the
@@ -258,8 +264,9 @@ if wanted chatty; then
 fi
 
 # 11. SIGTERM to the nightly job in its explorer phase keeps the explorer's
-# crash files in the inbox (a quarter of the budget is the explorer's,
-# after libFuzzer, which is a stand-in here that ends at once)
+# crash files in the inbox (with one job, the default job gives libFuzzer
+# three quarters of the budget and then the explorer the rest; libFuzzer is
+# a stand-in here that ends at once)
 if wanted nightly_term; then
   st=$work/nterm
   mkdir -p "$work/nt/fuzz" "$work/nt/bin"
@@ -272,7 +279,7 @@ if wanted nightly_term; then
   np=$!
   got="" before="" t0=0
   for _ in $(seq 1 400); do # the explorer's first crash file, then SIGTERM
-    if [ -z "$before" ] && grep -q "exploring" "$work/nt.log"; then
+    if [ -z "$before" ] && grep -q "fuzzing attack_two_aborts" "$work/nt.log"; then
       before=$(ls "$st/inbox/attack_two_aborts" 2> /dev/null | tr '\n' ' ')" "
       t0=$(date +%s)
     elif [ -n "$before" ]; then

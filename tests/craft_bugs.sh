@@ -17,7 +17,12 @@ fi
 T_NAME=craft_bugs
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
-sh "$C/bugs/trees.sh" "$BUNDLE" "$work/trees" > "$work/trees.log" 2>&1 ||
+# only the trees with regression scenarios (a bug's, or its control's:
+# trees.sh makes the control beside the bug) and head: building the bugs
+# still without one would check nothing (ALLOW_MISSING lists them)
+names=$(ls "$C/bugs/regressions" | sed 's/_fixed$//' | sort -u)
+# shellcheck disable=SC2086 # one argument per name
+sh "$C/bugs/trees.sh" "$BUNDLE" "$work/trees" $names > "$work/trees.log" 2>&1 ||
   { cat "$work/trees.log"; fail "the raft source trees could not be made from $BUNDLE"; }
 build_outside "$B" "$C" "$work/b" "$P" -DCRAFT_RAFT_TREES="$work/trees" -DCRAFT_TREE_FUZZERS=OFF ||
   fail "examples/craft does not build the raft source trees"

@@ -45,4 +45,19 @@ grep -q "'$what'" "$work/refuzz.log" || fail "fuzzer replay: other failure"
   -dict="$B/fuzz/pbstore.dict" -artifact_prefix="$work/ok-" > "$work/ok.log" 2>&1 \
   || { grep -A3 FAILURE "$work/ok.log" | head; fail "the correct pbstore failed"; }
 echo "e2e_libfuzzer: correct pbstore clean over 30000 runs"
-echo "4 passed, 0 failed"
+
+# the default job with one job and --engine (the nightly job's campaign):
+# libFuzzer over the corpus, then the explorer, in turn; its counts as JSON
+mkdir -p "$work/job/corpus" && cp "$B"/corpus/pbstore/*.pb "$work/job/corpus/"
+rc=0
+"$B/bin/simfuzz-pbstore" fuzz -o "$work/job" --time 4 --jobs 1 --seed 3 \
+  --engine "$B/fuzz/pbstore_fuzzer" --json "$work/job.json" -q > "$work/job.log" 2>&1 || rc=$?
+[ $rc = 0 ] || { cat "$work/job.log"; fail "fuzz --jobs 1 --engine: exit $rc"; }
+python3 - "$work/job.json" << 'PY' || fail "fuzz --json: $(cat "$work/job.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["engine_execs"] > 0 and j["roots"] > 0, j
+assert j["confirmed"] == 0 and j["unconfirmed"] == 0, j
+PY
+echo "e2e_libfuzzer: fuzz --jobs 1 --engine took turns: $(cat "$work/job.json")"
+echo "5 passed, 0 failed"

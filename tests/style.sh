@@ -43,4 +43,17 @@ if [ -n "$long" ]; then
 else
   echo "ok: no function of harness/cli over 70 lines"
 fi
+# one spawn path: children are forked and programs started in
+# harness/cli/isolate.c only (cli_fork_tied, cli_child_fork,
+# cli_spawn_program); dispatch.c and minimize.c replace their own process
+# (execv of the target's tool, of themselves) and start nothing
+spawns=$(grep -n -E '\<(fork|vfork|popen|system|posix_spawnp?|execvp?|execlp?|execve)[[:space:]]*\(' \
+  harness/*/*.c | grep -v -E '^harness/cli/isolate\.c:|^[^:]*:[0-9]+:[[:space:]]*(/?\*|//)' |
+  grep -v -E '^harness/cli/(dispatch|minimize)\.c:[0-9]+:[[:space:]]*execv\(')
+if [ -n "$spawns" ]; then
+  echo "$spawns"
+  echo "FAIL: a child started outside harness/cli/isolate.c (use cli_spawn_program, cli_run_program, cli_program_output or cli_child_fork)"; nbad=1
+else
+  echo "ok: every child of the tools starts in harness/cli/isolate.c"
+fi
 [ $nbad = 0 ]

@@ -16,11 +16,8 @@
 set -u
 B=$1; SEEDS=${2:-2000}; RUNS=${3:-2000}
 D=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-nbad=0
-ok() { echo "ok: $*"; }
-bad() { nbad=$((nbad + 1)); echo "FAIL: $*"; }
+# shellcheck source=examples/craft/check_lib.sh
+. "$D/check_lib.sh"
 for f in "$B"/corpus/craft_kv/*.pb; do
   "$B/bin/simfuzz-craft_kv" replay -q "$f" > "$work/r" 2>&1 || { bad "seed $f"; cat "$work/r"; }
 done

@@ -259,6 +259,24 @@ int cli_child_exec(cli_child *c, char *const argv[]);
  *  on err_fd (-1: /dev/null); wait for it with cli_child_reap. Its pid, or
  *  -1 (nothing started). */
 pid_t cli_spawn_program(const char *path, char *const argv[], int out_fd, int err_fd);
+/** Monotonic milliseconds, for supervising children and budgets (never
+ *  inside a run). */
+uint64_t cli_now_ms(void);
+/** Wait for pid (cli_spawn_program's) to end; once cli_interrupted is set,
+ *  its process group gets SIGTERM, then SIGKILL 3 s later. Then what is
+ *  left of the group is killed. *status its wait status; 0, or -1. */
+int cli_wait_program(pid_t pid, int *status);
+/** Run the program at path to its end (cli_spawn_program, then wait; when
+ *  cli_interrupted is set meanwhile, its process group gets SIGTERM and 3 s
+ *  later SIGKILL); *status its wait status. 0, or -1 (nothing started,
+ *  errno says why). */
+int cli_run_program(const char *path, char *const argv[], int out_fd, int err_fd, int *status);
+/** cli_run_program with stdout on a pipe (stderr on err_fd, -1 /dev/null):
+ *  what it prints, cut to cap - 1 bytes and NUL-terminated, into buf (the
+ *  rest is read and dropped, so the child never blocks). The bytes kept,
+ *  or -1 (nothing started). */
+long cli_program_output(const char *path, char *const argv[], int err_fd, char *buf, size_t cap,
+                        int *status);
 /** Wait for pid (a child started in its own group) to end, kill what is
  *  left of its process group, then reap it; *status its wait status.
  *  0, or -1 if it was no child of this process. */
@@ -346,6 +364,12 @@ int cli_parse(const char *cmd, int argc, char **argv, const cli_opt *opts);
  *  none was given), or -1 after printing the error (also for a second
  *  input). */
 int cli_parse_one(const char *cmd, int argc, char **argv, const cli_opt *opts, const char **in);
+
+/** cli_parse_one for a command that reads one input and writes -o OUT
+ *  (out points at the -o option's value; what names the input in the
+ *  usage line): both given and not one file, or -1 after printing why. */
+int cli_parse_in_out(const char *cmd, int argc, char **argv, const cli_opt *opts, const char **in,
+                     const char *const *out, const char *what);
 
 /** cli_parse for a command of options only: 0, or -1 after printing the
  *  error (also for a positional argument). */

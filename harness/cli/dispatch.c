@@ -141,16 +141,15 @@ static void print_targets(FILE *f, const search_path *sp, int with_summary) {
     }
     /* each tool prints its own name and summary */
     const char *tool = find_tool(sp, names[i]);
-    char cmd[PATH_CAP + 300];
-    FILE *p = NULL;
-    if (tool && snprintf(cmd, sizeof cmd, "'%s' targets 2>/dev/null", tool) < (int)sizeof cmd &&
-        !strchr(tool, '\''))
-      p = popen(cmd, "r");
     char line[512] = "";
-    if (!p || !fgets(line, sizeof line, p))
+    int st;
+    char *argv[] = {(char *)tool, "targets", NULL};
+    if (!tool || cli_program_output(tool, argv, -1, line, sizeof line - 1, &st) <= 0) {
       snprintf(line, sizeof line, "%s\n", names[i]);
-    if (p)
-      pclose(p);
+    } else {
+      line[strcspn(line, "\n")] = 0;
+      strcat(line, "\n");
+    }
     fputs(line, f);
   }
   if (!with_summary)

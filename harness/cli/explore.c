@@ -148,13 +148,13 @@ int cmd_explore(int argc, char **argv) {
   sf_explore_summary s;
   if (sf_explore(&o, &s) < 0)
     return EXIT_USAGE;
-  if (json && write_json(json, &s) != 0)
-    return cli_error("explore: cannot write %s", json);
   int failed = s.failures > 0, replayed = s.failures > s.diverged;
-  if (s.unsaved) /* a failure that should have been kept was not */
+  if (s.unsaved) /* a failure that should have been kept was not: said first */
     return cli_error("explore: %" PRIu64 " failures could not be saved in %s (disk full or not "
                      "writable?)",
                      s.unsaved, o.out);
+  if (json && write_json(json, &s) != 0)
+    return cli_error("explore: cannot write %s", json);
   if (cli_stop_signal && !failed)
     return 128 + (int)cli_stop_signal;
   return !failed ? EXIT_OK : replayed ? EXIT_FAILED : EXIT_NONDET;

@@ -32,11 +32,11 @@
 #define LF_PREFIX "libfuzzer-"
 
 typedef struct {
-  const char *out, *confirm, *engine_arg, *time_s, *seed_s;
+  const char *out, *confirm, *engine_arg, *time_s, *seed_s, *corpus_arg, *crashes_arg, *json;
   uint64_t jobs, seed;
   double seconds;
   int quiet, no_engine, first;
-  char crashes[4096], corpus[4096], aside[4096], log[4096], engine[PATH_MAX];
+  char crashes[4096], corpus[4096], aside[4096], log[4096], ex_json[4096], engine[PATH_MAX];
   int have_engine;
 } fuzz_job;
 
@@ -74,9 +74,11 @@ static void engine_dict(const char *engine, char *d, size_t cap) {
   }
 }
 
-static pid_t start_engine(const fuzz_job *j) {
+/* One libFuzzer run over the corpus for about `seconds`, its output into
+ * the log (truncated by the first run, appended to by the next ones). */
+static pid_t start_engine(const fuzz_job *j, double seconds, int first_run) {
   char t[64], a[4200], s[64], d[PATH_MAX + 8];
-  snprintf(t, sizeof t, "-max_total_time=%.0f", j->seconds < 1 ? 1 : j->seconds);
+  snprintf(t, sizeof t, "-max_total_time=%.0f", seconds < 1 ? 1 : seconds);
   engine_dict(j->engine, d, sizeof d);
   snprintf(a, sizeof a, "-artifact_prefix=%s/" LF_PREFIX, j->crashes);
   snprintf(s, sizeof s, "-seed=%u", engine_seed(j->seed));
@@ -88,7 +90,8 @@ static pid_t start_engine(const fuzz_job *j) {
   argv[n] = NULL;
   /* never through a link planted at the log's name (checked before, and
    * here without a window) */
-  int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+  int fd = open(
+      j->log, O_WRONLY | O_CREAT | (first_run ? O_TRUNC : O_APPEND) | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0)
     return cli_error("fuzz: cannot write %s: %s", j->log, strerror(errno)), -1;
   pid_t p = cli_spawn_program(argv[0], argv, fd, fd);
@@ -273,6 +276,9 @@ static int parse(fuzz_job *j, int argc, char **argv) {
                           CLI_U64("--jobs", &j->jobs, 1, 64),
                           CLI_STR("--seed", NULL, &j->seed_s),
                           CLI_STR("--engine", NULL, &j->engine_arg),
+                          CLI_STR("--corpus", NULL, &j->corpus_arg),
+                          CLI_STR("--crashes", NULL, &j->crashes_arg),
+                          CLI_STR("--json", NULL, &j->json),
                           CLI_FLAG("--no-engine", NULL, &j->no_engine),
                           CLI_STR("--confirm", NULL, &j->confirm),
                           CLI_FLAG("--quiet", "-q", &j->quiet),
@@ -291,12 +297,15 @@ static int parse(fuzz_job *j, int argc, char **argv) {
     return cli_error("fuzz: -o DIR is required");
   if (j->confirm && access(j->confirm, X_OK) != 0)
     return cli_error("fuzz: --confirm %s is not an executable", j->confirm);
-  if (snprintf(j->crashes, sizeof j->crashes, "%s/crashes", j->out) >= (int)sizeof j->crashes ||
-      snprintf(j->corpus, sizeof j->corpus, "%s/corpus", j->out) >= (int)sizeof j->corpus ||
+  if (snprintf(j->crashes, sizeof j->crashes, "%s%s", j->crashes_arg ? "" : j->out,
+               j->crashes_arg ? j->crashes_arg : "/crashes") >= (int)sizeof j->crashes ||
+      snprintf(j->corpus, sizeof j->corpus, "%s%s", j->corpus_arg ? "" : j->out,
+               j->corpus_arg ? j->corpus_arg : "/corpus") >= (int)sizeof j->corpus ||
       snprintf(j->aside, sizeof j->aside, "%s/unconfirmed", j->out) >= (int)sizeof j->aside ||
-      snprintf(j->log, sizeof j->log, "%s/libfuzzer.log", j->out) >= (int)sizeof j->log)
+      snprintf(j->log, sizeof j->log, "%s/libfuzzer.log", j->out) >= (int)sizeof j->log ||
+      snprintf(j->ex_json, sizeof j->ex_json, "%s/explore.json", j->out) >= (int)sizeof j->ex_json)
     return cli_error("fuzz: path too long: %s", j->out);
-  if (!j->no_engine && j->jobs >= 2) {
+  if (!j->no_engine && (j->jobs >= 2 || j->engine_arg)) {
     if (j->engine_arg)
       j->have_engine =
           snprintf(j->engine, sizeof j->engine, "%s", j->engine_arg) < (int)sizeof j->engine &&
@@ -309,58 +318,185 @@ static int parse(fuzz_job *j, int argc, char **argv) {
   return EXIT_OK;
 }
 
-/* The explorer, and libFuzzer beside it; the explorer's exit status, and
- * in *engine_failed whether libFuzzer ended badly on its own. */
-static int campaign(fuzz_job *j, int *engine_failed) {
-  pid_t ep = -1;
-  if (j->have_engine) {
-    ep = start_engine(j);
-    if (!j->quiet && ep > 0)
-      printf("fuzz: libFuzzer job: %s (log %s)\n", j->engine, j->log);
+/* How many of libFuzzer's failure files directory dir holds. */
+static unsigned engine_files(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  unsigned n = 0;
+  while (d && (e = readdir(d)))
+    n += (unsigned)engine_failure(e->d_name);
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* How many inputs libFuzzer's log says it wrote ("Test unit written to"). */
+static unsigned engine_saves(const char *log) {
+  unsigned n = 0;
+  FILE *f = fopen(log, "r");
+  char line[1024];
+  while (f && fgets(line, sizeof line, f))
+    n += strstr(line, "Test unit written to") != NULL;
+  if (f)
+    fclose(f);
+  return n;
+}
+
+/* The libFuzzer job: runs of libFuzzer over the corpus until `seconds`
+ * have passed. libFuzzer stops at its first failure; a run that stopped on
+ * a new one and saved it is followed by another on the rest of the time,
+ * unless --stop-on-first (fork mode would go on by itself, but it loses
+ * LeakSanitizer's findings). A run that saved a failure already there (a
+ * corpus input that fails) ends the job: the next would too. Returns 0
+ * when the time is up or the job was stopped; 1 once a failure is saved
+ * under --stop-on-first; else -1 after saying how the run that failed
+ * without saving anything ended. */
+static int engine_job(const fuzz_job *j, double seconds) {
+  uint64_t start = cli_now_ms();
+  for (int run = 0;; run++) {
+    double left = seconds - (double)(cli_now_ms() - start) / 1000;
+    if (run > 0 && left < 1)
+      return 0;
+    unsigned files = engine_files(j->crashes), saves = run ? engine_saves(j->log) : 0;
+    pid_t p = start_engine(j, left, run == 0);
+    int st = 0;
+    if (p < 0 || cli_wait_program(p, &st) != 0)
+      return -1;
+    if (cli_interrupted || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+      return 0;
+    if (engine_saves(j->log) == saves) /* ended badly with nothing saved */
+      return cli_error("fuzz: the libFuzzer job ended with %s %d (see %s)",
+                       WIFEXITED(st) ? "exit status" : "signal",
+                       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), j->log),
+             -1;
+    if (j->first)
+      return 1;
+    if (engine_files(j->crashes) == files) /* the same failure again */
+      return 0;
   }
-  char js[32];
-  snprintf(js, sizeof js, "%" PRIu64, j->have_engine ? j->jobs - 1 : j->jobs);
-  char *ex_argv[16] = {"-o",     j->crashes,        "--corpus", j->corpus,
-                       "--time", (char *)j->time_s, "--jobs",   js,
-                       "--seed", (char *)j->seed_s};
-  int ex_argc = 10;
+}
+
+/* engine_job as a supervised child of its own, beside the explorer: its
+ * exit status says how the job ended (0 well or stopped, 1 a failure under
+ * --stop-on-first, 2 badly). */
+static void engine_child(void *arg, const cli_child_io *io) {
+  (void)io;
+  const fuzz_job *j = arg;
+  int rc = engine_job(j, j->seconds);
+  fflush(stderr);
+  _exit(rc < 0 ? 2 : rc);
+}
+
+/* The campaign: libFuzzer and the explorer. With two jobs or more, libFuzzer
+ * takes one beside the explorer's others for the whole time; with one job
+ * and --engine, they take turns: libFuzzer over the corpus for the first
+ * three quarters of the time, then the explorer. Returns the explorer's
+ * exit status (EXIT_FAILED when libFuzzer's failure ends the job first
+ * under --stop-on-first), and in *engine_failed whether libFuzzer ended
+ * badly on its own. */
+static int campaign(fuzz_job *j, int *engine_failed) {
+  int turns = j->have_engine && j->jobs == 1;
+  double ex_s = turns ? j->seconds / 4 : j->seconds;
+  *engine_failed = 0;
+  cli_child *ec = NULL;
+  if (j->have_engine && !j->quiet)
+    printf("fuzz: libFuzzer job: %s (log %s)\n", j->engine, j->log);
+  if (turns) {
+    int r = engine_job(j, j->seconds - ex_s);
+    *engine_failed = r < 0;
+    if (cli_interrupted)
+      return 128 + (int)cli_stop_signal;
+    if (r == 1) /* its failure ends the job (--stop-on-first) */
+      return EXIT_FAILED;
+  } else if (j->have_engine) {
+    ec = malloc(sizeof *ec);
+    if (!ec || cli_child_spawn(ec, engine_child, j) != 0) {
+      *engine_failed = 1;
+      cli_error("fuzz: cannot start the libFuzzer job: %s", strerror(errno));
+      free(ec);
+      ec = NULL;
+    }
+  }
+  char js[32], ts[32];
+  snprintf(js, sizeof js, "%" PRIu64, j->have_engine && !turns ? j->jobs - 1 : j->jobs);
+  snprintf(ts, sizeof ts, "%.3f", ex_s < 0.001 ? 0.001 : ex_s);
+  char *ex_argv[16] = {"-o",     j->crashes, "--corpus", j->corpus,         "--time", ts,
+                       "--jobs", js,         "--seed",   (char *)j->seed_s, "--json", j->ex_json};
+  int ex_argc = 12;
   if (j->first)
     ex_argv[ex_argc++] = "--stop-on-first";
   if (j->quiet)
     ex_argv[ex_argc++] = "-q";
   int rc = cmd_explore(ex_argc, ex_argv);
-  *engine_failed = j->have_engine && ep < 0; /* it could not be started: said above */
-  if (ep > 0) {
-    int killed = cli_interrupted || (j->first && rc != EXIT_OK); /* the explorer found one */
-    if (killed)
-      kill(ep, SIGTERM);
-    int st = 0;
-    cli_child_reap(ep, &st);
-    *engine_failed = !killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    if (*engine_failed)
-      cli_error("fuzz: the libFuzzer job ended with %s %d (see %s)",
-                WIFEXITED(st) ? "exit status" : "signal",
-                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), j->log);
+  if (ec) {
+    if (j->first && rc != EXIT_OK) /* the explorer found one: the job ends */
+      kill(-(pid_t)ec->pid, SIGTERM);
+    cli_child_wait(ec, NULL, NULL, NULL);
+    fputs(ec->tail, stderr); /* what the job said */
+    *engine_failed = WIFEXITED(ec->status) && WEXITSTATUS(ec->status) == 2;
+    free(ec);
   }
   return rc;
-}
-
-/* 1 if directory dir holds one of libFuzzer's failure files. */
-static int has_engine_file(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  int any = 0;
-  while (d && (e = readdir(d)))
-    any |= engine_failure(e->d_name);
-  if (d)
-    closedir(d);
-  return any;
 }
 
 /* libFuzzer failed without leaving a failure file (confirmed or moved
  * aside): a finding lost. */
 static int engine_lost(const fuzz_job *j) {
-  return !has_engine_file(j->crashes) && !has_engine_file(j->aside);
+  return !engine_files(j->crashes) && !engine_files(j->aside);
+}
+
+/* libFuzzer's executions: over its runs (each starts with "INFO: Seed:"),
+ * the sum of each run's last "#<executions>" line. */
+static uint64_t engine_execs(const char *log) {
+  uint64_t total = 0, run = 0;
+  FILE *f = fopen(log, "r");
+  char line[1024];
+  while (f && fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "INFO: Seed:", 11)) {
+      total += run;
+      run = 0;
+    } else if (line[0] == '#' && line[1] >= '0' && line[1] <= '9') {
+      run = strtoull(line + 1, NULL, 10);
+    }
+  }
+  if (f)
+    fclose(f);
+  return total + run;
+}
+
+/* --json FILE: the campaign's counts as one JSON object on one line (the
+ * nightly job reads it): the explorer's roots and branches (from its own
+ * --json), libFuzzer's executions and the confirmation's tally. */
+static int write_json(const fuzz_job *j, const tally *t) {
+  char line[1024] = "", v[32];
+  uint64_t roots = 0, branches = 0;
+  FILE *ex = fopen(j->ex_json, "r");
+  if (ex && fgets(line, sizeof line, ex)) {
+    if (cli_json_field(line, "roots", v, sizeof v) == 0)
+      roots = strtoull(v, NULL, 10);
+    if (cli_json_field(line, "branches", v, sizeof v) == 0)
+      branches = strtoull(v, NULL, 10);
+  }
+  if (ex)
+    fclose(ex);
+  char tmp[4300];
+  FILE *f = cli_create(j->json, tmp, sizeof tmp);
+  if (!f)
+    return -1;
+  cli_json js;
+  cj_begin(&js, f);
+  cj_obj(&js);
+  cj_kint(&js, "roots", (int64_t)roots);
+  cj_kint(&js, "branches", (int64_t)branches);
+  cj_kint(&js, "engine_execs", (int64_t)(j->have_engine ? engine_execs(j->log) : 0));
+  cj_kint(&js, "confirmed", t->confirmed);
+  cj_kint(&js, "unconfirmed", t->moved);
+  cj_kint(&js, "diverged", t->diverged);
+  cj_kint(&js, "slow", t->slow);
+  cj_kint(&js, "left", t->left);
+  cj_end_obj(&js);
+  fputc('\n', f);
+  return cli_commit(f, tmp, j->json);
 }
 
 static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed) {
@@ -391,7 +527,8 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "fuzz -o DIR : the default fuzzing job for this target\n\n"                                      \
   "SYNOPSIS\n"                                                                                     \
   "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--engine FUZZER | --no-engine]\n"               \
-  "       [--confirm SANITIZED_TOOL] [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-q]\n\n" \
+  "       [--corpus CDIR] [--crashes XDIR] [--json FILE] [--confirm SANITIZED_TOOL]\n"             \
+  "       [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-q]\n\n"                            \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
   "  states) in this build for S seconds (default 60, at least 0.001) on N jobs, saving crash\n"   \
@@ -411,7 +548,14 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "OPTIONS\n"                                                                                      \
   "  --timeout S        wall-clock limit per run, branches included (default 20)\n"                \
   "  --rss-limit-mb MB  memory limit of every run, branches included (default 2048)\n"             \
-  "  --seed N           first root seed (decimal); libFuzzer gets a fixed seed from it\n\n"        \
+  "  --seed N           first root seed (decimal); libFuzzer gets a fixed seed from it\n"          \
+  "  --corpus CDIR      the corpus (default DIR/corpus); --crashes XDIR: the failure files\n"      \
+  "                     (default DIR/crashes), confirmed where they are\n"                         \
+  "  --json FILE        the counts as one JSON object: roots, branches, engine_execs,\n"           \
+  "                     confirmed, unconfirmed, diverged, slow, left (the nightly job reads it)\n" \
+  "  libFuzzer stops at a failure and is started again on the rest of the time, until a\n"         \
+  "  run finds nothing new; with --stop-on-first the job ends at the first failure. With\n"        \
+  "  one job and --engine, libFuzzer runs first (three quarters of S), then the explorer.\n\n"     \
   "EXIT STATUS\n"                                                                                  \
   "  0 no failure, 1 confirmed failures, 2 usage, or a failure that could not be saved,\n"         \
   "  3 only unconfirmed or nondeterministic failures, 128+N stopped by signal N\n"
@@ -423,7 +567,7 @@ static int cmd_fuzz(int argc, char **argv) {
     return EXIT_USAGE;
   if (cli_make_dir("fuzz", j.out) < 0 || cli_make_dir("fuzz", j.crashes) < 0 ||
       cli_make_dir("fuzz", j.corpus) < 0 || cli_dir_writable("fuzz", j.crashes) < 0 ||
-      (j.have_engine && !cli_output_ok(j.log)))
+      (j.have_engine && !cli_output_ok(j.log)) || (j.json && !cli_output_ok(j.json)))
     return EXIT_USAGE;
   struct sigaction old[2];
   cli_catch_stop(old);
@@ -434,6 +578,8 @@ static int cmd_fuzz(int argc, char **argv) {
   cli_restore_stop(old);
   if (listed < 0)
     return EXIT_USAGE;
+  if (j.json && write_json(&j, &t) != 0)
+    return cli_error("fuzz: cannot write %s", j.json);
   return summary(&j, &t, rc, engine_failed);
 }
 

@@ -88,7 +88,7 @@ void cli_restore_stop(const struct sigaction old[2]) {
 }
 
 /* Monotonic milliseconds: supervising a child is not part of any run. */
-static uint64_t now_ms(void) {
+uint64_t cli_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism */
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -350,6 +350,71 @@ pid_t cli_spawn_program(const char *path, char *const argv[], int out_fd, int er
   _exit(127);
 }
 
+int cli_wait_program(pid_t pid, int *status) {
+  int polls = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, status, cli_interrupted ? WNOHANG : 0);
+    if (w == pid)
+      break;
+    if (w < 0 && errno != EINTR)
+      return -1;
+    if (cli_interrupted) {
+      if (polls == 0 || polls >= 60)
+        kill(-pid, polls ? SIGKILL : SIGTERM);
+      polls++;
+      struct timespec ts = {0, 50000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  kill(-pid, SIGKILL); /* the group's stragglers */
+  return 0;
+}
+
+int cli_run_program(const char *path, char *const argv[], int out_fd, int err_fd, int *status) {
+  *status = 0;
+  pid_t pid = cli_spawn_program(path, argv, out_fd, err_fd);
+  if (pid < 0)
+    return -1;
+  return cli_wait_program(pid, status);
+}
+
+long cli_program_output(const char *path, char *const argv[], int err_fd, char *buf, size_t cap,
+                        int *status) {
+  int fd[2];
+  *status = 0;
+  if (cap == 0)
+    return -1;
+  buf[0] = 0;
+  if (pipe(fd) != 0)
+    return -1;
+  pid_t pid = cli_spawn_program(path, argv, fd[1], err_fd);
+  close(fd[1]);
+  if (pid < 0) {
+    close(fd[0]);
+    return -1;
+  }
+  size_t n = 0;
+  for (;;) { /* to the end, so the child never blocks on a full pipe */
+    char tmp[4096];
+    ssize_t k = read(fd[0], tmp, sizeof tmp);
+    if (k < 0 && errno == EINTR) {
+      if (cli_interrupted)
+        kill(-pid, SIGKILL);
+      continue;
+    }
+    if (k <= 0)
+      break;
+    size_t take = (size_t)k < cap - 1 - n ? (size_t)k : cap - 1 - n;
+    memcpy(buf + n, tmp, take);
+    n += take;
+  }
+  close(fd[0]);
+  buf[n] = 0;
+  if (cli_wait_program(pid, status) != 0)
+    return -1;
+  return (long)n;
+}
+
 int cli_child_exec(cli_child *c, char *const argv[]) {
   pid_t pid = cli_child_fork(c, NULL);
   if (pid < 0)
@@ -462,7 +527,7 @@ static int child_ended(cli_child *c) {
 
 int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *ctx) {
   uint64_t beat = c->beat ? __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED) : 0;
-  uint64_t since = now_ms(), last_rss = since;
+  uint64_t since = cli_now_ms(), last_rss = since;
   int exited = 0;
   while (c->out_fd >= 0 || c->res_fd >= 0) {
     struct pollfd p[2] = {{c->out_fd, POLLIN, 0}, {c->res_fd, POLLIN, 0}};
@@ -485,7 +550,7 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
         continue;
       }
     }
-    uint64_t now = now_ms();
+    uint64_t now = cli_now_ms();
     uint64_t b = c->beat ? __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED) : 0;
     if (b != beat) {
       beat = b;

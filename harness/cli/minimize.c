@@ -283,9 +283,8 @@ static int write_timeline(const char *path, const char *scenario_path) {
   fflush(f);
   char *argv[] = {(char *)cli_prog,      "--target", (char *)cli_target->name, "replay",
                   (char *)scenario_path, NULL};
-  pid_t pid = cli_spawn_program("/proc/self/exe", argv, fileno(f), fileno(f));
-  int st = 0;
-  if (pid < 0 || cli_child_reap(pid, &st) != 0) {
+  int st;
+  if (cli_run_program("/proc/self/exe", argv, fileno(f), fileno(f), &st) != 0) {
     fclose(f);
     remove(tmp);
     return cli_error("%s: cannot run the replay for the timeline: %s", path, strerror(errno)), -1;
@@ -350,6 +349,22 @@ static void reduce(minimizer *m, sf_scenario *s, sf_scenario *c) {
 
 /* The three outputs, each through the checked path (none may be an
  * input): OUT (enc bytes), OUT.txt and OUT.timeline.txt. */
+/* The three files minimize writes: OUT, OUT.txt and OUT.timeline.txt. */
+static const char *const out_ext[] = {"", ".txt", ".timeline.txt"};
+
+/* 1 if every output may be written (none is an input, a link or a
+ * directory), checked before the work rather than after it; else 0 after
+ * saying why. */
+static int outputs_ok(const char *in, const char *out) {
+  cli_note_input(in);
+  char path[4200];
+  for (size_t i = 0; i < sizeof out_ext / sizeof out_ext[0]; i++)
+    if (snprintf(path, sizeof path, "%s%s", out, out_ext[i]) >= (int)sizeof path ||
+        !cli_output_ok(path))
+      return 0;
+  return 1;
+}
+
 static int write_outputs(const sf_scenario *s, const char *out, size_t enc) {
   uint8_t *buf = malloc(enc ? enc : 1);
   if (!buf)
@@ -363,7 +378,7 @@ static int write_outputs(const sf_scenario *s, const char *out, size_t enc) {
     return EXIT_USAGE;
   }
   free(buf);
-  snprintf(path, sizeof path, "%s.txt", out);
+  snprintf(path, sizeof path, "%s%s", out, out_ext[1]);
   FILE *tf = cli_create(path, tmp, sizeof tmp);
   if (!tf) {
     rc = EXIT_USAGE;
@@ -374,7 +389,7 @@ static int write_outputs(const sf_scenario *s, const char *out, size_t enc) {
   } else if (cli_commit(tf, tmp, path) != 0) {
     rc = EXIT_USAGE;
   }
-  snprintf(path, sizeof path, "%s.timeline.txt", out);
+  snprintf(path, sizeof path, "%s%s", out, out_ext[2]);
   if (write_timeline(path, out) != 0)
     rc = EXIT_USAGE;
   return rc;
@@ -408,12 +423,8 @@ static int cmd_minimize(int argc, char **argv) {
   const cli_opt opts[] = {CLI_STR("-o", NULL, &out), CLI_U64("--max-tries", &m.max_tries, 1, 0),
                           CLI_FLAG("--quiet", "-q", &m.quiet), CLI_LIMITS, CLI_END};
   const char *in;
-  if (cli_parse_one("minimize", argc, argv, opts, &in) < 0)
+  if (cli_parse_in_out("minimize", argc, argv, opts, &in, &out, "FILE") < 0 || !outputs_ok(in, out))
     return EXIT_USAGE;
-  if (!in || !out)
-    return cli_error("minimize: usage: %s minimize FILE -o OUT", cli_prog);
-  if (cli_same_file(in, out))
-    return cli_error("minimize: refusing to overwrite the input %s", in);
   sf_scenario *s = cli_new_scenario(), *c = cli_new_scenario();
   cli_input_kind kind;
   size_t bytes0;

@@ -1,9 +1,11 @@
 /* simfuzz nightly: fuzz every target of a build for a budget, keep what the
  * night found, report what is new.
  *
- * Per target: libFuzzer in fork mode over the state's corpus; its crash
- * files land in STATE/inbox/<target>/ at once, where they wait until a
- * night has reported them; the corpus is merged beside the old one, checked
+ * Per target: the default job (`simfuzz-T fuzz`: the explorer, and
+ * libFuzzer restarted past each failure, over the state's corpus; one
+ * campaign routine for both commands); its crash files land in
+ * STATE/inbox/<target>/ at once, where they wait until a night has
+ * reported them; the corpus is merged beside the old one, checked
  * (libFuzzer names every input by the SHA-1 of its contents) and swapped in
  * by two renames. Then every waiting crash file is triaged (the failure
  * signature, in an isolated run), deduplicated on the exact (target,
@@ -87,14 +89,7 @@ static struct {
   char (*done)[PATHCAP]; /* inbox files handled this night */
   size_t ndone, done_cap;
   unsigned seen;
-  pid_t child;
 } N;
-
-static volatile sig_atomic_t stop_sig;
-
-static void on_stop(int sig) {
-  stop_sig = sig;
-}
 
 static void remove_tree(const char *dir);
 
@@ -150,7 +145,7 @@ note(const char *fmt, ...) {
 }
 
 static void stopped(void) {
-  int sig = (int)stop_sig;
+  int sig = (int)cli_stop_signal;
   cleanup();
   fprintf(stderr,
           "nightly: stopped by signal %d; every child is gone, the state is as it was and the "
@@ -173,7 +168,7 @@ static void phase(const char *name) {
   at = getenv("SIMFUZZ_NIGHTLY_STOP_AT");
   if (at && !strcmp(at, name))
     raise(SIGTERM);
-  if (stop_sig)
+  if (cli_stop_signal)
     stopped();
 }
 
@@ -334,80 +329,31 @@ static void put(const char *src, const char *dst) {
 
 /* ---- children --------------------------------------------------------------- */
 
-/* Start argv in its own process group (a stop signal kills the whole
- * group) with stdout on out_fd and stderr on err_fd (-1: /dev/null)
- * (cli_spawn_program). Returns its pid, which is the night's child. */
-static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
-  pid_t pid = cli_spawn_program(argv[0], argv, out_fd, err_fd);
-  if (pid < 0)
-    die("cannot start %s: %s", argv[0], strerror(errno));
-  N.child = pid;
-  return pid;
-}
-
-/* After the night's child ended (reaped): a stop signal that came meanwhile
- * ends the night now. */
-static void child_done(void) {
-  N.child = 0;
-  if (stop_sig)
-    stopped();
-}
-
-/* Run argv with stdout (and stderr, unless err_null) into out_path.
- * Returns the wait status. */
+/* Run argv to its end (cli_run_program: in its own process group, which a
+ * stop signal kills) with stdout (and stderr, unless err_null) into
+ * out_path. Returns the wait status; a stop signal that came meanwhile
+ * ends the night. */
 static int run(char *const argv[], const char *out_path, int err_null) {
   int fd = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  pid_t pid = spawn(argv, fd, err_null ? -1 : fd);
+  int st;
+  if (cli_run_program(argv[0], argv, fd, err_null ? -1 : fd, &st) != 0)
+    die("cannot start %s: %s", argv[0], strerror(errno));
   if (fd >= 0)
     close(fd);
-  int st = 0, polls = 0; /* after a stop signal: SIGTERM, then SIGKILL 60 polls (3 s) on */
-  for (;;) {
-    pid_t w = waitpid(pid, &st, stop_sig ? WNOHANG : 0);
-    if (w == pid)
-      break;
-    if (w < 0 && errno != EINTR)
-      break;
-    if (stop_sig) {
-      if (polls == 0 || polls >= 60)
-        kill(-pid, polls ? SIGKILL : SIGTERM);
-      polls++;
-      struct timespec ts = {0, 50000000};
-      nanosleep(&ts, NULL);
-    }
-  }
-  if (polls)
-    kill(-pid, SIGKILL); /* the group's stragglers */
-  child_done();
+  if (cli_stop_signal)
+    stopped();
   return st;
 }
 
 /* The first line a child prints, into buf (through a pipe: a full disk
  * does not hide it); -1 if it printed nothing. */
 static int first_line(char *const argv[], char *buf, size_t cap) {
-  int fd[2];
-  if (pipe(fd) != 0)
-    die("cannot start %s: %s", argv[0], strerror(errno));
-  pid_t pid = spawn(argv, fd[1], -1);
-  close(fd[1]);
-  size_t n = 0;
-  for (;;) { /* keep reading to the end, so the child never blocks */
-    char tmp[4096];
-    ssize_t k = read(fd[0], tmp, sizeof tmp);
-    if (k < 0 && errno == EINTR && !stop_sig)
-      continue;
-    if (k <= 0)
-      break;
-    for (ssize_t i = 0; i < k && n + 1 < cap; i++)
-      buf[n++] = tmp[i];
-  }
-  close(fd[0]);
-  if (stop_sig)
-    kill(-pid, SIGKILL);
   int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  child_done();
-  buf[n] = 0;
+  long n = cli_program_output(argv[0], argv, -1, buf, cap, &st);
+  if (n < 0)
+    die("cannot start %s: %s", argv[0], strerror(errno));
+  if (cli_stop_signal)
+    stopped();
   buf[strcspn(buf, "\n")] = 0;
   return n ? 0 : -1;
 }
@@ -555,43 +501,46 @@ static void tool(char *out, const char *t) {
   snprintf(out, PATHCAP, "%s", b);
 }
 
-/* The explorer (`simfuzz explore`) for secs seconds: the sweep's scenarios
- * as roots, branching at rare states. Roots start at a seed of this
- * night's own, so nights do not repeat each other. Runs that reach new
- * states join the corpus (named by their SHA-1, as libFuzzer names its
- * inputs); its crash files, each re-run before it was written, join the
- * inbox with libFuzzer's. */
-static void explore_target(target_stat *ts, unsigned long night, unsigned long secs,
-                           const char *corpus, const char *inbox) {
-  char cli[PATHCAP], log[PATHCAP], json[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
+/* The default job (`simfuzz-T fuzz`, the one campaign routine) for the
+ * budget: the explorer, with libFuzzer beside it (restarted past each failure) when there
+ * are two jobs or more, over the state's corpus, their failure files
+ * landing in the inbox at once (each written whole: a night stopped
+ * meanwhile keeps them), confirmed there by the engine that found them.
+ * Roots (and libFuzzer's seed) start at a seed of this night's own, so
+ * nights do not repeat each other. Its counts come back as JSON. */
+static void campaign_target(target_stat *ts, unsigned long night, char *fz, char *corpus,
+                            char *inbox) {
+  char cli[PATHCAP], out[PATHCAP], log[PATHCAP], json[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
   tool(cli, ts->name);
-  snprintf(log, sizeof log, "%s/%s.explore.log", N.work, ts->name);
-  snprintf(json, sizeof json, "%s/%s.explore.json", N.work, ts->name);
-  snprintf(a_time, sizeof a_time, "%lu", secs);
+  snprintf(out, sizeof out, "%s/%s.fuzz", N.work, ts->name);
+  snprintf(log, sizeof log, "%s/%s.fuzz.log", N.work, ts->name);
+  snprintf(json, sizeof json, "%s/%s.fuzz.json", N.work, ts->name);
+  snprintf(a_time, sizeof a_time, "%lu", N.budget);
   snprintf(a_jobs, sizeof a_jobs, "%lu", N.jobs);
   snprintf(a_seed, sizeof a_seed, "%lu", (night % 1000000ul) * 1000000000ul);
-  phase("explore");
-  note("night %lu: exploring %s for %lus", night, ts->name, secs);
-  /* its crash files (and diverged-* ones) land in the inbox at once, each
-   * written whole (a night stopped meanwhile keeps them, as libFuzzer's) */
-  char *argv[] = {cli,      "explore", "-o",     (char *)inbox, "--time",   a_time,
-                  "--jobs", a_jobs,    "--seed", a_seed,        "--corpus", (char *)corpus,
-                  "--json", json,      "-q",     NULL};
+  char *argv[] = {cli,        "fuzz",   "-o",     out,      "--corpus", corpus,   "--crashes",
+                  inbox,      "--time", a_time,   "--jobs", a_jobs,     "--seed", a_seed,
+                  "--engine", fz,       "--json", json,     "-q",       NULL};
   int st = run(argv, log, 0);
   if (WIFEXITED(st) && WEXITSTATUS(st) == EXIT_USAGE) /* it says why: failures it could not save */
-    die("the explorer of %s could not save what it found (disk full?)", ts->name);
+    die("cannot save what the default job of %s found (disk full? see %s)", ts->name, log);
   if (!WIFEXITED(st) ||
       (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != EXIT_FAILED && WEXITSTATUS(st) != EXIT_NONDET))
-    note("  %s: the explorer ended abnormally (see %s)", ts->name, log);
-  /* its summary (--json): the runs it made, roots and branches */
-  FILE *f = fopen(json, "r");
-  char line[1024], roots[32], branches[32];
-  if (f && fgets(line, sizeof line, f) && cli_json_field(line, "roots", roots, sizeof roots) == 0 &&
-      cli_json_field(line, "branches", branches, sizeof branches) == 0)
-    ts->explore_runs = strtoull(roots, NULL, 10) + strtoull(branches, NULL, 10);
-  if (f)
-    fclose(f);
-  ts->execs += ts->explore_runs;
+    note("  %s: the default job ended abnormally (see %s)", ts->name, log);
+  size_t len;
+  char *obj = (char *)cli_read_file_max(json, &len, 4096, 0), v[32];
+  uint64_t roots = 0, branches = 0, engine = 0;
+  if (obj && cli_json_field(obj, "roots", v, sizeof v) == 0)
+    roots = strtoull(v, NULL, 10);
+  if (obj && cli_json_field(obj, "branches", v, sizeof v) == 0)
+    branches = strtoull(v, NULL, 10);
+  if (obj && cli_json_field(obj, "engine_execs", v, sizeof v) == 0)
+    engine = strtoull(v, NULL, 10);
+  if (obj && cli_json_field(obj, "unconfirmed", v, sizeof v) == 0 && strcmp(v, "0") != 0)
+    note("  %s: %s failure files did not fail again (moved to %s/unconfirmed)", ts->name, v, out);
+  free(obj);
+  ts->explore_runs = roots + branches;
+  ts->execs = engine + ts->explore_runs;
 }
 
 /* Which assertion sites (SF_SOMETIMES, SF_REACHABLE, SF_MAXIMIZE) the
@@ -675,40 +624,6 @@ static void seed_corpus(const char *t, const char *corpus) {
     closedir(d);
 }
 
-/* libFuzzer on target t's corpus for lf_time seconds with N.jobs workers,
- * its crash files into the inbox (a_art); returns its executions (the
- * last "#<executions>" of its log). */
-static uint64_t run_libfuzzer(const char *t, char *fz, char *corpus, char *a_art,
-                              unsigned long lf_time) {
-  char a_fork[32], a_time[32], a_dict[PATHCAP], log[PATHCAP];
-  snprintf(a_fork, sizeof a_fork, "-fork=%lu", N.jobs);
-  snprintf(a_time, sizeof a_time, "-max_total_time=%lu", lf_time);
-  snprintf(a_dict, sizeof a_dict, "-dict=%s/fuzz/%s.dict", N.build, t);
-  snprintf(log, sizeof log, "%s/%s.fuzz.log", N.work, t);
-  char *fuzz_argv[] = {fz,
-                       corpus,
-                       a_fork,
-                       "-ignore_crashes=1",
-                       "-ignore_ooms=1",
-                       "-ignore_timeouts=1",
-                       a_time,
-                       "-timeout=25",
-                       "-rss_limit_mb=2560",
-                       a_dict,
-                       a_art,
-                       NULL};
-  run(fuzz_argv, log, 0);
-  uint64_t execs = 0;
-  FILE *lf = fopen(log, "r");
-  char line[1024];
-  while (lf && fgets(line, sizeof line, lf))
-    if (line[0] == '#' && line[1] >= '0' && line[1] <= '9')
-      execs = strtoull(line + 1, NULL, 10);
-  if (lf)
-    fclose(lf);
-  return execs;
-}
-
 /* Merge the corpus beside itself (one file system: the swap is two
  * renames); an input that fails during the merge is filed like any crash
  * (a_art: without a prefix libFuzzer writes it into the working
@@ -766,18 +681,15 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
   ts->before = count_files(corpus);
   note("night %lu: fuzzing %s for %lus with %lu workers (corpus %u)", night, t, N.budget, N.jobs,
        ts->before);
-  /* A quarter of the budget goes to the explorer (below), the rest to libFuzzer. */
-  unsigned long ex_time = N.budget / 4, lf_time = N.budget - ex_time;
-  char a_art[PATHCAP];
-  snprintf(a_art, sizeof a_art, "-artifact_prefix=%s/", inbox);
-  ts->execs = run_libfuzzer(t, fz, corpus, a_art, lf_time);
-  if (ex_time)
-    explore_target(ts, night, ex_time, corpus, inbox);
+  phase("fuzz");
+  campaign_target(ts, night, fz, corpus, inbox);
   /* a write cut short by a full disk leaves a file whose name no longer
    * matches its contents: drop it (a crash file cut short may not fail any
    * more; it will be found again) */
   damaged(corpus, 0, 0);
   damaged(inbox, 0, 0);
+  char a_art[PATHCAP]; /* an input that fails in the merge: filed like any crash */
+  snprintf(a_art, sizeof a_art, "-artifact_prefix=%s/", inbox);
   merge_corpus(t, fz, a_art, corpus, merged, old);
   ts->after = count_files(corpus);
   reach_target(ts);
@@ -1169,15 +1081,11 @@ static void make_work_dir(void) {
 }
 
 /* Past a file-size limit, writes fail with EFBIG; SIGINT and SIGTERM stop
- * the night cleanly (on_stop). */
+ * the night cleanly (cli_catch_stop: cli_stop_signal). */
 static void catch_signals(void) {
   signal(SIGXFSZ, SIG_IGN); /* past a file-size limit, writes fail with EFBIG */
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
+  struct sigaction old_stop[2];
+  cli_catch_stop(old_stop); /* the night ends where it is: nothing to restore */
 }
 
 /* The night's targets: those named (--targets), else every fuzzer of the
@@ -1312,8 +1220,9 @@ static void save_and_publish(unsigned long night) {
   "SYNOPSIS\n"                                                                                     \
   "  nightly [--state DIR] [--build DIR] [--budget SECONDS] [--jobs N] [--targets \"T1 T2\"]\n\n"  \
   "DESCRIPTION\n"                                                                                  \
-  "  For each target of the build (BUILD/fuzz/<t>_fuzzer and BUILD/bin/simfuzz-<t>): fuzz\n"       \
-  "  for the budget with N libFuzzer workers over STATE's corpus, merge the corpus, then\n"        \
+  "  For each target of the build (BUILD/fuzz/<t>_fuzzer and BUILD/bin/simfuzz-<t>): run\n"        \
+  "  the default job (see fuzz) for the budget on N jobs over STATE's corpus, libFuzzer\n"         \
+  "  beside the explorer (one job: in turn), merge the corpus, then\n"                             \
   "  triage every crash file, deduplicate it on the exact (target, signature) key against\n"       \
   "  STATE/known.tsv, minimize each new failure into STATE/crashes/<t>/<id>.pb (at most\n"         \
   "  100 tries per second of budget, 100 to 4000: a short night stays short), and write\n"         \

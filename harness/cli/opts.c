@@ -106,6 +106,17 @@ int cli_parse_one(const char *cmd, int argc, char **argv, const cli_opt *opts, c
   return npos < 0 ? -1 : 0;
 }
 
+int cli_parse_in_out(const char *cmd, int argc, char **argv, const cli_opt *opts, const char **in,
+                     const char *const *out, const char *what) {
+  if (cli_parse_one(cmd, argc, argv, opts, in) < 0)
+    return -1;
+  if (!*in || !*out)
+    return cli_error("%s: usage: %s %s %s -o OUT", cmd, cli_prog, cmd, what), -1;
+  if (cli_same_file(*in, *out))
+    return cli_error("%s: refusing to overwrite the input %s", cmd, *in), -1;
+  return 0;
+}
+
 int cli_parse_none(const char *cmd, int argc, char **argv, const cli_opt *opts) {
   int npos = cli_parse(cmd, argc, argv, opts);
   if (npos > 0)

@@ -347,23 +347,12 @@ static void compare(void *ctx, const sim_world *w, const sim_trace_rec *r, const
 
 /* Hash of the file from a fresh process (this binary, hidden __hash command). */
 static int fresh_hash(const char *path, uint64_t *h) {
-  int fd[2];
-  if (pipe(fd) != 0)
-    return -1;
   char *argv[] = {(char *)cli_prog, "--target",   (char *)cli_target->name,
                   "__hash",         (char *)path, NULL};
-  fflush(stdout);
-  pid_t pid = cli_spawn_program("/proc/self/exe", argv, fd[1], 2);
-  close(fd[1]);
-  if (pid < 0) {
-    close(fd[0]);
-    return -1;
-  }
-  char buf[64] = {0};
-  ssize_t n = read(fd[0], buf, sizeof buf - 1);
-  close(fd[0]);
-  int st = 0;
-  if (cli_child_reap(pid, &st) != 0 || n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+  char buf[64];
+  int st;
+  if (cli_program_output("/proc/self/exe", argv, 2, buf, sizeof buf, &st) <= 0 || !WIFEXITED(st) ||
+      WEXITSTATUS(st) != 0)
     return -1;
   *h = strtoull(buf, NULL, 16);
   return 0;

@@ -77,12 +77,8 @@ static int cmd_encode(int argc, char **argv) {
   const char *out = NULL;
   const cli_opt opts[] = {CLI_STR("-o", NULL, &out), CLI_END};
   const char *in;
-  if (cli_parse_one("encode", argc, argv, opts, &in) < 0)
+  if (cli_parse_in_out("encode", argc, argv, opts, &in, &out, "TEXT") < 0)
     return EXIT_USAGE;
-  if (!in || !out)
-    return cli_error("encode: usage: %s encode TEXT -o FILE", cli_prog);
-  if (cli_same_file(in, out))
-    return cli_error("encode: refusing to overwrite the input %s", in);
   size_t len;
   uint8_t *text = cli_read_file_max(in, &len, SF_MAX_TEXT, 1);
   if (!text)

@@ -22,7 +22,6 @@
  *  11 chatty       prints varying text and a fake error line, then aborts
  */
 #include "attack_lib.h"
-#include <simfuzz/simfuzz.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,50 +32,9 @@
 #error "ATTACK must name the misbehaviour (1..11)"
 #endif
 
-typedef struct {
-  uint32_t boots[3];
-  int done;
-} ladder;
-
 static unsigned runs_in_process; /* ATTACK 9: state that survives a run, on purpose */
-
-static void *create(int nodes) {
-  (void)nodes;
-  runs_in_process++;
-  return calloc(1, sizeof(ladder));
-}
-
-static void destroy(void *ctx) {
-  free(ctx);
-}
-
-static void boot(void *ctx, sim_world *w, int node, int restart) {
-  (void)restart;
-  ladder *l = ctx;
-  l->boots[node]++;
-  sim_timer_start(w, node, 10 * SIM_NS_PER_MS, 0);
-}
-
-static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
-  (void)ctx;
-  (void)tag;
-  char beat = (char)('0' + node);
-  for (int to = 0; to < 3; to++)
-    if (to != node)
-      sim_send(w, node, to, &beat, 1);
-  sim_timer_start(w, node, 10 * SIM_NS_PER_MS, 0);
-}
-
-static void recv(void *ctx, sim_world *w, int node, int from, const void *msg, size_t len) {
-  (void)ctx;
-  (void)w;
-  (void)node;
-  (void)from;
-  (void)msg;
-  (void)len;
-}
-
-static const sim_node_ops ops = {boot, recv, timer, NULL, NULL};
+#define LADDER_ON_CREATE() (runs_in_process++)
+#include "../targets/ladder.h"
 
 __attribute__((noinline)) static void abort_site_one(void) {
   fprintf(stderr, "attack: site one\n");

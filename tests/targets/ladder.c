@@ -10,50 +10,7 @@
  * reports it) only has to draw the pause. One assertion site can never be
  * reached, so that `simfuzz reach` has something to list.
  */
-#include <simfuzz/simfuzz.h>
-
-#include <stdlib.h>
-
-typedef struct {
-  uint32_t boots[3];
-} ladder;
-
-static void *create(int nodes) {
-  (void)nodes;
-  return calloc(1, sizeof(ladder));
-}
-
-static void destroy(void *ctx) {
-  free(ctx);
-}
-
-static void boot(void *ctx, sim_world *w, int node, int restart) {
-  (void)restart;
-  ladder *l = ctx;
-  l->boots[node]++;
-  sim_timer_start(w, node, 10 * SIM_NS_PER_MS, 0);
-}
-
-static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
-  (void)ctx;
-  (void)tag;
-  char beat = (char)('0' + node);
-  for (int to = 0; to < 3; to++)
-    if (to != node)
-      sim_send(w, node, to, &beat, 1);
-  sim_timer_start(w, node, 10 * SIM_NS_PER_MS, 0);
-}
-
-static void recv(void *ctx, sim_world *w, int node, int from, const void *msg, size_t len) {
-  (void)ctx;
-  (void)w;
-  (void)node;
-  (void)from;
-  (void)msg;
-  (void)len;
-}
-
-static const sim_node_ops ops = {boot, recv, timer, NULL, NULL};
+#include "ladder.h"
 
 SF_ORACLE static void check_ladder(void *ctx, sim_world *w) {
   ladder *l = ctx;

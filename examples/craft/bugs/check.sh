@@ -19,11 +19,8 @@
 set -u
 B=$1
 D=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-nbad=0
-ok() { echo "ok: $*"; }
-bad() { nbad=$((nbad + 1)); echo "FAIL: $*"; }
+# shellcheck source=examples/craft/check_lib.sh
+. "$D/../check_lib.sh"
 fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT (pass: passes it;
                # determinism: runs the same every time, whatever its outcome)
   if [ "$2" = pass ]; then
@@ -78,7 +75,12 @@ for d in "$D"/regressions/*/; do
 done
 while read -r name kind; do
   if [ ! -x "$B/bin/simfuzz-craft_$name" ]; then
-    bad "craft_$name was not built (bugs/trees.sh, -DCRAFT_RAFT_TREES)"
+    # a bug with no scenario yet need not be built (trees.sh NAME...)
+    if [ "$kind" = bug ] && [ ! -d "$D/regressions/$name" ] && [ "${ALLOW_MISSING:-0}" = 1 ]; then
+      missing="$missing $name"
+    else
+      bad "craft_$name was not built (bugs/trees.sh, -DCRAFT_RAFT_TREES)"
+    fi
     continue
   fi
   check_dir "$name" > "$work/out"
