@@ -12,6 +12,7 @@
  * metadata slot after the log, say) costs one page, not the gap before it. */
 
 void sim__disk_free(disk_t *d) {
+  SIM_ASSERT(d->ndirty <= d->dirtycap); /* the dirty list within its array */
   for (uint32_t i = 0; i < d->npages; i++) {
     if (d->cpage[i]) /* most are missing: skip the calls */
       free(d->cpage[i]);
@@ -158,14 +159,8 @@ static int inject(sim_world *w, int node, sim_disk_op op) {
   return fail;
 }
 
-#define CHECK_DISK_NODE(w, node)                                                                   \
-  do {                                                                                             \
-    if ((node) < 0 || (node) >= (w)->n)                                                            \
-      return -EINVAL;                                                                              \
-  } while (0)
-
 int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, size_t len) {
-  CHECK_DISK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   if (!buf && len)
     return -EINVAL;
   disk_t *d = &w->node[node].disk;
@@ -191,7 +186,7 @@ int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, si
 }
 
 int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t len) {
-  CHECK_DISK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   if (!buf && len)
     return -EINVAL;
   disk_t *d = &w->node[node].disk;
@@ -262,7 +257,7 @@ static void decide_dirty(sim_world *w, int node, int reload) {
 }
 
 int sim_disk_sync(sim_world *w, int node) {
-  CHECK_DISK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   disk_t *d = &w->node[node].disk;
   if (inject(w, node, SIM_DISK_SYNC)) {
     decide_dirty(w, node, 0);
@@ -284,11 +279,16 @@ int sim_disk_sync(sim_world *w, int node) {
 }
 
 uint64_t sim_disk_size(const sim_world *w, int node) {
-  return node >= 0 && node < w->n ? w->node[node].disk.size : 0;
+  if (node < 0 || node >= w->n)
+    return 0;
+  const disk_t *d = &w->node[node].disk;
+  /* disk_reserve's pair: every byte of the size has its page */
+  SIM_ASSERT(d->size == 0 || (uint64_t)d->npages * page_bytes(d) >= d->size);
+  return d->size;
 }
 
 int sim_disk_truncate(sim_world *w, int node, uint64_t size) {
-  CHECK_DISK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   disk_t *d = &w->node[node].disk;
   if (disk_reserve(w, d, size) < 0)
     return -ENOSPC;
@@ -307,7 +307,7 @@ int sim_disk_truncate(sim_world *w, int node, uint64_t size) {
 }
 
 int sim_disk_set_params(sim_world *w, int node, const sim_disk_params *p) {
-  CHECK_DISK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   if (!p)
     return -EINVAL;
   disk_t *d = &w->node[node].disk;
@@ -319,20 +319,24 @@ int sim_disk_set_params(sim_world *w, int node, const sim_disk_params *p) {
 }
 
 uint32_t sim_disk_sector_size(const sim_world *w, int node) {
-  (void)node; /* the geometry is the world's */
+  /* the geometry is the world's (sim_disk_set_params keeps it) */
+  SIM_ASSERT(node < 0 || node >= w->n ||
+             w->node[node].disk.p.sector_size == w->cfg.disk.sector_size);
   return w->cfg.disk.sector_size;
 }
 
 int sim_disk_fail_nth(sim_world *w, int node, sim_disk_op op, uint32_t nth) {
-  CHECK_DISK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   if ((unsigned)op > SIM_DISK_SYNC)
     return -EINVAL;
+  _Static_assert(SIM_DISK_SYNC + 1 == sizeof((disk_t *)0)->fail_nth / sizeof(uint32_t),
+                 "a fail_nth slot per disk operation");
   w->node[node].disk.fail_nth[op] = nth;
   return 0;
 }
 
 int sim_disk_stall(sim_world *w, int node, uint64_t ns) {
-  CHECK_DISK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   disk_t *d = &w->node[node].disk;
   if (!ns) {
     d->stall_end = 0;
@@ -353,5 +357,6 @@ uint64_t sim_disk_stall_left(const sim_world *w, int node) {
 }
 
 void sim__disk_crash(sim_world *w, int node) {
+  SIM_ASSERT(node >= 0 && node < w->n && !w->node[node].up); /* after the crash's teardown */
   decide_dirty(w, node, 1);
 }

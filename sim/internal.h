@@ -13,6 +13,14 @@
 /* Purposes of internal decision streams (user streams use >= 0x80). A
  * fault added since has its stream named by its trace kind, P_EV(kind),
  * so that it needs no row here. */
+/* In a function of the public API returning an errno code: a node number
+ * out of range is -EINVAL. */
+#define SIM__CHECK_NODE(w, i)                                                                      \
+  do {                                                                                             \
+    if ((i) < 0 || (i) >= (w)->n)                                                                  \
+      return -EINVAL;                                                                              \
+  } while (0)
+
 #define P_EV(kind) (0x40u + (unsigned)(kind))
 _Static_assert(SIM_EV__COUNT < 0x40, "P_EV: a purpose per trace kind below 0x80");
 enum {

@@ -101,6 +101,7 @@ void sim__ml_remove(sim_world *w, mlist *l, uint32_t i) {
 }
 
 static link_t *L(sim_world *w, int from, int to) {
+  SIM_ASSERT(from >= 0 && from < w->n && to >= 0 && to < w->n);
   return &w->link[from][to];
 }
 
@@ -348,14 +349,9 @@ void sim__net_purge_node(sim_world *w, int node) {
 
 /* ---- Link control ---------------------------------------------------- */
 
-#define CHECK_LINK(w, f, t)                                                                        \
-  do {                                                                                             \
-    if ((f) < 0 || (f) >= (w)->n || (t) < 0 || (t) >= (w)->n)                                      \
-      return -EINVAL;                                                                              \
-  } while (0)
-
 int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
-  CHECK_LINK(w, from, to);
+  SIM__CHECK_NODE(w, from);
+  SIM__CHECK_NODE(w, to);
   if (!p)
     return -EINVAL;
   sim__link_params(L(w, from, to), p);
@@ -364,7 +360,9 @@ int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
 }
 
 int sim_link_get(const sim_world *w, int from, int to, sim_link_params *p) {
-  CHECK_LINK(w, from, to);
+  SIM__CHECK_NODE(w, from);
+  SIM__CHECK_NODE(w, to);
+  SIM_ASSERT(p != NULL);
   *p = w->link[from][to].p;
   return 0;
 }
@@ -376,8 +374,10 @@ void sim_net_set_all(sim_world *w, const sim_link_params *p) {
 }
 
 int sim_link_block(sim_world *w, int from, int to, int blocked) {
-  CHECK_LINK(w, from, to);
+  SIM__CHECK_NODE(w, from);
+  SIM__CHECK_NODE(w, to);
   link_t *l = L(w, from, to);
+  SIM_ASSERT(!L(w, to, to)->blocked); /* a node always reaches itself */
   if (from == to || !l->blocked == !blocked)
     return 0;
   l->blocked = blocked ? 1 : 0;
@@ -392,10 +392,12 @@ int sim_link_block(sim_world *w, int from, int to, int blocked) {
 int sim_link_blocked(const sim_world *w, int from, int to) {
   if (from < 0 || from >= w->n || to < 0 || to >= w->n)
     return 0;
+  SIM_ASSERT(!w->link[to][to].blocked); /* sim_link_block's pair: never a loopback */
   return w->link[from][to].blocked;
 }
 
 int sim_partition(sim_world *w, uint64_t a, uint64_t b, int oneway) {
+  SIM_ASSERT(w->n <= 64); /* a mask's bit per node */
   for (int i = 0; i < w->n; i++)
     for (int j = 0; j < w->n; j++) {
       if ((a >> i & 1) && (b >> j & 1))
@@ -407,8 +409,7 @@ int sim_partition(sim_world *w, uint64_t a, uint64_t b, int oneway) {
 }
 
 int sim_isolate(sim_world *w, int node) {
-  if (node < 0 || node >= w->n)
-    return -EINVAL;
+  SIM__CHECK_NODE(w, node);
   uint64_t all = w->n == 64 ? ~0ull : ((1ull << w->n) - 1);
   return sim_partition(w, 1ull << node, all & ~(1ull << node), 0);
 }
@@ -441,7 +442,8 @@ void sim_heal(sim_world *w) {
 }
 
 int sim_link_hold(sim_world *w, int from, int to) {
-  CHECK_LINK(w, from, to);
+  SIM__CHECK_NODE(w, from);
+  SIM__CHECK_NODE(w, to);
   L(w, from, to)->held = 1;
   return 0;
 }
@@ -472,7 +474,8 @@ static int force(sim_world *w, link_t *l, uint32_t i, uint64_t t) {
 }
 
 int sim_link_release(sim_world *w, int from, int to) {
-  CHECK_LINK(w, from, to);
+  SIM__CHECK_NODE(w, from);
+  SIM__CHECK_NODE(w, to);
   link_t *l = L(w, from, to);
   l->held = 0;
   uint64_t t = w->now;
@@ -487,7 +490,8 @@ int sim_link_release(sim_world *w, int from, int to) {
 }
 
 int sim_link_deliver_kth(sim_world *w, int from, int to, uint32_t k) {
-  CHECK_LINK(w, from, to);
+  SIM__CHECK_NODE(w, from);
+  SIM__CHECK_NODE(w, to);
   link_t *l = L(w, from, to);
   uint32_t i;
   if (k < l->hold.n) {
@@ -509,5 +513,8 @@ uint32_t sim_link_pending(const sim_world *w, int from, int to) {
   if (from < 0 || from >= w->n || to < 0 || to >= w->n)
     return 0;
   const link_t *l = &w->link[from][to];
+  /* each list's count and ends agree (sim__ml_push, sim__ml_remove) */
+  SIM_ASSERT((l->hold.n == 0) == (l->hold.head == NONE) &&
+             (l->fly.n == 0) == (l->fly.head == NONE));
   return l->hold.n + l->fly.n;
 }

@@ -28,6 +28,7 @@ static conn_t *conn_get(const sim_world *w, sim_conn h, uint32_t *idx) {
 }
 
 static int end_of(const conn_t *c, int node) {
+  SIM_ASSERT(c->state != CS_FREE); /* only a connection's ends are asked for */
   return c->end[0] == node ? 0 : c->end[1] == node ? 1 : -1;
 }
 
@@ -445,6 +446,8 @@ int sim_reset_conns(sim_world *w, int a, int b) {
 }
 
 uint32_t sim_conns_open(const sim_world *w) {
+  /* conn_alloc's pair: never more open than the budget lets it make */
+  SIM_ASSERT(w->conns_open <= w->cfg.budgets.max_conns && w->conns_open <= w->conn_cap);
   return w->conns_open;
 }
 
@@ -476,5 +479,6 @@ uint64_t sim__conn_due(const sim_world *w, uint64_t t) {
 }
 
 void sim__conn_free_all(sim_world *w) {
+  SIM_ASSERT(w->conn_cap == 0 || w->conn); /* a capacity has its array */
   free(w->conn);
 }

@@ -65,6 +65,7 @@ int sim_ev_drawn(unsigned kind) {
 const char *sim_drop_name(unsigned reason) {
   static const char *const names[] = {"?",    "loss",           "partition", "queue-full",
                                       "down", "sender-crashed", "reset",     "budget"};
+  _Static_assert(sizeof names / sizeof names[0] == SIM_DROP_BUDGET + 1, "a name per reason");
   return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
 }
 

@@ -145,6 +145,7 @@ uint64_t sim_now(const sim_world *w) {
   return w->now;
 }
 int sim_nodes(const sim_world *w) {
+  SIM_ASSERT(w->n >= 1 && w->n <= SIM_MAX_NODES); /* sim_world_create's bounds */
   return w->n;
 }
 void *sim_ctx(const sim_world *w) {
@@ -163,6 +164,7 @@ const char *sim_budget_reason(const sim_world *w) {
   return text[w->budget];
 }
 int sim_event_node(const sim_world *w) {
+  SIM_ASSERT(w->ev_node >= -1 && w->ev_node < w->n); /* a node, or the world's own event */
   return w->ev_node;
 }
 const sim_stats *sim_get_stats(const sim_world *w) {
@@ -445,6 +447,7 @@ int sim_liveness_pending(const sim_world *w) {
   return w->live_armed;
 }
 int sim_failed(const sim_world *w) {
+  SIM_ASSERT(!w->failed || w->stopped); /* record_failure stops the run */
   return w->failed;
 }
 const sim_failure *sim_get_failure(const sim_world *w) {
@@ -652,12 +655,6 @@ sim_stop sim_run(sim_world *w, uint64_t until_ns, uint64_t max_steps) {
 
 /* ---- Nodes ---------------------------------------------------------- */
 
-#define CHECK_NODE(w, i)                                                                           \
-  do {                                                                                             \
-    if ((i) < 0 || (i) >= (w)->n)                                                                  \
-      return -EINVAL;                                                                              \
-  } while (0)
-
 void sim_node_set_data(sim_world *w, int node, void *data) {
   if (node >= 0 && node < w->n)
     w->node[node].data = data;
@@ -681,11 +678,19 @@ void sim_node_free(sim_world *w, int node) {
 }
 
 int sim_node_up(const sim_world *w, int node) {
-  return node >= 0 && node < w->n && w->node[node].up;
+  if (node < 0 || node >= w->n)
+    return 0;
+  /* up only once its boot ran (boot_node clears booting as it sets up) */
+  SIM_ASSERT(!w->node[node].up || !w->node[node].booting);
+  return w->node[node].up;
 }
 
 int sim_node_paused(const sim_world *w, int node) {
-  return node >= 0 && node < w->n && w->node[node].paused;
+  if (node < 0 || node >= w->n)
+    return 0;
+  /* only a running node pauses, and a crash unpauses (sim_node_pause, _crash) */
+  SIM_ASSERT(!w->node[node].paused || w->node[node].up);
+  return w->node[node].paused;
 }
 
 uint32_t sim_node_incarnation(const sim_world *w, int node) {
@@ -706,7 +711,7 @@ static void drop_deferred(sim_world *w, node_t *nd) {
 }
 
 int sim_node_crash(sim_world *w, int node) {
-  CHECK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
   if (!nd->up)
     return 0;
@@ -728,7 +733,7 @@ int sim_node_crash(sim_world *w, int node) {
 }
 
 int sim_node_restart(sim_world *w, int node) {
-  CHECK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
   if (nd->up || nd->booting) /* up, or its boot already on the way */
     return -EALREADY;
@@ -742,7 +747,7 @@ int sim_node_restart(sim_world *w, int node) {
 }
 
 int sim_node_pause(sim_world *w, int node) {
-  CHECK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
   if (!nd->up || nd->paused)
     return -EALREADY;
@@ -754,7 +759,7 @@ int sim_node_pause(sim_world *w, int node) {
 }
 
 int sim_node_resume(sim_world *w, int node) {
-  CHECK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
   if (!nd->paused)
     return -EALREADY;
@@ -803,6 +808,9 @@ sim_timer sim_timer_start(sim_world *w, int node, uint64_t delay_ns, uint64_t ta
   uint32_t e = sim__sched(w, t, EVK_TIMER, node);
   if (e == NONE)
     return 0;
+  /* stamped with this incarnation: sim_timer_cancel and the dispatch of
+   * the timer tell a live timer from a stale one by it */
+  SIM_ASSERT(w->ev[e].node == node && w->ev[e].inc == nd->inc);
   w->ev[e].u.tag = tag;
   nd->timers++;
   return ((uint64_t)(w->ev[e].gen + 1) << 32) | e;
@@ -818,6 +826,7 @@ int sim_timer_cancel(sim_world *w, sim_timer t) {
     return -ENOENT;
   node_t *nd = &w->node[x->node];
   int live = nd->up && x->inc == nd->inc;
+  SIM_ASSERT(!live || nd->timers > 0); /* a live timer is counted (sim_timer_start) */
   sim__ev_cancel(w, e);
   if (!live)
     return -ENOENT;
@@ -868,7 +877,7 @@ static void clock_changed(sim_world *w, int node) {
 }
 
 int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns) {
-  CHECK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
   nd->clk_off = sat_add(offset_ns, -drift_of(w->now - nd->anchor, nd->drift));
   clock_changed(w, node);
@@ -876,7 +885,7 @@ int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns) {
 }
 
 int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
-  CHECK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   if (drift_ppm < -SIM_MAX_DRIFT_PPM || drift_ppm > SIM_MAX_DRIFT_PPM)
     return -EINVAL;
   node_t *nd = &w->node[node];
@@ -890,7 +899,7 @@ int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
 }
 
 int sim_clock_jump(sim_world *w, int node, int64_t delta_ns) {
-  CHECK_NODE(w, node);
+  SIM__CHECK_NODE(w, node);
   w->node[node].clk_off = sat_add(w->node[node].clk_off, delta_ns);
   clock_changed(w, node);
   return 0;
@@ -913,6 +922,7 @@ static fp_ent *fp_slot(sim_world *w, fp_ent **tab, uint32_t key, int insert) {
   uint32_t h = (uint32_t)sim__mix(key) & (FP_SLOTS - 1);
   for (uint32_t i = 0; i < FP_SLOTS; i++) {
     fp_ent *s = &(*tab)[(h + i) & (FP_SLOTS - 1)];
+    SIM_ASSERT(s->used <= 1); /* a flag: set once, at insertion */
     if (s->used && s->key == key)
       return s;
     if (!s->used) {
@@ -931,6 +941,7 @@ int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm) {
   fp_ent *s = fp_slot(w, &w->fp_force, site, 1);
   if (!s)
     return -ENOSPC;
+  SIM_ASSERT(s->used && s->key == site); /* fp_slot's pair: the site's own slot */
   s->val = ppm < 0 ? -1 : (ppm > SIM_PPM ? SIM_PPM : ppm);
   return 0;
 }
@@ -949,6 +960,8 @@ int sim_faultpoint(sim_world *w, int node, uint32_t site) {
   uint32_t rate;
   fp_ent *f = fp_slot(w, &w->fp_force, site, 0);
   if (f) {
+    /* sim_faultpoint_force's pair: -1 (never) or a rate in 0..SIM_PPM */
+    SIM_ASSERT(f->val >= -1 && f->val <= SIM_PPM);
     rate = f->val < 0 ? 0 : (uint32_t)f->val;
   } else {
     const sim_faultpoint_params *p = &w->cfg.faultpoints;

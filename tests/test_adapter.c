@@ -78,10 +78,7 @@ static void noop_boot(void *ctx, sim_world *w, int node, int restart) {
 static const sim_node_ops noop_ops = {noop_boot, NULL, NULL, NULL, NULL};
 
 static sim_world *disk_world(uint32_t keep_ppm, uint32_t corrupt_ppm) {
-  sim_config c;
-  sim_config_default(&c);
-  c.nodes = 1;
-  c.ops = &noop_ops;
+  sim_config c = ops_config(&noop_ops, 1);
   c.disk.unsynced_keep_ppm = keep_ppm;
   c.disk.unsynced_corrupt_ppm = corrupt_ppm;
   sim_world *w = sim_world_create(&c);
@@ -196,11 +193,8 @@ static const sim_node_ops log_ops = {log_boot, NULL, log_timer, NULL, NULL};
 
 static void run_logged(ctx_log *l, uint64_t seed) {
   memset(l, 0, sizeof *l);
-  sim_config c;
-  sim_config_default(&c);
-  c.nodes = 2;
+  sim_config c = ops_config(&log_ops, 2);
   c.seed = seed;
-  c.ops = &log_ops;
   c.ctx = l;
   sim_world *w = sim_world_create(&c);
   CHECK(w);
@@ -260,10 +254,7 @@ static void outer_timer(void *ctx, sim_world *w, int node, uint64_t tag) {
   (void)ctx;
   (void)tag;
   (void)node;
-  sim_config c;
-  sim_config_default(&c);
-  c.nodes = 1;
-  c.ops = &inner_ops;
+  sim_config c = ops_config(&inner_ops, 1);
   sim_world *in = sim_world_create(&c);
   sim_run(in, UINT64_MAX, 0);
   CHECK(inner_seen == in);
@@ -274,10 +265,7 @@ static void outer_timer(void *ctx, sim_world *w, int node, uint64_t tag) {
 static const sim_node_ops outer_ops = {log_boot, NULL, outer_timer, NULL, NULL};
 
 TEST(current_is_restored_after_a_nested_world) {
-  sim_config c;
-  sim_config_default(&c);
-  c.nodes = 1;
-  c.ops = &outer_ops;
+  sim_config c = ops_config(&outer_ops, 1);
   sim_world *w = sim_world_create(&c);
   sim_run(w, UINT64_MAX, 0);
   CHECK(outer_after == w);
@@ -303,10 +291,7 @@ static void world_call(sim_world *w, void *arg) {
 }
 
 TEST(set_current_node_and_allocation_faults) {
-  sim_config c;
-  sim_config_default(&c);
-  c.nodes = 2;
-  c.ops = &noop_ops;
+  sim_config c = ops_config(&noop_ops, 2);
   sim_world *w = sim_world_create(&c);
   sim_faultpoint_force(w, SIM_FAULTPOINT_ALLOC, SIM_PPM);
   sim_at(w, SIM_NS_PER_MS, world_call, NULL);

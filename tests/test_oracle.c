@@ -115,11 +115,18 @@ TEST(check_hooks_run_after_every_event_and_at_end) {
   free(o);
 }
 
+/* A world whose liveness predicate holds once node 1 received 5 messages
+ * (o: its oracle context, to free after the world). */
+static sim_world *live_world(oracle_ctx **o) {
+  *o = calloc(1, sizeof **o);
+  (*o)->live_after_recv = 5;
+  sim_config c = oracle_config(*o);
+  return recorder_world(&c);
+}
+
 TEST(liveness_met_within_deadline) {
-  oracle_ctx *o = calloc(1, sizeof *o);
-  o->live_after_recv = 5;
-  sim_config c = oracle_config(o);
-  sim_world *w = recorder_world(&c);
+  oracle_ctx *o;
+  sim_world *w = live_world(&o);
   CHECK_EQ(sim_require_liveness(w, 100 * SIM_NS_PER_MS), 0);
   CHECK(sim_liveness_pending(w));
   for (int i = 0; i < 5; i++)
@@ -132,10 +139,8 @@ TEST(liveness_met_within_deadline) {
 }
 
 TEST(liveness_failure_at_deadline) {
-  oracle_ctx *o = calloc(1, sizeof *o);
-  o->live_after_recv = 5;
-  sim_config c = oracle_config(o);
-  sim_world *w = recorder_world(&c);
+  oracle_ctx *o;
+  sim_world *w = live_world(&o);
   sim_run(w, 10 * SIM_NS_PER_MS, 0);
   CHECK_EQ(sim_require_liveness(w, 100 * SIM_NS_PER_MS), 0);
   send_u64(w, 0, 1, 1); /* not enough progress */
@@ -176,10 +181,7 @@ static void echo_timer(void *ctx, sim_world *w, int node, uint64_t tag) {
 static const sim_node_ops flood_ops = {echo_boot, echo_recv, echo_timer, NULL, NULL};
 
 TEST(budgets_end_runs_cleanly) {
-  sim_config c;
-  sim_config_default(&c);
-  c.nodes = 2;
-  c.ops = &flood_ops;
+  sim_config c = ops_config(&flood_ops, 2);
   /* event budget */
   c.budgets.max_events = 1000;
   sim_world *w = sim_world_create(&c);
@@ -188,18 +190,14 @@ TEST(budgets_end_runs_cleanly) {
   CHECK_EQ(sim_get_stats(w)->events, 1000);
   sim_world_destroy(w);
   /* in-flight budget */
-  sim_config_default(&c);
-  c.nodes = 2;
-  c.ops = &flood_ops;
+  c = ops_config(&flood_ops, 2);
   c.budgets.max_inflight = 500;
   w = sim_world_create(&c);
   CHECK_EQ(sim_run(w, UINT64_MAX, 0), SIM_STOP_BUDGET);
   CHECK(strcmp(sim_budget_reason(w), "in-flight messages budget") == 0);
   sim_world_destroy(w);
   /* pending-event budget: timers doubling */
-  sim_config_default(&c);
-  c.nodes = 1;
-  c.ops = &flood_ops;
+  c = ops_config(&flood_ops, 1);
   c.budgets.max_pending = 300;
   c.budgets.max_timers = 1u << 30;
   w = sim_world_create(&c);
@@ -209,9 +207,7 @@ TEST(budgets_end_runs_cleanly) {
   CHECK(strcmp(sim_budget_reason(w), "pending events budget") == 0);
   sim_world_destroy(w);
   /* per-node timer budget: starts fail, the run goes on */
-  sim_config_default(&c);
-  c.nodes = 1;
-  c.ops = &flood_ops;
+  c = ops_config(&flood_ops, 1);
   c.budgets.max_timers = 10;
   c.budgets.max_events = 200;
   w = sim_world_create(&c);

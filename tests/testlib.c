@@ -120,6 +120,14 @@ sim_config recorder_config(recorder *r, int nodes, uint64_t seed) {
   return c;
 }
 
+sim_config ops_config(const sim_node_ops *ops, int nodes) {
+  sim_config c;
+  sim_config_default(&c);
+  c.nodes = nodes;
+  c.ops = ops;
+  return c;
+}
+
 recorder *recorder_new(void) {
   recorder *r = calloc(1, sizeof *r);
   if (!r) {

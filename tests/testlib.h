@@ -95,6 +95,9 @@ extern const sim_node_ops recorder_ops;
  *  (fixed 1 ms) so tests can state exact times. */
 sim_config recorder_config(recorder *r, int nodes, uint64_t seed);
 
+/** The default config with n nodes running ops (no context). */
+sim_config ops_config(const sim_node_ops *ops, int nodes);
+
 /** A zeroed recorder on the heap (free it with free). */
 recorder *recorder_new(void);
 

@@ -44,15 +44,6 @@ static void boot(void *ctx, sim_world *w, int node, int restart) {
     fx.have_io = 1;
 }
 
-static void recv_msg(void *ctx, sim_world *w, int node, int from, const void *msg, size_t len) {
-  (void)ctx;
-  (void)w;
-  (void)node;
-  (void)from;
-  (void)msg;
-  (void)len;
-}
-
 static void timer(void *ctx, sim_world *w, int node, uint64_t tag) {
   (void)ctx;
   (void)w;
@@ -71,7 +62,7 @@ static void teardown(void *ctx, sim_world *w, int node, sim_teardown_why why) {
   fx.have_io = 0;
 }
 
-static const sim_node_ops ops = {boot, recv_msg, timer, NULL, teardown};
+static const sim_node_ops ops = {boot, NULL, timer, NULL, teardown}; /* no datagrams */
 
 /* Submit one entry of term `term` that raft places at log index `index`. */
 static void append(raft_index index, raft_term term) {

@@ -71,6 +71,7 @@ typedef struct {
 } memo;
 
 static size_t slot_words(const memo *m) {
+  SIM_ASSERT(m->words >= 1); /* a bit per operation, at least one word */
   return 2 + m->words;
 }
 
@@ -435,6 +436,7 @@ void sf_history_complete(sf_history *h, size_t id, uint64_t out, uint64_t now) {
     return;
   h->ops[id].out = out;
   h->ops[id].ret = now < h->ops[id].call ? h->ops[id].call : now;
+  SIM_ASSERT(h->ops[id].ret != SF_LIN_PENDING || now == SF_LIN_PENDING); /* completed now */
 }
 
 sf_lin_result sf_history_check(const sf_history *h, const sf_lin_model *m,

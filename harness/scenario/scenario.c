@@ -356,25 +356,21 @@ static const fmap shape_fields[SF_SHAPE__COUNT][7] = {
 };
 #undef F
 
-/* The Step oneof field of a kind, and the kind of a oneof field. */
-static unsigned field_of_kind(unsigned kind) {
-  switch (kind) {
-#define X(K, name, shape, fault, flags, weight, ends)                                              \
-  case SF_STEP_##K: return SIMFUZZ__STEP__KIND_##K;
+/* The Step oneof field of each kind: one row per kind, read both ways. */
+static const struct {
+  unsigned kind, field;
+} kind_field[] = {
+#define X(K, name, shape, fault, flags, weight, ends) {SF_STEP_##K, SIMFUZZ__STEP__KIND_##K},
     SF_STEP_KINDS(X)
 #undef X
-  default: return 0;
-  }
-}
+};
 
-static unsigned kind_of_field(unsigned field) {
-  switch (field) {
-#define X(K, name, shape, fault, flags, weight, ends)                                              \
-  case SIMFUZZ__STEP__KIND_##K: return SF_STEP_##K;
-    SF_STEP_KINDS(X)
-#undef X
-  default: return 0;
-  }
+/* The field of a kind (by == 0) or the kind of a field (by == 1); 0 if none. */
+static unsigned kind_field_map(unsigned v, int by_field) {
+  for (size_t i = 0; i < sizeof kind_field / sizeof kind_field[0]; i++)
+    if ((by_field ? kind_field[i].field : kind_field[i].kind) == v)
+      return by_field ? kind_field[i].kind : kind_field[i].field;
+  return 0;
 }
 
 static uint64_t get_scalar(const void *msg, const ProtobufCFieldDescriptor *f) {
@@ -489,7 +485,7 @@ static int from_step(const Simfuzz__Step *m, sf_step *o) {
   o->at_us = m->at_us;
   o->by_state = m->by_state ? 1 : 0;
   o->after_event = m->after_event;
-  unsigned kind = kind_of_field(m->kind_case);
+  unsigned kind = kind_field_map(m->kind_case, 1);
   const ProtobufCFieldDescriptor *sf =
       protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, m->kind_case);
   if (!kind || !sf)
@@ -712,7 +708,7 @@ static void to_step(const sf_step *s, step_msg *o) {
   m->at_us = s->at_us;
   m->by_state = s->by_state ? 1 : 0;
   m->after_event = s->after_event;
-  unsigned field = field_of_kind(s->kind);
+  unsigned field = kind_field_map(s->kind, 0);
   const ProtobufCFieldDescriptor *sf =
       protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, field);
   if (!field || !sf)

@@ -150,7 +150,8 @@ typedef uint64_t sim_timer;
 /**
  * Callbacks of the system under test. Every callback runs "as" one node,
  * inside sim_run()/sim_step(); it may call any function of this header.
- * Pointers to payloads are valid only during the callback.
+ * Pointers to payloads are valid only during the callback. Any callback
+ * may be NULL: its events still happen (and are traced), nobody hears them.
  */
 typedef struct sim_node_ops {
   /** Node starts: first boot (restart == 0) or restart after a crash. Its
