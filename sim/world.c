@@ -549,6 +549,8 @@ static void dispatch(sim_world *w, uint32_t e) {
 _Thread_local sim__cur_t sim__cur = {NULL, -1};
 
 sim_world *sim_current(int *node) {
+  /* sim_set_current_node's pair: a node of the current world, or -1 */
+  SIM_ASSERT(!sim__cur.w || (sim__cur.node >= -1 && sim__cur.node < sim__cur.w->n));
   if (node)
     *node = sim__cur.w ? sim__cur.node : -1;
   return sim__cur.w;
@@ -563,6 +565,7 @@ int sim_set_current_node(sim_world *w, int node) {
 }
 
 void sim__abandon(sim_world *w, sim_world *prev, int prev_node) {
+  SIM_ASSERT(prev != w); /* a world never runs inside itself */
   w->stopped = 1;
   w->hole = 0; /* the event left by longjmp: it never comes up again either */
   sim__cur.w = prev;
@@ -856,6 +859,7 @@ static int64_t node_clock(const sim_world *w, int node, int mono) {
   if (node < 0 || node >= w->n)
     return 0;
   const node_t *nd = &w->node[node];
+  SIM_ASSERT(nd->anchor <= w->now); /* set to a past moment (the clock setters) */
   int64_t t = w->now > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)w->now;
   return sat_add(sat_add(t, mono ? nd->mono_drift : nd->clk_off),
                  drift_of(w->now - nd->anchor, nd->drift));
@@ -871,6 +875,9 @@ int64_t sim_clock_mono(const sim_world *w, int node) {
 
 static void clock_changed(sim_world *w, int node) {
   node_t *nd = &w->node[node];
+  /* what the setters wrote: sim__local_to_true and node_clock read it */
+  SIM_ASSERT(nd->drift >= -SIM_MAX_DRIFT_PPM && nd->drift <= SIM_MAX_DRIFT_PPM);
+  SIM_ASSERT(nd->anchor <= w->now);
   w->stats.clock_changes++;
   sim__trace(w, SIM_EV_CLOCK, 0, node, -1, (uint64_t)nd->clk_off, (uint64_t)(int64_t)nd->drift, 0,
              NULL, 0);

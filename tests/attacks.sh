@@ -184,6 +184,15 @@ if wanted overflow; then
     "$work/overflow.log" && [ "$rc" = 1 ] && [ ! -d "$work/overflow/unconfirmed" ]
   ok_if $? "an ASan-only finding of libFuzzer is confirmed and labelled (exit $rc)" \
     "$work/overflow.log"
+  # --stop-on-first: libFuzzer's finding ends the explorer's search too (the
+  # explorer never fails this one: it sees no overflow without ASan)
+  mkdir -p "$work/ovf1/corpus" && cp "$TRIG" "$work/ovf1/corpus/"
+  s0=$(date +%s)
+  run "$work/ovf1.log" "$(tool overflow)" fuzz -o "$work/ovf1" --time 200 --jobs 2 --stop-on-first \
+    --engine "$F/attack_overflow_fuzzer" -q
+  took=$(($(date +%s) - s0))
+  [ "$rc" = 1 ] && [ "$took" -lt 100 ] && grep -q "^fuzz: confirmed .*/libfuzzer-crash-" "$work/ovf1.log"
+  ok_if $? "--stop-on-first ends at libFuzzer's failure: ${took} s of 200 (exit $rc)" "$work/ovf1.log"
 fi
 
 # 6. a target that is not deterministic: exit 3, a report, at most 3 files

@@ -13,6 +13,7 @@
  * scenario (diverged-*) are a determinism failure, reported as such. */
 #define _DEFAULT_SOURCE
 #include "cli.h"
+#include "explore/explore.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -383,8 +384,17 @@ static void engine_child(void *arg, const cli_child_io *io) {
   (void)io;
   const fuzz_job *j = arg;
   int rc = engine_job(j, j->seconds);
+  if (rc == 1) /* --stop-on-first: the explorer stops too (on_engine_found) */
+    kill(getppid(), SIGUSR1);
   fflush(stderr);
   _exit(rc < 0 ? 2 : rc);
+}
+
+/* The libFuzzer job found a failure under --stop-on-first: the explorer
+ * stops as when its time is up, and the job goes on to confirm. */
+static void on_engine_found(int sig) {
+  (void)sig;
+  sf_explore_stop();
 }
 
 /* The campaign: libFuzzer and the explorer. With two jobs or more, libFuzzer
@@ -409,6 +419,14 @@ static int campaign(fuzz_job *j, int *engine_failed) {
     if (r == 1) /* its failure ends the job (--stop-on-first) */
       return EXIT_FAILED;
   } else if (j->have_engine) {
+    if (j->first) {
+      struct sigaction sa;
+      memset(&sa, 0, sizeof sa);
+      sa.sa_handler = on_engine_found;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGUSR1, &sa, NULL);
+      cli_signals_changed(); /* no child keeps the handler */
+    }
     ec = malloc(sizeof *ec);
     if (!ec || cli_child_spawn(ec, engine_child, j) != 0) {
       *engine_failed = 1;

@@ -826,8 +826,16 @@ static void on_record(void *ctx, const cli_record *rec) {
   fflush(stdout);
 }
 
-static ex_shared *deadline_sh;
+static ex_shared *volatile deadline_sh; /* the running campaign's, else NULL */
 static int deadline_stage;
+static volatile sig_atomic_t stop_asked; /* sf_explore_stop */
+
+void sf_explore_stop(void) {
+  stop_asked = 1;
+  ex_shared *sh = deadline_sh;
+  if (sh)
+    __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+}
 
 /* The campaign's time is up: stop starting roots and branches; if the
  * branches in flight do not end within the grace period, kill them. */
@@ -1062,6 +1070,8 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
   x.sh = sh;
   map_site_states(sh);
   deadline_sh = sh;
+  if (stop_asked) /* asked before it started: it stops at once */
+    __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
   size_t kept_size = (size_t)x.o.jobs * EX_KEPT * sizeof(ex_kept);
   x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (x.kept == MAP_FAILED) {
@@ -1076,6 +1086,7 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
     o->on_summary(o->summary_ctx, sum);
   if (x.o.stats)
     print_stats(&x);
+  deadline_sh = NULL; /* before the unmap: a late sf_explore_stop must not write there */
   munmap(sh, sizeof *sh);
   munmap(x.kept, kept_size);
   return 0;

@@ -66,6 +66,13 @@ struct sf_explore_summary {
  *  runs per root, 60 s, the default warm-up, kept states and wear. */
 void sf_explore_defaults(sf_explore_opts *o);
 
+/** Ask the campaign of this process to stop as when its time is up (no
+ *  new roots or branches; the summary as usual), now or, if none runs yet,
+ *  as soon as it starts. Async-signal-safe: for a signal handler, such as
+ *  the default job's when its libFuzzer job found a failure under
+ *  --stop-on-first. */
+void sf_explore_stop(void);
+
 /** Run a campaign of the target this binary was built for. Returns 0 with
  *  *sum filled, or -1 when it could not start (a message says why). */
 int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum);
