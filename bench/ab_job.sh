@@ -80,25 +80,4 @@ while [ "$k" -lt $((FIRST + N)) ]; do
 done
 
 echo "ab_job.sh: $T, $N pairs from k=$FIRST, $BUDGET s each; A=$A${SEARCH_A:+ ($SEARCH_A)} B=$B${SEARCH_B:+ ($SEARCH_B)}"
-awk -v b="$BUDGET" '
-  { hit = $4 && $3 <= b + 30; s = hit ? $3 : b
-    n[$2]++; h[$2] += hit; v[$2, n[$2]] = s; miss[$2, n[$2]] = !hit
-    at[$1, $2] = s; ks[$1] = 1 }
-  END {
-    for (k in ks) {
-      if (at[k, "A"] < at[k, "B"]) won["A"]++
-      else if (at[k, "B"] < at[k, "A"]) won["B"]++
-    }
-    for (a = 0; a < 2; a++) {
-      arm = a ? "B" : "A"; m = n[arm]
-      for (i = 1; i <= m; i++) { w[i] = v[arm, i]; x[i] = miss[arm, i] }
-      for (i = 2; i <= m; i++)     # insertion sort, small m
-        for (j = i; j > 1 && w[j - 1] > w[j]; j--) {
-          t = w[j]; w[j] = w[j - 1]; w[j - 1] = t; t = x[j]; x[j] = x[j - 1]; x[j - 1] = t
-        }
-      med = m % 2 ? w[(m + 1) / 2] : (w[m / 2] + w[m / 2 + 1]) / 2
-      over = m % 2 ? x[(m + 1) / 2] : x[m / 2 + 1]
-      printf "%s: %d/%d hits, median %s%.1f s, faster in %d pairs\n", arm, h[arm], m,
-             over ? ">= " : "", med, won[arm] + 0
-    }
-  }' "$work/res"
+bench_arms "$BUDGET" "A B" "$work/res"

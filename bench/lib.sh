@@ -14,3 +14,35 @@ bench_workdir() {
     mktemp -d
   fi
 }
+
+# bench_arms BUDGET "ARM..." FILE: per arm of FILE's lines "K ARM SECONDS HIT"
+# (a hit within BUDGET + 30 s), in the order ARM... lists them: its hits, the
+# median time (a miss counts as the budget, so a median over misses is a
+# lower bound, marked >=) and the trials K it was fastest in.
+bench_arms() {
+  awk -v b="$1" -v list="$2" '
+    { hit = $4 && $3 <= b + 30; s = hit ? $3 : b
+      n[$2]++; h[$2] += hit; v[$2, n[$2]] = s; miss[$2, n[$2]] = !hit
+      at[$1, $2] = s; ks[$1] = 1 }
+    END {
+      nm = split(list, ms, " ")
+      for (k in ks) {
+        best = ""; bt = 0
+        for (a = 1; a <= nm; a++)
+          if ((k, ms[a]) in at && (best == "" || at[k, ms[a]] < bt)) { best = ms[a]; bt = at[k, ms[a]] }
+        won[best]++
+      }
+      for (a = 1; a <= nm; a++) {
+        arm = ms[a]; m = n[arm]
+        for (i = 1; i <= m; i++) { w[i] = v[arm, i]; x[i] = miss[arm, i] }
+        for (i = 2; i <= m; i++)     # insertion sort, small m
+          for (j = i; j > 1 && w[j - 1] > w[j]; j--) {
+            t = w[j]; w[j] = w[j - 1]; w[j - 1] = t; t = x[j]; x[j] = x[j - 1]; x[j - 1] = t
+          }
+        med = m % 2 ? w[(m + 1) / 2] : (w[m / 2] + w[m / 2 + 1]) / 2
+        over = m % 2 ? x[(m + 1) / 2] : x[m / 2 + 1]
+        printf "%-8s %d/%d hits, median %s%.1f s, fastest in %d trials\n", arm, h[arm], m,
+               over ? ">= " : "", med, won[arm] + 0
+      }
+    }' "$3"
+}

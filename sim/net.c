@@ -68,6 +68,7 @@ void sim__msg_free(sim_world *w, uint32_t i) {
 }
 
 void sim__net_free(sim_world *w) {
+  SIM_ASSERT(w->inflight <= w->msg_cap); /* msg_alloc's count: the pool holds them all */
   for (uint32_t i = 0; i < w->msg_cap; i++)
     free(w->msg[i].data);
   free(w->msg);

@@ -119,6 +119,7 @@ sim_world *sim_world_create(const sim_config *c) {
 void sim_world_destroy(sim_world *w) {
   if (!w)
     return;
+  SIM_ASSERT(sim__cur.w != w); /* never from inside one of its own events */
   if (w->node) {
     for (int i = 0; i < w->n; i++) {
       node_t *nd = &w->node[i];
@@ -668,6 +669,7 @@ void *sim_node_data(const sim_world *w, int node) {
 }
 
 void *sim_node_alloc(sim_world *w, int node, size_t size) {
+  SIM_ASSERT(node >= 0 && node < w->n); /* else nobody would ever free it */
   void *p = calloc(1, size ? size : 1);
   if (!p)
     abort();

@@ -454,6 +454,7 @@ sf_lin_result sf_history_check(const sf_history *h, const sf_lin_model *m,
 }
 
 void sf_history_free(sf_history *h) {
+  SIM_ASSERT(h->n <= h->cap && (h->cap == 0 || h->ops)); /* sf_history_call's pair */
   free(h->ops);
   memset(h, 0, sizeof *h);
 }

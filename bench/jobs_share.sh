@@ -1,0 +1,80 @@
+#!/bin/sh
+# What the second core of `simfuzz fuzz --jobs 2` is best spent on
+# (issue 36, item 5): the default job on one bug, each trial on both cores,
+# with its second job given to
+#   asan    the target's libFuzzer binary as the build makes it (ASan+UBSan:
+#           the default, BUILD/fuzz/<t>_fuzzer)
+#   plain   an unsanitized libFuzzer binary of the same target (--engine;
+#           from a build configured with -DSIMFUZZ_FUZZ_SANITIZERS=)
+#   explore a second explorer worker (--no-engine: the workers share the
+#           campaign's counts, each keeps its own rare states)
+#   one     nothing: --jobs 1 on one core, the baseline
+# Trial k runs every method in turn (the order rotates with k) on the same
+# seed (--seed k*10^8), --stop-on-first, so the machine's load falls on all
+# of them alike. Prints a line per trial, then per method: hits, the median
+# time to the first confirmed failure (a miss counts as the budget, marked
+# >=) and the trials it was fastest in.
+#
+# Usage: bench/jobs_share.sh BUILD PLAIN_FUZZ_DIR TARGET [--trials N]
+#                            [--first K] [--budget S] [--methods LIST]
+#   PLAIN_FUZZ_DIR  the fuzz/ directory of the unsanitized build ("-": no
+#                   plain method)
+#   --methods LIST  comma-separated, default asan,plain,explore,one
+set -eu
+B=$1; PLAIN=$2; T=$3; shift 3
+N=5; FIRST=1; BUDGET=120; METHODS=asan,plain,explore,one
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --trials) N=$2; shift 2 ;;
+    --first) FIRST=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    --methods) METHODS=$2; shift 2 ;;
+    *) echo "jobs_share.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ -x "$B/bin/simfuzz-$T" ] || { echo "jobs_share.sh: no $B/bin/simfuzz-$T" >&2; exit 2; }
+[ -x "$B/fuzz/${T}_fuzzer" ] || { echo "jobs_share.sh: no $B/fuzz/${T}_fuzzer" >&2; exit 2; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+work=$(bench_workdir)
+trap 'rm -rf "$work"' EXIT
+methods=$(echo "$METHODS" | tr ',' ' ')
+
+# trial METHOD K: appends "K METHOD SECONDS HIT" to $work/res
+trial() {
+  d="$work/$1$2"
+  mkdir "$d"
+  case $1 in
+    asan) set -- "$1" "$2" --jobs 2 --engine "$B/fuzz/${T}_fuzzer" ;;
+    plain) set -- "$1" "$2" --jobs 2 --engine "$PLAIN/${T}_fuzzer" ;;
+    explore) set -- "$1" "$2" --jobs 2 --no-engine ;;
+    one) set -- "$1" "$2" --jobs 1 --no-engine ;;
+    *) echo "jobs_share.sh: unknown method $1" >&2; exit 2 ;;
+  esac
+  m=$1; k=$2; shift 2
+  t0=$(date +%s.%N)
+  rc=0
+  timeout -s INT $((BUDGET + 60)) "$B/bin/simfuzz-$T" fuzz -o "$d/out" --seed "$((k * 100000000))" \
+    --time "$BUDGET" --stop-on-first -q "$@" > "$d/log" 2>&1 || rc=$?
+  t1=$(date +%s.%N)
+  hit=0
+  grep -q '^fuzz: confirmed /' "$d/log" && hit=1
+  [ $rc -le 1 ] || { echo "jobs_share.sh: $m k=$k exited $rc:" >&2; tail -3 "$d/log" >&2; }
+  echo "$k $m $(echo "$t1 - $t0" | bc) $hit" >> "$work/res"
+  rm -rf "$d"
+}
+
+k=$FIRST
+while [ "$k" -lt $((FIRST + N)) ]; do
+  # rotate the order: each method runs first, second, ... in turn
+  set -- $methods
+  r=$((k % $#))
+  while [ "$r" -gt 0 ]; do m=$1; shift; set -- "$@" "$m"; r=$((r - 1)); done
+  for m in "$@"; do trial "$m" "$k"; done
+  awk -v k="$k" -v b="$BUDGET" '$1 == k { printf "%s  %s: %s", (n++ ? "" : k), $2,
+      ($4 && $3 <= b + 30) ? sprintf("%.1f s  ", $3) : "-  " } END { print "" }' "$work/res"
+  k=$((k + 1))
+done
+
+echo "jobs_share.sh: $T, $N trials from k=$FIRST, $BUDGET s each; build $B"
+bench_arms "$BUDGET" "$methods" "$work/res"
