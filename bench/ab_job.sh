@@ -50,21 +50,11 @@ export AFL_NO_AFFINITY=1
 
 # trial BUILD CORE K ARM: appends "K ARM SECONDS HIT" to $work/res
 trial() {
-  d="$work/$4$3"
-  mkdir "$d"
-  t0=$(date +%s.%N)
-  rc=0
   search=$SEARCH_A
   [ "$4" = A ] || search=$SEARCH_B
-  SIMFUZZ_SEARCH=$search taskset -c "$2" timeout -s INT $((BUDGET + 60)) "$1/bin/simfuzz-$T" fuzz -o "$d/out" \
-    --seed "$(($3 * 100000000))" --time "$BUDGET" --jobs 1 --stop-on-first -q \
-    > "$d/log" 2>&1 || rc=$?
-  t1=$(date +%s.%N)
-  hit=0
-  grep -q '^fuzz: confirmed /' "$d/log" && hit=1
-  [ $rc -le 1 ] || { echo "ab_job.sh: $4 k=$3 exited $rc:" >&2; tail -3 "$d/log" >&2; }
-  echo "$3 $4 $(echo "$t1 - $t0" | bc) $hit" >> "$work/res"
-  rm -rf "$d"
+  bench_job_trial "$work/res" "$3" "$4" "$work/$4$3" env SIMFUZZ_SEARCH="$search" \
+    taskset -c "$2" timeout -s INT $((BUDGET + 60)) "$1/bin/simfuzz-$T" fuzz -o "$work/$4$3/out" \
+    --seed "$(($3 * 100000000))" --time "$BUDGET" --jobs 1 --stop-on-first -q
 }
 
 k=$FIRST

@@ -42,8 +42,6 @@ methods=$(echo "$METHODS" | tr ',' ' ')
 
 # trial METHOD K: appends "K METHOD SECONDS HIT" to $work/res
 trial() {
-  d="$work/$1$2"
-  mkdir "$d"
   case $1 in
     asan) set -- "$1" "$2" --jobs 2 --engine "$B/fuzz/${T}_fuzzer" ;;
     plain) set -- "$1" "$2" --jobs 2 --engine "$PLAIN/${T}_fuzzer" ;;
@@ -52,16 +50,9 @@ trial() {
     *) echo "jobs_share.sh: unknown method $1" >&2; exit 2 ;;
   esac
   m=$1; k=$2; shift 2
-  t0=$(date +%s.%N)
-  rc=0
-  timeout -s INT $((BUDGET + 60)) "$B/bin/simfuzz-$T" fuzz -o "$d/out" --seed "$((k * 100000000))" \
-    --time "$BUDGET" --stop-on-first -q "$@" > "$d/log" 2>&1 || rc=$?
-  t1=$(date +%s.%N)
-  hit=0
-  grep -q '^fuzz: confirmed /' "$d/log" && hit=1
-  [ $rc -le 1 ] || { echo "jobs_share.sh: $m k=$k exited $rc:" >&2; tail -3 "$d/log" >&2; }
-  echo "$k $m $(echo "$t1 - $t0" | bc) $hit" >> "$work/res"
-  rm -rf "$d"
+  bench_job_trial "$work/res" "$k" "$m" "$work/$m$k" timeout -s INT $((BUDGET + 60)) \
+    "$B/bin/simfuzz-$T" fuzz -o "$work/$m$k/out" --seed "$((k * 100000000))" --time "$BUDGET" \
+    --stop-on-first -q "$@"
 }
 
 k=$FIRST

@@ -46,3 +46,20 @@ bench_arms() {
       }
     }' "$3"
 }
+
+# bench_job_trial RES K ARM DIR CMD...: run CMD... (a `simfuzz fuzz -o DIR/out
+# ... --stop-on-first` of the caller's; its output in DIR/log, DIR removed
+# after) and append "K ARM SECONDS HIT" to RES, HIT 1 if it confirmed a
+# failure. A status above 1 is reported on stderr.
+bench_job_trial() {
+  bt_res=$1; bt_k=$2; bt_arm=$3; bt_dir=$4; shift 4
+  mkdir "$bt_dir"
+  bt_t0=$(date +%s.%N); bt_rc=0
+  "$@" > "$bt_dir/log" 2>&1 || bt_rc=$?
+  bt_t1=$(date +%s.%N)
+  bt_hit=0
+  grep -q '^fuzz: confirmed /' "$bt_dir/log" && bt_hit=1
+  [ $bt_rc -le 1 ] || { echo "$bt_arm k=$bt_k exited $bt_rc:" >&2; tail -3 "$bt_dir/log" >&2; }
+  echo "$bt_k $bt_arm $(echo "$bt_t1 - $bt_t0" | bc) $bt_hit" >> "$bt_res"
+  rm -rf "$bt_dir"
+}
