@@ -156,7 +156,7 @@ static void stopped(void) {
 
 /* The start of a phase: a stop signal that came since the last child ended
  * ends the night here. Test hooks (SQLite style), for a phase
- * merge|crashes|report|state|publish: SIMFUZZ_NIGHTLY_FULL_AT makes every
+ * fuzz|merge|crashes|report|state|publish: SIMFUZZ_NIGHTLY_FULL_AT makes every
  * write from that phase on fail as on a full disk; SIMFUZZ_NIGHTLY_STOP_AT
  * sends the night SIGTERM as the phase starts. */
 static void phase(const char *name) {
