@@ -118,6 +118,9 @@ void cj_kmicros(cli_json *j, const char *k, uint64_t ns);
  *  unescaped; a number, a word, an array or an object as written, cut to
  *  cap bytes); -1 if absent or malformed. */
 int cli_json_field(const char *obj, const char *key, char *out, size_t cap);
+/** The unsigned count under key in a JSON object this writer wrote; 0 if
+ *  obj is NULL or the key absent. */
+uint64_t cli_json_count(const char *obj, const char *key);
 /** Where the value of key starts in a JSON object this writer wrote (its
  *  arrays and objects may hold others); NULL if absent or malformed. */
 const char *cli_json_value(const char *obj, const char *key);

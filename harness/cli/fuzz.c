@@ -486,17 +486,13 @@ static uint64_t engine_execs(const char *log) {
  * nightly job reads it): the explorer's roots and branches (from its own
  * --json), libFuzzer's executions and the confirmation's tally. */
 static int write_json(const fuzz_job *j, const tally *t) {
-  char line[1024] = "", v[32];
-  uint64_t roots = 0, branches = 0;
+  char line[1024] = ""; /* absent if the explorer could not write it: counts 0 */
   FILE *ex = fopen(j->ex_json, "r");
-  if (ex && fgets(line, sizeof line, ex)) {
-    if (cli_json_field(line, "roots", v, sizeof v) == 0)
-      roots = strtoull(v, NULL, 10);
-    if (cli_json_field(line, "branches", v, sizeof v) == 0)
-      branches = strtoull(v, NULL, 10);
-  }
+  if (ex && !fgets(line, sizeof line, ex))
+    line[0] = 0;
   if (ex)
     fclose(ex);
+  uint64_t roots = cli_json_count(line, "roots"), branches = cli_json_count(line, "branches");
   char tmp[4300];
   FILE *f = cli_create(j->json, tmp, sizeof tmp);
   if (!f)

@@ -212,6 +212,11 @@ static const char *skip_value(const char *p) {
   }
 }
 
+uint64_t cli_json_count(const char *obj, const char *key) {
+  char v[32];
+  return obj && cli_json_field(obj, key, v, sizeof v) == 0 ? strtoull(v, NULL, 10) : 0;
+}
+
 const char *cli_json_value(const char *obj, const char *key) {
   const char *p = obj;
   while (*p == ' ')

@@ -528,19 +528,14 @@ static void campaign_target(target_stat *ts, unsigned long night, char *fz, char
       (WEXITSTATUS(st) != 0 && WEXITSTATUS(st) != EXIT_FAILED && WEXITSTATUS(st) != EXIT_NONDET))
     note("  %s: the default job ended abnormally (see %s)", ts->name, log);
   size_t len;
-  char *obj = (char *)cli_read_file_max(json, &len, 4096, 0), v[32];
-  uint64_t roots = 0, branches = 0, engine = 0;
-  if (obj && cli_json_field(obj, "roots", v, sizeof v) == 0)
-    roots = strtoull(v, NULL, 10);
-  if (obj && cli_json_field(obj, "branches", v, sizeof v) == 0)
-    branches = strtoull(v, NULL, 10);
-  if (obj && cli_json_field(obj, "engine_execs", v, sizeof v) == 0)
-    engine = strtoull(v, NULL, 10);
-  if (obj && cli_json_field(obj, "unconfirmed", v, sizeof v) == 0 && strcmp(v, "0") != 0)
-    note("  %s: %s failure files did not fail again (moved to %s/unconfirmed)", ts->name, v, out);
+  char *obj = (char *)cli_read_file_max(json, &len, 4096, 0);
+  uint64_t unconfirmed = cli_json_count(obj, "unconfirmed");
+  if (unconfirmed)
+    note("  %s: %" PRIu64 " failure files did not fail again (moved to %s/unconfirmed)", ts->name,
+         unconfirmed, out);
+  ts->explore_runs = cli_json_count(obj, "roots") + cli_json_count(obj, "branches");
+  ts->execs = cli_json_count(obj, "engine_execs") + ts->explore_runs;
   free(obj);
-  ts->explore_runs = roots + branches;
-  ts->execs = engine + ts->explore_runs;
 }
 
 /* Which assertion sites (SF_SOMETIMES, SF_REACHABLE, SF_MAXIMIZE) the
@@ -553,15 +548,12 @@ static void reach_target(target_stat *ts) {
   char *argv[] = {cli, "reach", "--json", corpus, NULL};
   run(argv, log, 1);
   size_t len;
-  char *obj = (char *)cli_read_file_max(log, &len, SF_MAX_TEXT, 0), v[32];
+  char *obj = (char *)cli_read_file_max(log, &len, SF_MAX_TEXT, 0);
   if (!obj)
     return;
-  if (cli_json_field(obj, "sites", v, sizeof v) == 0)
-    ts->sites = (unsigned)strtoul(v, NULL, 10);
-  if (cli_json_field(obj, "reached", v, sizeof v) == 0)
-    ts->reached = (unsigned)strtoul(v, NULL, 10);
-  if (cli_json_field(obj, "never", v, sizeof v) == 0)
-    ts->never = (unsigned)strtoul(v, NULL, 10);
+  ts->sites = (unsigned)cli_json_count(obj, "sites");
+  ts->reached = (unsigned)cli_json_count(obj, "reached");
+  ts->never = (unsigned)cli_json_count(obj, "never");
   /* the names of the sites no input reached */
   const char *it = cli_json_value(obj, "assertions"), *e;
   while (it && (e = cli_json_next(&it)) && ts->nnames < MAX_NAMES) {
