@@ -26,23 +26,13 @@
 set -eu
 A=$1; B=$2; T=$3; shift 3
 N=10; FIRST=1; BUDGET=300; CORES=0,1; SEARCH_A=; SEARCH_B=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --pairs) N=$2; shift 2 ;;
-    --first) FIRST=$2; shift 2 ;;
-    --budget) BUDGET=$2; shift 2 ;;
-    --cores) CORES=$2; shift 2 ;;
-    --search-a) SEARCH_A=$2; shift 2 ;;
-    --search-b) SEARCH_B=$2; shift 2 ;;
-    *) echo "ab_job.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_options ab_job.sh "pairs=N first=FIRST budget=BUDGET cores=CORES search-a=SEARCH_A search-b=SEARCH_B" "$@"
 for b in "$A" "$B"; do
   [ -x "$b/bin/simfuzz-$T" ] || { echo "ab_job.sh: no $b/bin/simfuzz-$T" >&2; exit 2; }
 done
 c0=${CORES%,*}; c1=${CORES#*,}
-# shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh"
 work=$(bench_workdir)
 trap 'rm -rf "$work"' EXIT
 # afl-fuzz is not run here, but a confirmation may start tools that bind cores

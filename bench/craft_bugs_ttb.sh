@@ -29,18 +29,9 @@
 set -eu
 B=$1; NAME=$2; shift 2
 N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep; SEARCH2=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --pairs) N=$2; shift 2 ;;
-    --first) FIRST=$2; shift 2 ;;
-    --budget) BUDGET=$2; shift 2 ;;
-    --cores) CORES=$2; shift 2 ;;
-    --keep) KEEP=$2; shift 2 ;;
-    --methods) METHODS=$2; shift 2 ;;
-    --search2) SEARCH2=$2; shift 2 ;;
-    *) echo "craft_bugs_ttb.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_options craft_bugs_ttb.sh "pairs=N first=FIRST budget=BUDGET cores=CORES keep=KEEP methods=METHODS search2=SEARCH2" "$@"
 V=$B/bin/simfuzz-craft_$NAME; F=$B/bin/simfuzz-craft_${NAME}_fixed
 for b in "$V" "$F"; do
   [ -x "$b" ] || { echo "craft_bugs_ttb.sh: no $b (trees.sh with ALL=1)" >&2; exit 2; }
@@ -53,8 +44,6 @@ for m in "$m1" "$m2"; do
     *) echo "craft_bugs_ttb.sh: unknown method $m (job, sweep, job2)" >&2; exit 2 ;;
   esac
 done
-# shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh"
 work=$(bench_workdir)
 trap 'rm -rf "$work"' EXIT
 

@@ -23,19 +23,11 @@
 set -eu
 B=$1; PLAIN=$2; T=$3; shift 3
 N=5; FIRST=1; BUDGET=120; METHODS=asan,plain,explore,one
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --trials) N=$2; shift 2 ;;
-    --first) FIRST=$2; shift 2 ;;
-    --budget) BUDGET=$2; shift 2 ;;
-    --methods) METHODS=$2; shift 2 ;;
-    *) echo "jobs_share.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
-[ -x "$B/bin/simfuzz-$T" ] || { echo "jobs_share.sh: no $B/bin/simfuzz-$T" >&2; exit 2; }
-[ -x "$B/fuzz/${T}_fuzzer" ] || { echo "jobs_share.sh: no $B/fuzz/${T}_fuzzer" >&2; exit 2; }
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
+bench_options jobs_share.sh "trials=N first=FIRST budget=BUDGET methods=METHODS" "$@"
+[ -x "$B/bin/simfuzz-$T" ] || { echo "jobs_share.sh: no $B/bin/simfuzz-$T" >&2; exit 2; }
+[ -x "$B/fuzz/${T}_fuzzer" ] || { echo "jobs_share.sh: no $B/fuzz/${T}_fuzzer" >&2; exit 2; }
 work=$(bench_workdir)
 trap 'rm -rf "$work"' EXIT
 methods=$(echo "$METHODS" | tr ',' ' ')

@@ -15,6 +15,25 @@ bench_workdir() {
   fi
 }
 
+# bench_options SCRIPT "OPTION=VAR ..." ARGS...: sets VAR to the word after
+# each --OPTION of ARGS (every option takes a value); an option SPEC does not
+# name ends the script with a usage error that names SCRIPT.
+bench_options() {
+  _bo_script=$1; _bo_spec=$2; shift 2
+  while [ $# -gt 0 ]; do
+    _bo_var=
+    for _bo_p in $_bo_spec; do
+      [ "$1" = "--${_bo_p%%=*}" ] && _bo_var=${_bo_p#*=}
+    done
+    if [ -z "$_bo_var" ] || [ $# -lt 2 ]; then
+      echo "$_bo_script: unknown option or missing value: $1" >&2
+      exit 2
+    fi
+    eval "$_bo_var=\$2"
+    shift 2
+  done
+}
+
 # bench_arms BUDGET "ARM..." FILE: per arm of FILE's lines "K ARM SECONDS HIT"
 # (a hit within BUDGET + 30 s), in the order ARM... lists them: its hits, the
 # median time (a miss counts as the budget, so a median over misses is a

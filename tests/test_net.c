@@ -61,9 +61,8 @@ TEST(no_faults_delivers_everything_in_order) {
   blast(r, &p, 200, 1, &st);
   CHECK_EQ(rec_count(r, R_RECV, 1), 200);
   uint64_t k = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->ev[i].kind == R_RECV)
-      CHECK_EQ(r->ev[i].val, k++);
+  REC_EACH (e, r, R_RECV, -1)
+    CHECK_EQ(e->val, k++);
   CHECK_EQ(st.sent, 200);
   CHECK_EQ(st.delivered, 200);
   CHECK_EQ(st.lost + st.duplicated + st.corrupted + st.reordered, 0);
@@ -124,9 +123,8 @@ TEST(duplication) {
   CHECK_EQ((uint64_t)rec_count(r, R_RECV, 1), 1000 + st.duplicated);
   /* each value arrives once or twice */
   int seen[1000] = {0};
-  for (int i = 0; i < r->n; i++)
-    if (r->ev[i].kind == R_RECV)
-      seen[r->ev[i].val]++;
+  REC_EACH (e, r, R_RECV, -1)
+    seen[e->val]++;
   int twice = 0;
   for (int i = 0; i < 1000; i++) {
     CHECK(seen[i] == 1 || seen[i] == 2);
@@ -145,23 +143,19 @@ TEST(reordering) {
   CHECK_EQ(rec_count(r, R_RECV, 1), 1000);
   int inversions = 0;
   uint64_t maxv = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->ev[i].kind == R_RECV) {
-      if (r->ev[i].val < maxv)
-        inversions++;
-      if (r->ev[i].val > maxv)
-        maxv = r->ev[i].val;
-    }
+  REC_EACH (e, r, R_RECV, -1) {
+    inversions += e->val < maxv;
+    maxv = e->val > maxv ? e->val : maxv;
+  }
   CHECK(inversions > 30);
   /* without reordering and with fixed latency: never */
   p.reorder_ppm = 0;
   blast(r, &p, 1000, 4, &st);
   maxv = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->ev[i].kind == R_RECV) {
-      CHECK(r->ev[i].val >= maxv);
-      maxv = r->ev[i].val;
-    }
+  REC_EACH (e, r, R_RECV, -1) {
+    CHECK(e->val >= maxv);
+    maxv = e->val;
+  }
   p.reorder_ppm = 100000;
   FAULT_END(4);
 }
@@ -173,14 +167,11 @@ TEST(corruption_flips_one_bit) {
   CHECK(st.corrupted > 200 && st.corrupted < 300);
   int bad = 0;
   uint64_t k = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->ev[i].kind == R_RECV) {
-      uint64_t diff = r->ev[i].val ^ k++;
-      if (diff) {
-        CHECK_EQ(diff & (diff - 1), 0); /* exactly one bit */
-        bad++;
-      }
-    }
+  REC_EACH (e, r, R_RECV, -1) {
+    uint64_t diff = e->val ^ k++;
+    CHECK_EQ(diff & (diff - 1), 0); /* at most one bit */
+    bad += diff != 0;
+  }
   CHECK_EQ((uint64_t)bad, st.corrupted);
   FAULT_END(5);
 }
@@ -197,11 +188,8 @@ TEST(bandwidth_serializes) {
   CHECK_EQ(sim_in_flight_due(w), sim_now(w));
   CHECK_EQ(rec_count(r, R_RECV, 1), 10);
   int k = 0;
-  for (int i = 0; i < r->n; i++)
-    if (r->ev[i].kind == R_RECV) {
-      k++;
-      CHECK_EQ(r->ev[i].time, (uint64_t)k * SIM_NS_PER_MS + SIM_NS_PER_MS);
-    }
+  REC_EACH (e, r, R_RECV, -1)
+    CHECK_EQ(e->time, (uint64_t)++k * SIM_NS_PER_MS + SIM_NS_PER_MS);
   FX_END();
 }
 
@@ -219,8 +207,7 @@ TEST(queue_limit_drops_excess) {
 }
 
 TEST(partition_full_oneway_isolate_split_heal) {
-  FX_BEGIN(4, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(4, 1);
   /* one-way 0 -/-> 1 */
   sim_partition(w, 1u << 0, 1u << 1, 1);
   CHECK(sim_link_blocked(w, 0, 1) && !sim_link_blocked(w, 1, 0));
@@ -273,8 +260,7 @@ TEST(partition_drops_messages_in_flight) {
 }
 
 TEST(hold_release_and_deliver_kth) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   sim_link_hold(w, 0, 1);
   for (int i = 0; i < 5; i++)
     send_u64(w, 0, 1, (uint64_t)i);

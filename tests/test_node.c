@@ -56,8 +56,7 @@ TEST(restart_without_room_leaves_no_boot_pending) {
 }
 
 TEST(restart_boots_again_with_new_incarnation) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   CHECK_EQ(sim_node_incarnation(w, 1), 0);
   CHECK_EQ(sim_node_restart(w, 1), -EALREADY);
   sim_node_crash(w, 1);
@@ -81,8 +80,7 @@ TEST(restart_boots_again_with_new_incarnation) {
 }
 
 TEST(pause_defers_events_until_resume) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   CHECK_EQ(sim_node_pause(w, 1), 0);
   CHECK_EQ(sim_node_pause(w, 1), -EALREADY);
   CHECK(sim_node_paused(w, 1) && sim_node_up(w, 1));
@@ -117,8 +115,7 @@ TEST(pause_defers_events_until_resume) {
  * the run. The old code stopped every such run early, silently, as if the
  * pending-events budget had been reached. */
 TEST(resume_after_the_heap_filled_up) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   CHECK_EQ(sim_node_pause(w, 1), 0);
   for (int i = 0; i < 100; i++)
     send_u64(w, 0, 1, (uint64_t)i);
@@ -135,8 +132,7 @@ TEST(resume_after_the_heap_filled_up) {
 }
 
 TEST(cancel_timer_of_paused_node) {
-  FX_BEGIN(1, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(1, 1);
   sim_node_pause(w, 0);
   sim_timer t = sim_timer_start(w, 0, SIM_NS_PER_MS, 1);
   sim_timer_start(w, 0, 2 * SIM_NS_PER_MS, 2);
@@ -150,8 +146,7 @@ TEST(cancel_timer_of_paused_node) {
 }
 
 TEST(crash_while_paused_discards_deferred) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   sim_node_pause(w, 1);
   send_u64(w, 0, 1, 1);
   sim_timer_start(w, 1, SIM_NS_PER_MS, 1);
@@ -165,8 +160,7 @@ TEST(crash_while_paused_discards_deferred) {
 }
 
 TEST(clock_offset_drift_and_jump) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   CHECK_EQ(sim_clock(w, 0), 0);
   sim_clock_set_offset(w, 0, 5 * (int64_t)SIM_NS_PER_MS);
   sim_run(w, SIM_NS_PER_S, 0);
@@ -205,8 +199,7 @@ TEST(clock_offset_drift_and_jump) {
 }
 
 TEST(monotonic_clock_drifts_but_ignores_offset_and_jumps) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   sim_clock_set_offset(w, 0, -7 * (int64_t)SIM_NS_PER_S);
   sim_clock_jump(w, 0, 3 * (int64_t)SIM_NS_PER_S);
   sim_run(w, SIM_NS_PER_S, 0);

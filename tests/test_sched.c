@@ -5,8 +5,7 @@
 #include <string.h>
 
 TEST(timers_fire_in_time_order) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   uint64_t delays[] = {50, 10, 30, 20, 40};
   for (int i = 0; i < 5; i++)
     CHECK(sim_timer_start(w, i % 2, delays[i] * SIM_NS_PER_MS, delays[i]) != 0);
@@ -84,8 +83,7 @@ TEST(choice_tiebreak_is_a_decision) {
 }
 
 TEST(timer_cancel) {
-  FX_BEGIN(1, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(1, 1);
   sim_timer a = sim_timer_start(w, 0, 10 * SIM_NS_PER_MS, 1);
   sim_timer b = sim_timer_start(w, 0, 20 * SIM_NS_PER_MS, 2);
   CHECK(a && b && a != b);
@@ -129,8 +127,7 @@ static void at_cb(sim_world *w, void *arg) {
 }
 
 TEST(world_callbacks) {
-  FX_BEGIN(1, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(1, 1);
   uint64_t when = 0;
   CHECK_EQ(sim_at(w, 12345, at_cb, &when), 0);
   CHECK_EQ(sim_at(w, 1, NULL, NULL), -EINVAL);

@@ -27,6 +27,12 @@ static int send_conn_u64(sim_world *w, int node, sim_conn c, uint64_t v) {
 }
 
 /* Open 0 -> 1 and run until connected; returns the handle. */
+/* Start a test on two recorder nodes (seed 1) joined by connection h: declares
+ * r, c, w and h. */
+#define CONN_BEGIN()                                                                               \
+  FX_WORLD(2, 1);                                                                                  \
+  sim_conn h = open01(w, r)
+
 static sim_conn open01(sim_world *w, recorder *r) {
   int64_t h = sim_connect(w, 0, 1);
   CHECK(h > 0);
@@ -72,9 +78,7 @@ TEST(connect_accept_and_ordered_data) {
 }
 
 TEST(close_after_pending_data) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
-  sim_conn h = open01(w, r);
+  CONN_BEGIN();
   send_conn_u64(w, 0, h, 1);
   send_conn_u64(w, 0, h, 2);
   CHECK_EQ(sim_conn_close(w, 0, h), 0);
@@ -91,9 +95,7 @@ TEST(close_after_pending_data) {
 }
 
 TEST(reset_drops_in_flight_bytes) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
-  sim_conn h = open01(w, r);
+  CONN_BEGIN();
   send_conn_u64(w, 0, h, 1);
   CHECK_EQ(sim_conn_reset(w, h), 0);
   CHECK_EQ(sim_conn_reset(w, h), -ENOENT);
@@ -113,8 +115,7 @@ TEST(reset_drops_in_flight_bytes) {
 }
 
 TEST(connect_to_down_node_is_refused) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   sim_node_crash(w, 1);
   int64_t h = sim_connect(w, 0, 1);
   CHECK(h > 0);
@@ -129,8 +130,7 @@ TEST(connect_to_down_node_is_refused) {
 }
 
 TEST(connect_through_partition_times_out) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
+  FX_WORLD(2, 1);
   sim_link_block(w, 1, 0, 1); /* SYN-ACK cannot come back */
   int64_t h = sim_connect(w, 0, 1);
   sim_run(w, UINT64_MAX, 0);
@@ -145,9 +145,7 @@ TEST(connect_through_partition_times_out) {
 }
 
 TEST(short_partition_stalls_long_one_breaks) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
-  sim_conn h = open01(w, r);
+  CONN_BEGIN();
   /* short partition: data is late but arrives */
   sim_link_block(w, 0, 1, 1);
   uint64_t t0 = sim_now(w);
@@ -195,9 +193,7 @@ TEST(loss_on_stream_is_retransmission_delay) {
 }
 
 TEST(crash_resets_peer_connections) {
-  FX_BEGIN(2, 1);
-  sim_world *w = recorder_world(&c);
-  sim_conn h = open01(w, r);
+  CONN_BEGIN();
   send_conn_u64(w, 1, h, 9);
   sim_node_crash(w, 0);
   sim_run(w, UINT64_MAX, 0);

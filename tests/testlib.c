@@ -155,6 +155,13 @@ int rec_count(const recorder *r, int kind, int node) {
   return k;
 }
 
+const rec_event *rec_next(const recorder *r, const rec_event *after, int kind, int node) {
+  for (int i = after ? (int)(after - r->ev) + 1 : 0; i < r->n; i++)
+    if (r->ev[i].kind == kind && (node < 0 || r->ev[i].node == node))
+      return &r->ev[i];
+  return NULL;
+}
+
 int send_u64(sim_world *w, int from, int to, uint64_t v) {
   uint8_t b[8];
   for (int i = 0; i < 8; i++)

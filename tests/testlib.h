@@ -107,11 +107,27 @@ sim_world *recorder_world(const sim_config *cfg);
 /** Number of recorded events of `kind` at `node` (-1: any node). */
 int rec_count(const recorder *r, int kind, int node);
 
+/** The first recorded event of `kind` at `node` (-1: any node) after
+ *  `after` (NULL: from the start), or NULL. */
+const rec_event *rec_next(const recorder *r, const rec_event *after, int kind, int node);
+
+/** Loop over the recorded events of `kind` at `node` (-1: any node), in
+ *  order, as `const rec_event *e`. */
+#define REC_EACH(e, r, kind, node)                                                                 \
+  for (const rec_event *e = rec_next((r), NULL, (kind), (node)); e;                                \
+       e = rec_next((r), e, (kind), (node)))
+
 /** Start a test on a recorder: declares `recorder *r` and `sim_config c`
  *  for `nodes` nodes and `seed` (change c, then recorder_world(&c)). */
 #define FX_BEGIN(nodes, seed)                                                                      \
   recorder *r = recorder_new();                                                                    \
   sim_config c = recorder_config(r, (nodes), (seed))
+
+/** FX_BEGIN with the default config, and the world: declares r, c and
+ *  `sim_world *w`, the boots at time 0 done. */
+#define FX_WORLD(nodes, seed)                                                                      \
+  FX_BEGIN(nodes, seed);                                                                           \
+  sim_world *w = recorder_world(&c)
 
 /** End it: destroy world w and free the recorder. */
 #define FX_END()                                                                                   \

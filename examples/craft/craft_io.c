@@ -727,6 +727,22 @@ static int m_set_vote(struct raft_io *io, raft_id id) {
 
 /* ---- messages ------------------------------------------------------------ */
 
+/* The fixed fields of each message, in wire order: one list that encode()
+ * and decode() both expand, so the two cannot drift apart. */
+#define RV_FIELDS(X) X(u64, term) X(u64, candidate_id) X(u64, last_log_index) X(u64, last_log_term)
+#define AE_FIELDS(X)                                                                               \
+  X(u64, term) X(u64, prev_log_index) X(u64, prev_log_term) X(u64, leader_commit) X(u32, n_entries)
+#define AER_FIELDS(X) X(u64, term) X(u64, rejected) X(u64, last_log_index)
+#define TN_FIELDS(X) X(u64, term) X(u64, last_log_index) X(u64, last_log_term)
+#define IS_FIELDS(X) X(u64, term) X(u64, last_index) X(u64, last_term) X(u64, conf_index)
+#if defined(CRAFT_HAS_CAPACITY)
+#define CAPACITY_FIELDS(X) X(u16, features) X(u16, capacity)
+#else
+#define CAPACITY_FIELDS(X)
+#endif
+#define ENC_FIELD(type, field) sf_enc_##type(&e, p->field);
+#define DEC_FIELD(type, field) p->field = sf_dec_##type(d);
+
 /* Bytes of a message's encoding (before the seal). */
 static size_t wire_size(const struct raft_message *m) {
   size_t n = 2 + 8 * 5 + CRAFT_WIRE_EXTRA; /* craft_compat.h: version, capacity */
@@ -754,10 +770,7 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
   switch (m->type) {
   case RAFT_IO_REQUEST_VOTE: {
     const struct raft_request_vote *p = &m->request_vote;
-    sf_enc_u64(&e, p->term);
-    sf_enc_u64(&e, p->candidate_id);
-    sf_enc_u64(&e, p->last_log_index);
-    sf_enc_u64(&e, p->last_log_term);
+    RV_FIELDS(ENC_FIELD)
     sf_enc_u8(&e, (uint8_t)(p->disrupt_leader | p->pre_vote << 1));
     break;
   }
@@ -766,19 +779,12 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
     sf_enc_u64(&e, p->term);
     sf_enc_u8(&e, p->vote_granted);
     sf_enc_u8(&e, (uint8_t)p->pre_vote);
-#if defined(CRAFT_HAS_CAPACITY)
-    sf_enc_u16(&e, p->features);
-    sf_enc_u16(&e, p->capacity);
-#endif
+    CAPACITY_FIELDS(ENC_FIELD)
     break;
   }
   case RAFT_IO_APPEND_ENTRIES: {
     const struct raft_append_entries *p = &m->append_entries;
-    sf_enc_u64(&e, p->term);
-    sf_enc_u64(&e, p->prev_log_index);
-    sf_enc_u64(&e, p->prev_log_term);
-    sf_enc_u64(&e, p->leader_commit);
-    sf_enc_u32(&e, p->n_entries);
+    AE_FIELDS(ENC_FIELD)
     for (unsigned i = 0; i < p->n_entries; i++) {
       sf_enc_u64(&e, p->entries[i].term);
       sf_enc_u16(&e, p->entries[i].type);
@@ -789,28 +795,18 @@ static size_t encode(const struct raft_message *m, uint8_t *buf, size_t cap) {
   }
   case RAFT_IO_APPEND_ENTRIES_RESULT: {
     const struct raft_append_entries_result *p = &m->append_entries_result;
-    sf_enc_u64(&e, p->term);
-    sf_enc_u64(&e, p->rejected);
-    sf_enc_u64(&e, p->last_log_index);
-#if defined(CRAFT_HAS_CAPACITY)
-    sf_enc_u16(&e, p->features);
-    sf_enc_u16(&e, p->capacity);
-#endif
+    AER_FIELDS(ENC_FIELD)
+    CAPACITY_FIELDS(ENC_FIELD)
     break;
   }
   case RAFT_IO_TIMEOUT_NOW: {
     const struct raft_timeout_now *p = &m->timeout_now;
-    sf_enc_u64(&e, p->term);
-    sf_enc_u64(&e, p->last_log_index);
-    sf_enc_u64(&e, p->last_log_term);
+    TN_FIELDS(ENC_FIELD)
     break;
   }
   case RAFT_IO_INSTALL_SNAPSHOT: {
     const struct raft_install_snapshot *p = &m->install_snapshot;
-    sf_enc_u64(&e, p->term);
-    sf_enc_u64(&e, p->last_index);
-    sf_enc_u64(&e, p->last_term);
-    sf_enc_u64(&e, p->conf_index);
+    IS_FIELDS(ENC_FIELD)
     conf_encode(&e, &p->conf);
     sf_enc_u32(&e, (uint32_t)p->data.len);
     sf_enc_bytes(&e, p->data.base, p->data.len);
@@ -862,10 +858,7 @@ static int decode(sf_dec *d, struct raft_message *m) {
   switch (m->type) {
   case RAFT_IO_REQUEST_VOTE: {
     struct raft_request_vote *p = &m->request_vote;
-    p->term = sf_dec_u64(d);
-    p->candidate_id = sf_dec_u64(d);
-    p->last_log_index = sf_dec_u64(d);
-    p->last_log_term = sf_dec_u64(d);
+    RV_FIELDS(DEC_FIELD)
     uint8_t f = sf_dec_u8(d);
     p->disrupt_leader = f & 1;
     p->pre_vote = (f >> 1) & 1;
@@ -881,19 +874,12 @@ static int decode(sf_dec *d, struct raft_message *m) {
 #else
     p->pre_vote = pv != 0;
 #endif
-#if defined(CRAFT_HAS_CAPACITY)
-    p->features = sf_dec_u16(d);
-    p->capacity = sf_dec_u16(d);
-#endif
+    CAPACITY_FIELDS(DEC_FIELD)
     break;
   }
   case RAFT_IO_APPEND_ENTRIES: {
     struct raft_append_entries *p = &m->append_entries;
-    p->term = sf_dec_u64(d);
-    p->prev_log_index = sf_dec_u64(d);
-    p->prev_log_term = sf_dec_u64(d);
-    p->leader_commit = sf_dec_u64(d);
-    p->n_entries = sf_dec_u32(d);
+    AE_FIELDS(DEC_FIELD)
     p->entries = NULL;
     if (!sf_dec_ok(d) || p->n_entries > MAX_WIRE_ENTRIES)
       return -1;
@@ -901,28 +887,18 @@ static int decode(sf_dec *d, struct raft_message *m) {
   }
   case RAFT_IO_APPEND_ENTRIES_RESULT: {
     struct raft_append_entries_result *p = &m->append_entries_result;
-    p->term = sf_dec_u64(d);
-    p->rejected = sf_dec_u64(d);
-    p->last_log_index = sf_dec_u64(d);
-#if defined(CRAFT_HAS_CAPACITY)
-    p->features = sf_dec_u16(d);
-    p->capacity = sf_dec_u16(d);
-#endif
+    AER_FIELDS(DEC_FIELD)
+    CAPACITY_FIELDS(DEC_FIELD)
     break;
   }
   case RAFT_IO_TIMEOUT_NOW: {
     struct raft_timeout_now *p = &m->timeout_now;
-    p->term = sf_dec_u64(d);
-    p->last_log_index = sf_dec_u64(d);
-    p->last_log_term = sf_dec_u64(d);
+    TN_FIELDS(DEC_FIELD)
     break;
   }
   case RAFT_IO_INSTALL_SNAPSHOT: {
     struct raft_install_snapshot *p = &m->install_snapshot;
-    p->term = sf_dec_u64(d);
-    p->last_index = sf_dec_u64(d);
-    p->last_term = sf_dec_u64(d);
-    p->conf_index = sf_dec_u64(d);
+    IS_FIELDS(DEC_FIELD)
     break; /* the configuration and data follow: decode_snapshot */
   }
   default: return -1;
@@ -1091,14 +1067,22 @@ static int m_truncate(struct raft_io *io, raft_index index) {
 
 /* Snapshots go through the disk queue: stored (or read) when every disk
  * request before them has completed. */
+
+/* A snapshot request for the disk queue, or NULL with *rv raft's error. */
+static req *snapshot_req(impl *s, int *rv) {
+  req *r = s->snapshots ? calloc(1, sizeof *r) : NULL;
+  if (!r)
+    *rv = s->snapshots ? RAFT_NOMEM : RAFT_IOERR;
+  return r;
+}
+
 static int m_snapshot_put(struct raft_io *io, unsigned trailing, struct raft_io_snapshot_put *preq,
                           const struct raft_snapshot *snapshot, raft_io_snapshot_put_cb cb) {
   impl *s = io->impl;
-  if (!s->snapshots)
-    return RAFT_IOERR;
-  req *r = calloc(1, sizeof *r);
+  int rv;
+  req *r = snapshot_req(s, &rv);
   if (!r)
-    return RAFT_NOMEM;
+    return rv;
   if (!(r->snap_rec = snap_encode(snapshot, &r->snap_len))) {
     free(r);
     return RAFT_TOOBIG;
@@ -1114,11 +1098,10 @@ static int m_snapshot_put(struct raft_io *io, unsigned trailing, struct raft_io_
 static int m_snapshot_get(struct raft_io *io, struct raft_io_snapshot_get *greq,
                           raft_io_snapshot_get_cb cb) {
   impl *s = io->impl;
-  if (!s->snapshots)
-    return RAFT_IOERR;
-  req *r = calloc(1, sizeof *r);
+  int rv;
+  req *r = snapshot_req(s, &rv);
   if (!r)
-    return RAFT_NOMEM;
+    return rv;
   r->get = greq;
   r->get_cb = cb;
   push_disk(s, r);

@@ -427,6 +427,24 @@ int cli_regular_file(const char *path) {
   return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+unsigned cli_each_file(const char *dir,
+                       unsigned (*fn)(void *ctx, const char *path, const char *name), void *ctx) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return 0;
+  unsigned sum = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char p[4400];
+    if (e->d_name[0] == '.' || snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= 4096)
+      continue;
+    if (cli_regular_file(p))
+      sum += fn(ctx, p, e->d_name);
+  }
+  closedir(d);
+  return sum;
+}
+
 /* ---- dispatch ------------------------------------------------------------ */
 
 /* Every command, in the order the overview lists them. */

@@ -77,6 +77,12 @@ void cli_remove_stale_tmp(const char *d);
 /** 1 if path is a regular file itself (not a link, FIFO, device or
  *  directory): the only kind a command takes from a directory listing. */
 int cli_regular_file(const char *path);
+/** Call fn(ctx, path, name) for each regular file (cli_regular_file) of
+ *  directory dir whose name does not start with '.', in the directory's
+ *  order; a path longer than 4 KiB is passed over. Returns the sum of fn's
+ *  results (0 if dir cannot be read). */
+unsigned cli_each_file(const char *dir,
+                       unsigned (*fn)(void *ctx, const char *path, const char *name), void *ctx);
 /** 1 if both paths name the same existing file. */
 int cli_same_file(const char *a, const char *b);
 /** Load any scenario file (text, binary, crash file); -1 after an error. */

@@ -319,16 +319,14 @@ static int parse(fuzz_job *j, int argc, char **argv) {
   return EXIT_OK;
 }
 
+static unsigned is_engine_failure(void *ctx, const char *path, const char *name) {
+  (void)ctx, (void)path;
+  return (unsigned)engine_failure(name);
+}
+
 /* How many of libFuzzer's failure files directory dir holds. */
 static unsigned engine_files(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  unsigned n = 0;
-  while (d && (e = readdir(d)))
-    n += (unsigned)engine_failure(e->d_name);
-  if (d)
-    closedir(d);
-  return n;
+  return cli_each_file(dir, is_engine_failure, NULL);
 }
 
 /* How many inputs libFuzzer's log says it wrote ("Test unit written to"). */

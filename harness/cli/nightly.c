@@ -210,19 +210,13 @@ static void remove_tree(const char *dir) {
   rmdir(dir);
 }
 
+static unsigned one(void *ctx, const char *path, const char *name) {
+  (void)ctx, (void)path, (void)name;
+  return 1;
+}
+
 static unsigned count_files(const char *dir) {
-  unsigned n = 0;
-  DIR *d = opendir(dir);
-  if (!d)
-    return 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    char p[PATHCAP];
-    n += e->d_name[0] != '.' && snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < (int)sizeof p &&
-         cli_regular_file(p);
-  }
-  closedir(d);
-  return n;
+  return cli_each_file(dir, one, NULL);
 }
 
 /* libFuzzer's names: [kind-]<40 hex digits of the SHA-1 of the contents> */
@@ -239,35 +233,31 @@ static const char *sha1_of_name(const char *name) {
   return h;
 }
 
+typedef struct {
+  int strict, keep;
+} damage;
+
+/* 1 if the file at path is damaged (removed unless keep). */
+static unsigned check_damage(void *ctx, const char *path, const char *name) {
+  const damage *how = ctx;
+  const char *want = sha1_of_name(name);
+  char hex[41];
+  if (!want)
+    return (unsigned)how->strict;
+  if (cli_sha1_file(path, hex) == 0 && !strcmp(hex, want))
+    return 0;
+  if (!how->keep)
+    unlink(path);
+  return 1;
+}
+
 /* Remove the files a full disk cut short (their contents no longer match
  * the SHA-1 in their names); with strict, a file not named by its SHA-1 is
- * damage too. Returns the number of damaged files (removed unless keep). */
+ * damage too. Returns the number of damaged files (removed unless keep).
+ * A FIFO or a link is never opened (cli_each_file). */
 static unsigned damaged(const char *dir, int strict, int keep) {
-  unsigned bad = 0;
-  DIR *d = opendir(dir);
-  if (!d)
-    return 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char p[PATHCAP], hex[41];
-    path2(p, dir, e->d_name);
-    if (!cli_regular_file(p)) /* a FIFO or a link is never opened */
-      continue;
-    const char *want = sha1_of_name(e->d_name);
-    if (!want) {
-      bad += strict;
-      continue;
-    }
-    if (cli_sha1_file(p, hex) != 0 || strcmp(hex, want)) {
-      bad++;
-      if (!keep)
-        unlink(p);
-    }
-  }
-  closedir(d);
-  return bad;
+  damage how = {strict, keep};
+  return cli_each_file(dir, check_damage, &how);
 }
 
 /* Add path to a list of files that cleanup() removes (a night that ends
@@ -597,23 +587,20 @@ static void check_layout(void) {
 
 /* A first night's corpus: the build's seed corpus of target t, each file
  * named by its SHA-1 as libFuzzer names inputs. */
+static unsigned seed_one(void *ctx, const char *path, const char *name) {
+  (void)name;
+  char hex[41], dst[PATHCAP];
+  if (cli_sha1_file(path, hex) != 0)
+    return 0;
+  path2(dst, ctx, hex);
+  put(path, dst);
+  return 1;
+}
+
 static void seed_corpus(const char *t, const char *corpus) {
   char seeds[PATHCAP];
   snprintf(seeds, sizeof seeds, "%s/corpus/%s", N.build, t);
-  DIR *d = opendir(seeds);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char s[PATHCAP], data_hex[41], dst[PATHCAP];
-    path2(s, seeds, e->d_name);
-    if (cli_sha1_file(s, data_hex) != 0)
-      continue;
-    path2(dst, corpus, data_hex);
-    put(s, dst);
-  }
-  if (d)
-    closedir(d);
+  cli_each_file(seeds, seed_one, (void *)corpus);
 }
 
 /* Merge the corpus beside itself (one file system: the swap is two

@@ -981,16 +981,15 @@ static double now_s(void) {
 }
 
 void sf_explore_defaults(sf_explore_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->jobs = 1;
-  o->depth = 3;
-  o->energy = 8;
-  o->budget = 256;
-  o->warmup = EX_WARMUP;
-  o->keep = EX_KEPT;
-  o->worn = EX_WORN_VISITS;
-  o->branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000);
-  o->seconds = 60;
+  *o = (sf_explore_opts){.jobs = 1,
+                         .depth = 3,
+                         .energy = 8,
+                         .budget = 256,
+                         .warmup = EX_WARMUP,
+                         .keep = EX_KEPT,
+                         .worn = EX_WORN_VISITS,
+                         .branch_timeout_s = (uint32_t)(CLI_DEFAULT_TIMEOUT_MS / 1000),
+                         .seconds = 60};
 }
 
 /* The tool's process: supervise job 0 here and the other jobs in forked
