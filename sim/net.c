@@ -51,7 +51,9 @@ static inline __attribute__((always_inline)) uint32_t msg_alloc(sim_world *w, co
 }
 
 uint32_t sim__msg_alloc(sim_world *w, const void *data, size_t len) {
-  return msg_alloc(w, data, len);
+  uint32_t i = msg_alloc(w, data, len);
+  SIM_ASSERT(i == NONE || (i < w->msg_cap && w->msg[i].len == len));
+  return i;
 }
 
 void sim__msg_free(sim_world *w, uint32_t i) {
@@ -116,6 +118,7 @@ void sim__link_params(link_t *l, const sim_link_params *p) {
  * of every datagram call sim__trace_inline themselves. */
 static void trace_msg(sim_world *w, unsigned kind, unsigned reason, int node, int peer,
                       const msg_t *m, uint64_t b) {
+  SIM_ASSERT(m->len == 0 || m->data);
   sim__trace_inline(w, kind, reason, node, peer, m->id, b, m->kind, m->data, m->len);
 }
 
@@ -160,7 +163,9 @@ static uint64_t latency(sim_world *w, const sim_link_params *p, unsigned purpose
     uint64_t mean = (hi - lo) / 4;
     uint64_t d = (mean / 65536) * log2x65536 * 45426 / 65536 +
                  ((mean % 65536) * log2x65536 / 65536) * 45426 / 65536; /* * ln2 */
-    return d > hi - lo ? hi : lo + d;
+    uint64_t r = d > hi - lo ? hi : lo + d;
+    SIM_ASSERT(r >= lo && r <= hi);
+    return r;
   }
   return sim__range(w, sid, n, lo, hi);
 }
@@ -221,6 +226,7 @@ int sim_send(sim_world *w, int from, int to, const void *msg, size_t len) {
   if (i == NONE)
     return 0;
   msg_t *m = &w->msg[i];
+  SIM_ASSERT(m->len == len && m->ev == NONE); /* msg_alloc: a copy, not yet scheduled */
   m->from = (int16_t)from;
   m->to = (int16_t)to;
   m->id = ++w->msg_id;
@@ -355,7 +361,10 @@ int sim_link_set(sim_world *w, int from, int to, const sim_link_params *p) {
   SIM__CHECK_NODE(w, to);
   if (!p)
     return -EINVAL;
-  sim__link_params(L(w, from, to), p);
+  link_t *l = L(w, from, to);
+  /* new parameters apply to new sends; what flies keeps its schedule */
+  SIM_ASSERT((l->fly.n == 0) == (l->fly.head == NONE));
+  sim__link_params(l, p);
   sim__trace(w, SIM_EV_LINK, 0, from, to, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
   return 0;
 }
@@ -369,6 +378,7 @@ int sim_link_get(const sim_world *w, int from, int to, sim_link_params *p) {
 }
 
 void sim_net_set_all(sim_world *w, const sim_link_params *p) {
+  SIM_ASSERT(w->n >= 1 && w->n <= SIM_MAX_NODES); /* i / n and i % n below */
   for (int i = 0; i < w->n * w->n; i++)
     sim__link_params(&w->link[i / w->n][i % w->n], p);
   sim__trace(w, SIM_EV_LINK, 1, -1, -1, p->loss_ppm, p->latency_max_ns, 0, NULL, 0);
@@ -411,6 +421,7 @@ int sim_partition(sim_world *w, uint64_t a, uint64_t b, int oneway) {
 
 int sim_isolate(sim_world *w, int node) {
   SIM__CHECK_NODE(w, node);
+  SIM_ASSERT(w->n <= 64); /* a bit per node */
   uint64_t all = w->n == 64 ? ~0ull : ((1ull << w->n) - 1);
   return sim_partition(w, 1ull << node, all & ~(1ull << node), 0);
 }
@@ -445,7 +456,9 @@ void sim_heal(sim_world *w) {
 int sim_link_hold(sim_world *w, int from, int to) {
   SIM__CHECK_NODE(w, from);
   SIM__CHECK_NODE(w, to);
-  L(w, from, to)->held = 1;
+  link_t *l = L(w, from, to);
+  SIM_ASSERT(l->held || l->hold.n == 0); /* only a held link holds messages */
+  l->held = 1;
   return 0;
 }
 

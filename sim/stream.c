@@ -123,6 +123,7 @@ static void conn_kill(sim_world *w, uint32_t idx, sim_conn_event ev) {
 
 static void call_conn(sim_world *w, int node, sim_conn h, sim_conn_event ev, const void *d,
                       size_t len) {
+  SIM_ASSERT(node >= 0 && node < w->n && (len == 0 || d));
   if (w->cfg.ops->conn)
     SIM__AS(w, node, w->cfg.ops->conn(w->cfg.ctx, w, node, h, ev, d, len));
 }
@@ -425,6 +426,7 @@ int sim_conn_reset(sim_world *w, sim_conn h) {
     return -ENOENT;
   w->stats.conns_reset++;
   conn_kill(w, idx, SIM_CONN_RESET);
+  SIM_ASSERT(!conn_get(w, h, &idx)); /* the handle is stale now */
   return 0;
 }
 
@@ -432,6 +434,7 @@ int sim_reset_conns(sim_world *w, int a, int b) {
   if (a < 0 || a >= w->n || b >= w->n)
     return -EINVAL;
   int count = 0;
+  uint32_t open = w->conns_open;
   for (uint32_t i = 0; i < w->conn_cap; i++) {
     conn_t *c = &w->conn[i];
     if (c->state == CS_FREE || end_of(c, a) < 0)
@@ -442,6 +445,7 @@ int sim_reset_conns(sim_world *w, int a, int b) {
     conn_kill(w, i, SIM_CONN_RESET);
     count++;
   }
+  SIM_ASSERT((uint32_t)count <= open && w->conns_open <= open - (uint32_t)count);
   return count;
 }
 

@@ -15,10 +15,13 @@ uint64_t sim_trace_hash(const sim_world *w) {
   return sim__mix(w->trace_hash ^ sim__mix(w->trace_n));
 }
 uint64_t sim_trace_count(const sim_world *w) {
+  /* a power of two: sim__trace_inline's mask */
+  SIM_ASSERT(w->ring_cap && !(w->ring_cap & (w->ring_cap - 1)));
   return w->trace_n;
 }
 
 void sim_note(sim_world *w, int node, uint64_t a, uint64_t b) {
+  SIM_ASSERT(node >= -1 && node < w->n); /* as every trace record's node */
   sim__trace(w, SIM_EV_NOTE, 0, node, -1, a, b, 0, NULL, 0);
 }
 
@@ -46,6 +49,7 @@ static const struct {
 };
 
 const char *sim_ev_name(unsigned kind) {
+  SIM_ASSERT(kind >= SIM_EV__COUNT || ev_kinds[kind].name); /* SIM_EV_KINDS: no hole */
   return kind < SIM_EV__COUNT && ev_kinds[kind].name ? ev_kinds[kind].name : "?";
 }
 
@@ -59,6 +63,7 @@ unsigned sim_ev_groups(unsigned kind) {
 }
 
 int sim_ev_drawn(unsigned kind) {
+  SIM_ASSERT(kind >= SIM_EV__COUNT || ev_kinds[kind].drawn <= 1); /* a flag of the table */
   return kind < SIM_EV__COUNT && ev_kinds[kind].drawn;
 }
 
@@ -171,6 +176,7 @@ int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size
     break;
   default: break;
   }
+  SIM_ASSERT(!cap || memchr(buf, 0, cap)); /* terminated, however much was cut */
   return (int)n;
 }
 
@@ -179,6 +185,7 @@ void sim_trace_dump(const sim_world *w, FILE *f, size_t n) {
   if (!recs)
     return;
   size_t k = sim_trace_last(w, recs, n);
+  SIM_ASSERT(k <= n);
   char line[512];
   for (size_t i = 0; i < k; i++) {
     sim_trace_format(w, &recs[i], line, sizeof line);
@@ -189,6 +196,8 @@ void sim_trace_dump(const sim_world *w, FILE *f, size_t n) {
 
 void sim_stats_print(const sim_world *w, FILE *f) {
   const sim_stats *s = &w->stats;
+  SIM_ASSERT(s->duplicated <= s->sent); /* one duplication draw per datagram sent */
+  SIM_ASSERT(s->stream_bytes == 0 || s->conns_opened > 0); /* bytes flow on connections */
   const struct {
     const char *name;
     uint64_t v;

@@ -12,15 +12,20 @@ uint64_t sim_stream_id(unsigned purpose, unsigned a, unsigned b) {
 }
 
 uint64_t sim_draw(const sim_world *w, uint64_t stream, uint64_t n) {
+  SIM_ASSERT(w->tape_len <= SIM_TAPE_MAX); /* sim__draw reads tape slots below tape_len */
   return sim__draw(w, stream, n);
 }
 
 int sim_chance(const sim_world *w, uint64_t stream, uint64_t n, uint32_t ppm) {
-  return sim__chance(w, stream, n, ppm);
+  int yes = sim__chance(w, stream, n, ppm);
+  SIM_ASSERT(ppm > 0 || !yes); /* a zero rate never fires, whatever the tape says */
+  return yes;
 }
 
 uint64_t sim_range(const sim_world *w, uint64_t stream, uint64_t n, uint64_t lo, uint64_t hi) {
-  return sim__range(w, stream, n, lo, hi);
+  uint64_t v = sim__range(w, stream, n, lo, hi);
+  SIM_ASSERT(hi <= lo ? v == lo : (v >= lo && v <= hi));
+  return v;
 }
 
 uint64_t sim_node_random(sim_world *w, int node) {
@@ -56,6 +61,8 @@ void sim_config_default(sim_config *c) {
   c->budgets.max_disk_bytes = 16u << 20;
   c->budgets.max_timers = 4096;
   c->trace_ring = 64;
+  /* sim_world_create accepts its own defaults */
+  SIM_ASSERT(c->net.latency_min_ns <= c->net.latency_max_ns && c->budgets.max_pending > 0);
 }
 
 sim_world *sim_world_create(const sim_config *c) {
@@ -143,6 +150,8 @@ void sim_world_destroy(sim_world *w) {
 }
 
 uint64_t sim_now(const sim_world *w) {
+  /* time never passes a pending event (sim__sched clamps to now) */
+  SIM_ASSERT(w->heap_n == 0 || w->heap[0].time >= w->now);
   return w->now;
 }
 int sim_nodes(const sim_world *w) {
@@ -150,9 +159,11 @@ int sim_nodes(const sim_world *w) {
   return w->n;
 }
 void *sim_ctx(const sim_world *w) {
+  SIM_ASSERT(w->cfg.ops); /* sim_world_create refuses a config without ops */
   return w->cfg.ctx;
 }
 sim_budget sim_budget_kind(const sim_world *w) {
+  SIM_ASSERT(w->budget == SIM_BUDGET_NONE || w->stopped); /* sim__budget_stop stops the run */
   return w->budget;
 }
 const char *sim_budget_reason(const sim_world *w) {
@@ -169,6 +180,8 @@ int sim_event_node(const sim_world *w) {
   return w->ev_node;
 }
 const sim_stats *sim_get_stats(const sim_world *w) {
+  /* a datagram is delivered at most once, a duplicate once more */
+  SIM_ASSERT(w->stats.delivered <= w->stats.sent + w->stats.duplicated);
   return &w->stats;
 }
 
@@ -247,6 +260,7 @@ static inline __attribute__((always_inline)) void sift_down(sim_world *w, uint32
 
 void *sim__pool_grow(void *arr, uint32_t *cap, uint32_t *free_head, size_t elem, size_t next_off,
                      uint32_t first, uint32_t limit) {
+  SIM_ASSERT(*cap <= limit && first >= 1 && next_off + sizeof(uint32_t) <= elem);
   uint32_t n = *cap ? *cap * 2 : first;
   if (n > limit)
     n = limit;
@@ -262,6 +276,7 @@ void *sim__pool_grow(void *arr, uint32_t *cap, uint32_t *free_head, size_t elem,
   }
   *free_head = *cap;
   *cap = n;
+  SIM_ASSERT(*free_head < *cap); /* the new slots are free */
   return p;
 }
 
@@ -328,6 +343,7 @@ static int heap_reserve(sim_world *w) {
 /* Schedule an event of `kind` for `node` at time t; returns its index or NONE
  * when the pending-event budget is exhausted (the run then stops). */
 uint32_t sim__sched(sim_world *w, uint64_t t, uint8_t kind, int node) {
+  SIM_ASSERT(kind >= EVK_BOOT && kind < EVK_DEAD && node >= -1 && node < w->n);
   if (heap_reserve(w) != 0)
     return NONE;
   uint32_t e = ev_alloc(w);
@@ -369,6 +385,7 @@ int sim_at(sim_world *w, uint64_t t, sim_call_fn fn, void *arg) {
   uint32_t e = sim__sched(w, t, EVK_CALL, -1);
   if (e == NONE)
     return -ENOSPC;
+  SIM_ASSERT(w->ev[e].kind == EVK_CALL);
   w->ev[e].u.call.fn = fn;
   w->ev[e].u.call.arg = arg;
   return 0;
@@ -400,6 +417,7 @@ int sim__invariant_failed(sim_world *w, int node, const char *name, const char *
   vsnprintf(w->fail.message, sizeof w->fail.message, fmt, ap);
   va_end(ap);
   record_failure(w, 0, node, name, file, line);
+  SIM_ASSERT(w->failed && w->stopped);
   if (w->cfg.fail_mode == SIM_FAIL_ABORT) {
     if (w->cfg.on_failure)
       w->cfg.on_failure(w->cfg.hook_ctx, w);
@@ -437,6 +455,7 @@ int sim_require_liveness(sim_world *w, uint64_t deadline_ns) {
   w->live_from = w->now;
   if (w->cfg.live(w->cfg.hook_ctx, w)) {
     w->live_armed = 0;
+    SIM_ASSERT(w->live_ev == NONE); /* cancelled above: no deadline left behind */
     return 0;
   }
   uint64_t t = deadline_ns > UINT64_MAX - w->now ? UINT64_MAX : w->now + deadline_ns;
@@ -445,6 +464,8 @@ int sim_require_liveness(sim_world *w, uint64_t deadline_ns) {
 }
 
 int sim_liveness_pending(const sim_world *w) {
+  /* a deadline event exists only while a window is open (step, EVK_LIVE) */
+  SIM_ASSERT(w->live_armed || w->live_ev == NONE);
   return w->live_armed;
 }
 int sim_failed(const sim_world *w) {
@@ -452,6 +473,7 @@ int sim_failed(const sim_world *w) {
   return w->failed;
 }
 const sim_failure *sim_get_failure(const sim_world *w) {
+  SIM_ASSERT(!w->failed || (w->fail.name && w->fail.time <= w->now)); /* record_failure */
   return w->failed ? &w->fail : NULL;
 }
 
@@ -592,6 +614,7 @@ static inline int within_budgets(sim_world *w) {
 int sim_step(sim_world *w) {
   if (w->stopped || w->heap_n == 0 || !within_budgets(w))
     return 0;
+  SIM_ASSERT(w->heap_n <= w->heap_cap);
   SIM__AS(w, -1, step(w));
   return 1;
 }
@@ -678,6 +701,7 @@ void *sim_node_alloc(sim_world *w, int node, size_t size) {
 }
 
 void sim_node_free(sim_world *w, int node) {
+  SIM_ASSERT(node >= 0 && node < w->n); /* sim_node_alloc's pair */
   free(sim_node_data(w, node));
   sim_node_set_data(w, node, NULL);
 }
@@ -699,6 +723,8 @@ int sim_node_paused(const sim_world *w, int node) {
 }
 
 uint32_t sim_node_incarnation(const sim_world *w, int node) {
+  /* bumped only by a crash (sim_node_crash) */
+  SIM_ASSERT(node < 0 || node >= w->n || w->node[node].inc <= w->stats.crashes);
   return node >= 0 && node < w->n ? w->node[node].inc : 0;
 }
 
@@ -845,7 +871,9 @@ static int64_t sat_add(int64_t a, int64_t b) {
     return INT64_MAX;
   if (b < 0 && a < INT64_MIN - b)
     return INT64_MIN;
-  return a + b;
+  int64_t r = a + b;
+  SIM_ASSERT(b < 0 ? r < a : r >= a); /* no wrap */
+  return r;
 }
 
 /* drift contribution of `dt` ns at `drift` ppm (|drift| <= SIM_MAX_DRIFT_PPM), without
@@ -888,6 +916,7 @@ static void clock_changed(sim_world *w, int node) {
 int sim_clock_set_offset(sim_world *w, int node, int64_t offset_ns) {
   SIM__CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
+  SIM_ASSERT(nd->anchor <= w->now); /* anchors are set to now, never ahead */
   nd->clk_off = sat_add(offset_ns, -drift_of(w->now - nd->anchor, nd->drift));
   clock_changed(w, node);
   return 0;
@@ -898,6 +927,7 @@ int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
   if (drift_ppm < -SIM_MAX_DRIFT_PPM || drift_ppm > SIM_MAX_DRIFT_PPM)
     return -EINVAL;
   node_t *nd = &w->node[node];
+  SIM_ASSERT(nd->anchor <= w->now); /* anchors are set to now, never ahead */
   int64_t since = drift_of(w->now - nd->anchor, nd->drift);
   nd->clk_off = sat_add(nd->clk_off, since);
   nd->mono_drift = sat_add(nd->mono_drift, since);
@@ -909,7 +939,9 @@ int sim_clock_set_drift(sim_world *w, int node, int32_t drift_ppm) {
 
 int sim_clock_jump(sim_world *w, int node, int64_t delta_ns) {
   SIM__CHECK_NODE(w, node);
-  w->node[node].clk_off = sat_add(w->node[node].clk_off, delta_ns);
+  int64_t before = w->node[node].clk_off;
+  w->node[node].clk_off = sat_add(before, delta_ns);
+  SIM_ASSERT(delta_ns < 0 ? w->node[node].clk_off <= before : w->node[node].clk_off >= before);
   clock_changed(w, node);
   return 0;
 }

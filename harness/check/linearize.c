@@ -36,6 +36,7 @@ static int kv_step(uint64_t state, const sf_lin_op *op, uint64_t *next) {
 
 /* A time in ns as seconds with microseconds, like the timelines. */
 static void fmt_time(uint64_t ns, char *buf, size_t cap) {
+  SIM_ASSERT(cap >= 21); /* "18446744073.709551s" and its NUL: never cut */
   if (ns == SF_LIN_PENDING)
     snprintf(buf, cap, "never");
   else
@@ -184,6 +185,8 @@ typedef struct {
 
 static int tev_cmp(const void *a, const void *b) {
   const tev *x = a, *y = b;
+  /* an operation has one call and one return: no two events compare equal */
+  SIM_ASSERT(x == y || x->op != y->op || x->is_call != y->is_call);
   if (x->t != y->t)
     return x->t < y->t ? -1 : 1;
   if (x->is_call != y->is_call) /* at equal times, calls first: overlap */
@@ -314,6 +317,7 @@ typedef struct {
 
 static int keyed_cmp(const void *a, const void *b) {
   const keyed *x = a, *y = b;
+  SIM_ASSERT(x == y || x->index != y->index); /* a total order: indices are distinct */
   if (x->op->key != y->op->key)
     return x->op->key < y->op->key ? -1 : 1;
   return x->index < y->index ? -1 : x->index > y->index;
@@ -352,6 +356,7 @@ sf_lin_result sf_linearizable(const sf_lin_model *m, const sf_lin_op *ops, size_
     while (hi < n && k[hi].op->key == k[lo].op->key)
       hi++;
     size_t cnt = hi - lo;
+    SIM_ASSERT(cnt >= 1 && hi <= n); /* a key's group: at least the op at lo */
     for (size_t i = 0; i < cnt; i++) {
       group[i] = k[lo + i].op;
       index[i] = k[lo + i].index;
@@ -363,6 +368,7 @@ sf_lin_result sf_linearizable(const sf_lin_model *m, const sf_lin_op *ops, size_
     else
       kr = check_key(m, group, cnt, &r.steps, b.max_steps, b.max_cache_bytes, &failed, &prefix);
     if (kr == SF_LIN_VIOLATION) {
+      SIM_ASSERT(failed == NIL || failed < cnt);
       r.result = SF_LIN_VIOLATION;
       r.key = k[lo].op->key;
       r.ops_on_key = cnt;
@@ -419,6 +425,7 @@ size_t sf_history_invoke(sf_history *h, uint32_t client, uint32_t kind, uint64_t
     h->ops = ops;
     h->cap = cap;
   }
+  SIM_ASSERT(h->n < h->cap && h->cap <= max);
   sf_lin_op *o = &h->ops[h->n];
   o->key = key;
   o->kind = kind;
@@ -441,6 +448,7 @@ void sf_history_complete(sf_history *h, size_t id, uint64_t out, uint64_t now) {
 
 sf_lin_result sf_history_check(const sf_history *h, const sf_lin_model *m,
                                const sf_lin_budget *budget, sf_lin_report *rep) {
+  SIM_ASSERT(h->n <= h->cap && (h->n == 0 || h->ops));
   if (h->dropped) {
     if (rep) {
       memset(rep, 0, sizeof *rep);

@@ -721,7 +721,7 @@ uint64_t sim_trace_hash(const sim_world *w);
 /** Records so far in this run. */
 uint64_t sim_trace_count(const sim_world *w);
 
-/** Add a user note to the trace (a, b: user values). */
+/** Add a user note to the trace (a, b: user values) for node (-1: the world). */
 void sim_note(sim_world *w, int node, uint64_t a, uint64_t b);
 
 /** Copy the last up to `max` records (oldest first) into out; returns count. */
