@@ -435,8 +435,8 @@ unsigned cli_each_file(const char *dir,
   unsigned sum = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    char p[4400];
-    if (e->d_name[0] == '.' || snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= 4096)
+    char p[4096];
+    if (e->d_name[0] == '.' || snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p)
       continue;
     if (cli_regular_file(p))
       sum += fn(ctx, p, e->d_name);
