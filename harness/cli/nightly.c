@@ -585,8 +585,7 @@ static void check_layout(void) {
     }
 }
 
-/* A first night's corpus: the build's seed corpus of target t, each file
- * named by its SHA-1 as libFuzzer names inputs. */
+/* Copy one seed file into corpus directory ctx under its SHA-1. */
 static unsigned seed_one(void *ctx, const char *path, const char *name) {
   (void)name;
   char hex[41], dst[PATHCAP];
@@ -597,6 +596,8 @@ static unsigned seed_one(void *ctx, const char *path, const char *name) {
   return 1;
 }
 
+/* A first night's corpus: the build's seed corpus of target t, each file
+ * named by its SHA-1 as libFuzzer names inputs. */
 static void seed_corpus(const char *t, const char *corpus) {
   char seeds[PATHCAP];
   snprintf(seeds, sizeof seeds, "%s/corpus/%s", N.build, t);
