@@ -353,7 +353,6 @@ uint64_t sim_disk_stall_left(const sim_world *w, int node) {
   if (!w || node < 0 || node >= w->n)
     return 0;
   const disk_t *d = &w->node[node].disk;
-  SIM_ASSERT(d->ndirty <= d->dirtycap); /* the disk's own bookkeeping, read in passing */
   return d->stall_end > w->now ? d->stall_end - w->now : 0;
 }
 

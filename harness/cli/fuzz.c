@@ -486,10 +486,11 @@ static uint64_t engine_execs(const char *log) {
 static int write_json(const fuzz_job *j, const tally *t) {
   char line[1024] = ""; /* absent if the explorer could not write it: counts 0 */
   FILE *ex = fopen(j->ex_json, "r");
-  if (ex && !fgets(line, sizeof line, ex))
-    line[0] = 0;
-  if (ex)
+  if (ex) {
+    if (!fgets(line, sizeof line, ex))
+      line[0] = 0;
     fclose(ex);
+  }
   uint64_t roots = cli_json_count(line, "roots"), branches = cli_json_count(line, "branches");
   char tmp[4300];
   FILE *f = cli_create(j->json, tmp, sizeof tmp);
