@@ -204,7 +204,7 @@ struct sim_world {
                     block, so that a 64-node world's links come from the
                     allocator's caches instead of a fresh mapping per run) */
 
-  fp_ent *fp_force, *fp_count; /* lazily allocated */
+  fp_ent *fp_force, *fp_count, *fp_nth; /* lazily allocated */
 
   /* trace */
   uint64_t trace_n, trace_hash; /* records so far, their fingerprint */

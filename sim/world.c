@@ -142,6 +142,7 @@ void sim_world_destroy(sim_world *w) {
   free(w->ring);
   free(w->fp_force);
   free(w->fp_count);
+  free(w->fp_nth);
   free(w);
 }
 
@@ -976,6 +977,24 @@ int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm) {
   return 0;
 }
 
+int sim_faultpoint_nth(sim_world *w, uint32_t site, uint32_t nth) {
+  fp_ent *s = fp_slot(w, &w->fp_nth, site, nth != 0);
+  if (!s)
+    return nth ? -ENOSPC : 0;
+  s->val = nth;
+  return 0;
+}
+
+/* The one-shot of sim_faultpoint_nth: counts this hit down, 1 when it is
+ * the armed one. */
+static int fp_countdown(sim_world *w, uint32_t site) {
+  fp_ent *s = fp_slot(w, &w->fp_nth, site, 0);
+  if (!s || s->val == 0)
+    return 0;
+  SIM_ASSERT(s->val > 0 && s->val <= UINT32_MAX); /* sim_faultpoint_nth's pair */
+  return --s->val == 0;
+}
+
 void sim_faultpoints_set(sim_world *w, const sim_faultpoint_params *p) {
   w->cfg.faultpoints = *p;
 }
@@ -984,9 +1003,19 @@ const sim_link_params *sim_net_defaults(const sim_world *w) {
   return &w->cfg.net;
 }
 
+/* A fault point fires: counted and traced (a = site, b = the node's hit
+ * under a rate, 0 for sim_faultpoint_nth's one-shot). */
+static int fp_fired(sim_world *w, int node, uint32_t site, uint64_t hit) {
+  w->stats.faultpoints_fired++;
+  sim__trace(w, SIM_EV_FAULTPOINT, 0, node, -1, site, hit, 0, NULL, 0);
+  return 1;
+}
+
 int sim_faultpoint(sim_world *w, int node, uint32_t site) {
   if (node < 0 || node >= w->n)
     return 0;
+  if (fp_countdown(w, site))
+    return fp_fired(w, node, site, 0);
   uint32_t rate;
   fp_ent *f = fp_slot(w, &w->fp_force, site, 0);
   if (f) {
@@ -1005,7 +1034,5 @@ int sim_faultpoint(sim_world *w, int node, uint32_t site) {
   uint64_t n = c ? (uint64_t)c->val++ : w->stats.faultpoints_fired;
   if (!sim__chance(w, sim__sid(P_FP, (uint32_t)node, site), n, rate))
     return 0;
-  w->stats.faultpoints_fired++;
-  sim__trace(w, SIM_EV_FAULTPOINT, 0, node, -1, site, n, 0, NULL, 0);
-  return 1;
+  return fp_fired(w, node, site, n);
 }

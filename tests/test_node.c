@@ -257,6 +257,35 @@ TEST(fault_points) {
   FX_END();
 }
 
+/* sim_faultpoint_nth: the nth hit from arming fires once, on whichever node
+ * makes it, whatever the rate; the other hits follow the rate. */
+TEST(fault_point_one_shot_fires_at_the_nth_hit) {
+  FX_WORLD(2, 1);
+  CHECK_EQ(sim_faultpoint_force(w, 7, 0), 0); /* rate 0: only the one-shot */
+  CHECK_EQ(sim_faultpoint_nth(w, 7, 5), 0);
+  int fired_at = 0;
+  for (int i = 1; i <= 20; i++)
+    if (sim_faultpoint(w, i & 1, 7))
+      fired_at = fired_at ? -1 : i; /* -1: fired twice */
+  CHECK_EQ(fired_at, 5);
+  CHECK_EQ(sim_get_stats(w)->faultpoints_fired, 1u);
+  CHECK_EQ(sim_faultpoint(w, 0, 8), 0); /* other sites untouched */
+  /* armed again, then disarmed before its hit: nothing fires */
+  CHECK_EQ(sim_faultpoint_nth(w, 7, 3), 0);
+  CHECK_EQ(sim_faultpoint(w, 0, 7), 0);
+  CHECK_EQ(sim_faultpoint_nth(w, 7, 0), 0);
+  for (int i = 0; i < 10; i++)
+    CHECK_EQ(sim_faultpoint(w, 0, 7), 0);
+  /* at a full rate every hit fires anyway; the one-shot adds no second fire */
+  CHECK_EQ(sim_faultpoint_force(w, 9, SIM_PPM), 0);
+  CHECK_EQ(sim_faultpoint_nth(w, 9, 2), 0);
+  for (int i = 0; i < 4; i++)
+    CHECK_EQ(sim_faultpoint(w, 1, 9), 1);
+  CHECK_EQ(sim_get_stats(w)->faultpoints_fired, 5u);
+  CHECK_EQ(sim_faultpoint_nth(w, 11, 0), 0); /* disarming an unknown site */
+  FX_END();
+}
+
 static void world_call(sim_world *w, void *arg) {
   (void)w;
   (void)arg;
@@ -289,4 +318,4 @@ TEST_MAIN(T(resume_after_the_heap_filled_up), T(event_node_is_the_node_each_even
           T(restart_without_room_leaves_no_boot_pending), T(pause_defers_events_until_resume),
           T(cancel_timer_of_paused_node), T(crash_while_paused_discards_deferred),
           T(clock_offset_drift_and_jump), T(monotonic_clock_drifts_but_ignores_offset_and_jumps),
-          T(fault_points))
+          T(fault_points), T(fault_point_one_shot_fires_at_the_nth_hit))

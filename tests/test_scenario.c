@@ -171,6 +171,28 @@ TEST(extreme_values_are_clamped) {
   free(s);
 }
 
+/* A FaultPoint step's one-shot (nth): clamped, kept by the codec, described;
+ * 0 is no one-shot. */
+TEST(fault_point_nth_is_clamped_described_and_roundtrips) {
+  sf_scenario *s = alloc_s();
+  sf_scenario_init(s);
+  s->nsteps = 1;
+  memset(s->steps, 0, sizeof s->steps[0]);
+  s->steps[0].kind = SF_STEP_FAULTPOINT;
+  s->steps[0].k = SIM_FAULTPOINT_ALLOC;
+  s->steps[0].count = UINT32_MAX;
+  sf_normalize(s);
+  CHECK_EQ(s->steps[0].count, SF_MAX_FP_NTH);
+  check_roundtrip(s);
+  char d[512];
+  sf_step_describe(&s->steps[0], 3, d, sizeof d);
+  CHECK(strstr(d, "site 65281 fires 0 ppm, fails hit 1000000") != NULL);
+  s->steps[0].count = 0;
+  sf_step_describe(&s->steps[0], 3, d, sizeof d);
+  CHECK(strstr(d, "fails hit") == NULL);
+  free(s);
+}
+
 TEST(disk_stalls_are_clamped_described_and_generated) {
   sf_scenario *s = alloc_s();
   sf_scenario_init(s);
@@ -669,6 +691,7 @@ TEST_MAIN(T(every_step_kind_roundtrips), T(fault_kinds_are_the_protos),
           T(one_draw_follows_the_weights_and_draws_every_amplifier),
           T(mutators_insert_every_kind_but_hand_written_ones),
           T(disk_stalls_are_clamped_described_and_generated),
+          T(fault_point_nth_is_clamped_described_and_roundtrips),
           T(branch_futures_bring_back_nodes_out_of_play),
           T(branch_futures_act_on_messages_in_flight),
           T(branch_futures_are_bounded_ordered_and_end_some_faults),

@@ -448,6 +448,7 @@ static void run_step(sim_world *w, void *arg) {
   }
   case SF_STEP_FAULTPOINT:
     sim_faultpoint_force(w, st->k, st->flag ? -1 : (int64_t)st->rate_ppm);
+    sim_faultpoint_nth(w, st->k, st->count);
     break;
   case SF_STEP_OP:
     if (rs->t->workload) {

@@ -119,10 +119,14 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
                     st->disk.write_eio_ppm, st->disk.sync_eio_ppm, st->k ? ", fail the next " : "",
                     disk_ops[st->k < 4 ? st->k : 0], stall);
   }
-  case SF_SHAPE_FAULTPOINT:
+  case SF_SHAPE_FAULTPOINT: {
+    char nth[40] = "";
+    if (st->count)
+      snprintf(nth, sizeof nth, ", fails hit %u", st->count);
     if (st->flag)
-      return snprintf(buf, cap, "%s site %u off", name, st->k);
-    return snprintf(buf, cap, "%s site %u fires %u ppm", name, st->k, st->rate_ppm);
+      return snprintf(buf, cap, "%s site %u off%s", name, st->k, nth);
+    return snprintf(buf, cap, "%s site %u fires %u ppm%s", name, st->k, st->rate_ppm, nth);
+  }
   case SF_SHAPE_OP:
     return snprintf(buf, cap, "client %s %u key=%llu value=%llu via %c%d x%u every %uus", name,
                     st->k, (unsigned long long)st->key, (unsigned long long)st->value, c, a,
@@ -254,6 +258,7 @@ static int norm_step(const sf_step *in, sf_step *o) {
     o->k = in->k;
     o->flag = in->flag ? 1 : 0;
     o->rate_ppm = o->flag ? 0 : clamp32(in->rate_ppm, SIM_PPM);
+    o->count = clamp32(in->count, SF_MAX_FP_NTH);
     break;
   case SF_SHAPE_OP:
     o->node = node;
@@ -348,7 +353,7 @@ static const fmap shape_fields[SF_SHAPE__COUNT][7] = {
     [SF_SHAPE_DISK] = {F("node", node, F_U32), F("params", disk, F_DISK), F("fail_op", k, F_U32),
                        F("fail_nth", count, F_U32), F("stall_us", interval_us, F_U32)},
     [SF_SHAPE_FAULTPOINT] = {F("site", k, F_U32), F("fire_ppm", rate_ppm, F_U32),
-                             F("disable", flag, F_U8)},
+                             F("disable", flag, F_U8), F("nth", count, F_U32)},
     [SF_SHAPE_OP] = {F("node", node, F_U32), F("op", k, F_U32), F("key", key, F_U64),
                      F("value", value, F_U64), F("count", count, F_U32),
                      F("interval_us", interval_us, F_U32)},

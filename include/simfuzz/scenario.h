@@ -37,6 +37,7 @@ extern "C" {
 #define SF_MAX_DELIVER_K 1024u          /**< deepest pending message a deliver step names */
 #define SF_MAX_DISK_NTH 1000u           /**< latest disk operation a disk step fails */
 #define SF_MAX_STALL_US 10000000u       /**< longest disk stall: 10 s */
+#define SF_MAX_FP_NTH 1000000u          /**< latest hit a fault point step fails */
 #define SF_GEN_STALL_US 64000u          /**< generated disk stalls: 1 to 16 of these */
 #define SF_MAX_OP_INTERVAL_US 10000000u /**< longest interval between repeated client ops */
 #define SF_MAX_BANDWIDTH_KBPS 10000000u /**< highest link bandwidth */
@@ -60,7 +61,7 @@ typedef enum {
   SF_SHAPE_CLOCK,      /**< node, offset_us, drift_ppm, jump_us (Clock) */
   SF_SHAPE_DISK,       /**< node, disk, k = op to fail, count = its nth,
                             interval_us = a stall (DiskFaults) */
-  SF_SHAPE_FAULTPOINT, /**< k = site, rate_ppm, flag = disable (FaultPoint) */
+  SF_SHAPE_FAULTPOINT, /**< k = site, rate_ppm, flag = disable, count = nth (FaultPoint) */
   SF_SHAPE_OP,         /**< node, k = op code, key, value, count, interval_us (ClientOp) */
   SF_SHAPE_DEADLINE,   /**< count = deadline in ms (Liveness) */
   SF_SHAPE__COUNT

@@ -706,6 +706,12 @@ int sim_faultpoint(sim_world *w, int node, uint32_t site);
 /** Force a site: ppm >= 0 sets its fire rate and enables it; -1 disables it. */
 int sim_faultpoint_force(sim_world *w, uint32_t site, int64_t ppm);
 
+/** Arm a one-shot on a site: counting from now, its nth hit (on any node)
+ *  fires whatever its rate, once; every other hit follows the rate as
+ *  before. The fault-injection loop of SQLite's malloc tests: nth = 1, 2, ...
+ *  reaches each allocation in turn. nth = 0 disarms. Returns 0 or -ENOSPC. */
+int sim_faultpoint_nth(sim_world *w, uint32_t site, uint32_t nth);
+
 /** Replace the world's fault point parameters (e.g. all zero to stop every
  *  unforced site from firing). */
 void sim_faultpoints_set(sim_world *w, const sim_faultpoint_params *p);
