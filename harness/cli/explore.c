@@ -9,6 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --share time|runs: what the branches' share is a share of. */
+static int parse_share(const char *cmd, const char *value, void *dst) {
+  int *runs = dst;
+  if (strcmp(value, "time") == 0 || strcmp(value, "runs") == 0) {
+    *runs = value[0] == 'r';
+    return 0;
+  }
+  return cli_error("%s: --share takes time or runs, not '%s'", cmd, value), -1;
+}
+
 /* explore's options, into o (and the --json path). */
 static int parse(int argc, char **argv, sf_explore_opts *o, const char **json) {
   const cli_opt opts[] = {CLI_STR("-o", NULL, &o->out),
@@ -27,6 +37,7 @@ static int parse(int argc, char **argv, sf_explore_opts *o, const char **json) {
                           CLI_U32("--budget", &o->budget, 0, 1000000),
                           CLI_U32("--warmup", &o->warmup, 0, 1000000),
                           CLI_U32("--worn", &o->worn, 0, 1000000),
+                          CLI_FN("--share", &o->share_runs, parse_share),
                           CLI_LIMITS,
                           CLI_END};
   return cli_parse_none("explore", argc, argv, opts);
@@ -82,7 +93,7 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "explore -o DIR : checkpoint-and-branch exploration\n\n"                                         \
   "SYNOPSIS\n"                                                                                     \
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
-  "          [--budget B] [--warmup W] [--keep N] [--worn V] [--corpus DIR]\n"                     \
+  "          [--budget B] [--warmup W] [--keep N] [--worn V] [--share time|runs] [--corpus DIR]\n" \
   "          [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [--stats] [--json FILE] [-q]\n\n" \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
@@ -103,7 +114,11 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  is climbed one kept state after another, past depth D (up to 48 injected steps on top\n"      \
   "  of the root). One way to each state is kept; after V revisits (--worn, default 16; 0:\n"      \
   "  never), the next run that reaches it again brings a new one. These revisits take 12 of\n"     \
-  "  the 33 percent of the time the branches get (--keep 0: none). Every failure is re-run\n"      \
+  "  the 33 percent of the time the branches get (--keep 0: none). --share runs counts each\n"     \
+  "  root, branch and revisit as one run in those shares instead of timing it: branches\n"         \
+  "  then take more of the time (a fork costs more than a run), but with --jobs 1 and\n"           \
+  "  --roots N the campaign is the same on any machine under any load (for tests). Every failure " \
+  "is re-run\n"                                                                                    \
   "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
   "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \
   "  runs that reach states no run reached before are saved there as seeds for the\n"              \

@@ -84,6 +84,7 @@ typedef struct {
   uint64_t ns_clean, clean;         /* roots that forked no branch: their time, their count */
   uint64_t tree[EX_MAX_JOBS];       /* branch runs of each job's current root */
   uint64_t ns_revisit;              /* ns spent on revisits, in ns_branch too */
+  uint64_t runs_begun;              /* runs begun: roots, branches, revisits (--share runs) */
   uint32_t ended_well[EX_MAX_JOBS]; /* set by a branch or revisit that ends normally */
   uint32_t nkept[EX_MAX_JOBS];      /* states each job keeps (see ex_kept) */
   uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
@@ -143,6 +144,21 @@ static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts); /* simfuzz-allow-nondeterminism: the time share */
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The clock of the shares below: wall-clock ns, or (--share runs) the
+ * campaign's runs begun so far, each a millisecond's worth: every root,
+ * branch and revisit costs the same, and a campaign bounded by roots
+ * spends the same runs on branches on a loaded machine as on an idle one. */
+static uint64_t cost_now(const explorer *x) {
+  if (!x->o.share_runs)
+    return now_ns();
+  return __atomic_load_n(&x->sh->runs_begun, __ATOMIC_RELAXED) * 1000000u;
+}
+
+/* A run begins (see cost_now). */
+static void run_begins(explorer *x) {
+  add64(&x->sh->runs_begun, 1);
 }
 
 /* Branches may take at most this share (percent) of the workers' time, so
@@ -456,12 +472,13 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   /* the branch's cost to the roots: the fork (page tables of the whole
    * heap) as well as the child's run */
   int top = x->level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
-  uint64_t t0 = top ? now_ns() : 0;
+  uint64_t t0 = top ? cost_now(x) : 0;
   cli_child *c;
   pid_t pid = fork_child(x, &c);
   if (pid < 0)
     return;
   if (pid == 0) {
+    run_begins(x);
     x->level++;
     x->branch_id = id;
     x->forked_at = events;
@@ -482,7 +499,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   x->forks++;
   int ended = wait_child(x, c);
   if (top) /* nested branches are inside their top branch's time */
-    add64(&x->sh->ns_branch, now_ns() - t0);
+    add64(&x->sh->ns_branch, cost_now(x) - t0);
   if (ended != CLI_END_OK)
     branch_crashed(x, fut, nf, events, c, ended);
   free(c);
@@ -662,12 +679,13 @@ static void revisit(explorer *x, const sf_run_opts *o) {
   e->visits++;
   sh->site_visits[x->job][e->site]++;
   add64(&sh->revisits, 1);
-  uint64_t t0 = now_ns();
+  uint64_t t0 = cost_now(x);
   cli_child *c;
   pid_t pid = fork_child(x, &c);
   if (pid < 0)
     return;
   if (pid == 0) {
+    run_begins(x);
     make_root(x, e->seed);
     memcpy(x->added, e->added, e->nadded * sizeof *x->added);
     x->nadded = e->nadded;
@@ -693,7 +711,7 @@ static void revisit(explorer *x, const sf_run_opts *o) {
   if (wait_child(x, c) != CLI_END_OK)
     add64(&sh->revisits_diverged, 1);
   free(c);
-  uint64_t dt = now_ns() - t0;
+  uint64_t dt = cost_now(x) - t0;
   add64(&sh->ns_all, dt);
   add64(&sh->ns_branch, dt);
   add64(&sh->ns_revisit, dt);
@@ -742,12 +760,13 @@ static void worker(void *arg, const cli_child_io *io) {
     beat(x);
     memset(x->feat, 0, sizeof x->feat);
     sf_result r;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = cost_now(x);
+    run_begins(x);
     x->forks = 0;
     sf_run(cli_target, x->s, &o, &r);
     finish_run(x, &r);
     if (x->level == 0 && root > x->o.warmup) { /* the warm-up is no credit to spend */
-      uint64_t dt = now_ns() - t0;
+      uint64_t dt = cost_now(x) - t0;
       add64(&x->sh->ns_all, dt);
       if (!x->forks) {
         add64(&x->sh->ns_clean, dt);
