@@ -26,6 +26,7 @@ matrix() {
     cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
     case "$rest" in *:asan) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
     exe="$out/$name-$cc$opt${san:+-san}"
+    [ -z "${pre:-}" ] || $pre "$cc" "$opt" "$san"
     # shellcheck disable=SC2086
     $cc -std=c11 $opt $san -w -D_POSIX_C_SOURCE=200809L $extra "$@" -o "$exe"
     "$exe" "$count" > "$exe.txt"
@@ -63,3 +64,29 @@ matrix harness sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harne
   "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c examples/pbstore/pbstore.c \
   examples/pbstore/pbstore_target.c examples/common/node_io_sim.c -lprotobuf-c
 echo "determinism matrix: $count harness runs (pbstore_bug_reset_skip, random scenarios) identical across: $configs"
+
+# An unmodified program (examples/programs/beacon, the correct one: whole runs),
+# its object interposed as simfuzz_add_program() does: one relocatable
+# object, .data and .bss in one section, calls.h's calls renamed.
+program_object() { # CC OPT SAN: $out/program.o
+  # shellcheck disable=SC2086
+  $1 -std=c11 $2 $3 -w -UNDEBUG -fno-common -c \
+    examples/programs/beacon/beacon.c -o "$out/beacon.o"
+  printf 'SECTIONS\n{\n  sfp_globals : { *(.data .data.rel .data.rel.local .data.rel.local.* .data.[!r]* .bss .bss.* COMMON) }\n}\n' \
+    > "$out/globals.ld"
+  ld -r -T "$out/globals.ld" -o "$out/program.tmp.o" "$out/beacon.o"
+  grep -o 'X([A-Za-z0-9_]*, \(MODEL\|REFUSE\),' harness/program/calls.h |
+    sed 's/^X(\([A-Za-z0-9_]*\),.*/\1 sfp_\1/' > "$out/syms.map"
+  objcopy --redefine-syms="$out/syms.map" "$out/program.tmp.o" "$out/program.o"
+}
+if [ "$(uname -m)" = x86_64 ]; then
+  pre=program_object
+  extra="-Iinclude -Isim -Iharness -I$out/proto"
+  matrix program sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c \
+    harness/run/sites.c harness/run/features.c harness/run/feedback.c harness/adapter/libc.c \
+    harness/adapter/record.c harness/program/program.c harness/program/fiber.c \
+    "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c tests/programs/beacon_x.c \
+    "$out/program.o" -lprotobuf-c
+  pre=""
+  echo "determinism matrix: $count program runs (beacon, random scenarios) identical across: $configs"
+fi

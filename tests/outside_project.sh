@@ -55,6 +55,16 @@ else
   bad "simfuzz targets"; cat "$work/targets"
 fi
 
+# a program of the project (simfuzz_add_program), unmodified, with the
+# project's static library: every ping answered in the seeds and 100 sweeps
+if [ "$(uname -m)" = x86_64 ]; then
+  pg="$OB/bin/simfuzz-ping"
+  "$pg" replay -q "$OB"/corpus/ping/*.pb > "$work/ping.log" 2>&1 &&
+    "$pg" sweep --seeds 1-100 -q >> "$work/ping.log" 2>&1 &&
+    ok "a program (simfuzz_add_program) with the project's library runs its seeds and 100 sweeps" ||
+    bad "program ping: $(tail -n 5 "$work/ping.log")"
+fi
+
 # ---- 3. the buggy release fails, the correct one does not ----
 "$S" --target kvstream_1_1 sweep --seeds 0-199 -q -o "$work/fail" > "$work/sw11" 2>&1; rc=$?
 n=$(grep -c "FAILED assert: Assertion \`version > s->version" "$work/sw11")

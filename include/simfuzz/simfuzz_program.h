@@ -1,0 +1,67 @@
+/* simfuzz programs: an unmodified C program as the nodes of a simulated
+ * cluster. simfuzz_add_program() (CMake) compiles the program's sources,
+ * links them into one relocatable object, points every reference to a
+ * modelled POSIX call at simfuzz's model of it, and generates the target
+ * file that fills an sf_program and declares the target. Node k runs the
+ * program's main(argc, argv) on a fiber (a stack of its own) with its own
+ * copy of the program's globals; a call that would block yields to the
+ * simulator, which resumes the node when the call can go on.
+ *
+ * This header is what that generated file uses; a program's own sources
+ * never include it. See docs/programs.md. */
+#ifndef SIMFUZZ_PROGRAM_H
+#define SIMFUZZ_PROGRAM_H
+
+#include <simfuzz/sim.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SF_PROGRAM_MAX_ARGS 32 /**< command-line words of a node, at most */
+
+/** A program, as simfuzz_add_program() describes it. */
+typedef struct sf_program {
+  const char *name;                   /**< the target's name */
+  int (*main)(int argc, char **argv); /**< the program's main, renamed */
+  /** The program's writable globals (its .data and .bss, merged into one
+   *  section): each node has its own copy, switched in when it runs.
+   *  NULL, NULL if the program has none. */
+  unsigned char *globals, *globals_end;
+  /** Node k's command line; in each word {node} becomes k, {nodes} the
+   *  number of nodes and {addr:K} node K's IPv4 address as text. */
+  const char *const *args;
+  int nargs;
+} sf_program;
+
+/** The per-run context of a program target (sf_target.create). NULL if
+ *  out of memory. */
+void *sf_program_create(const sf_program *p, int nodes);
+
+/** Free it (sf_target.destroy). */
+void sf_program_destroy(void *ctx);
+
+/** The node callbacks of every program target (sf_target.ops). */
+extern const sim_node_ops sf_program_ops;
+
+/** Abstract state of a program node for feedback (sf_target.observe):
+ *  running, blocked in a call, exited. */
+uint32_t sf_program_observe(void *ctx, sim_world *w, int node);
+
+/** Node k's IPv4 address (10.0.0.k+1), in host byte order. */
+uint32_t sf_program_addr(int node);
+
+/** The node's captured standard output and error so far (the last
+ *  SF_PROGRAM_OUTPUT bytes), NUL-terminated; "" for a bad node. */
+const char *sf_program_output(void *ctx, int node);
+
+#define SF_PROGRAM_OUTPUT 4096 /**< bytes of output kept per node */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

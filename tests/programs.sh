@@ -1,0 +1,86 @@
+#!/bin/sh
+# Unmodified C programs as nodes (simfuzz_add_program): tests/programs/probe.c
+# and examples/programs/beacon run as simulated nodes, each with its own
+# globals, errno and heap, restarted from the program's initial values; a
+# call simfuzz refuses, an exit status, abort() and a failed assert() fail
+# the run with what happened; AddressSanitizer sees a program's overflow
+# on the node's own stack (sanitized builds); the beacon's planted bug is found by the sweep,
+# minimized, and replays with the same trace hash; runs are deterministic.
+# usage: programs.sh BUILD_DIR [SANITIZED(ON/OFF)]
+T_NAME=programs
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+B=$(cd "$1" && pwd)
+P=$B/bin/simfuzz-probe
+BE=$B/bin/simfuzz-beacon
+BB=$B/bin/simfuzz-beacon_bug_in_order
+[ -x "$P" ] && [ -x "$BE" ] && [ -x "$BB" ] || fail "no $P, $BE or $BB"
+in_empty_dir
+scenario() { # NAME NODES [STEP...]: a scenario file $work/NAME.pb
+  s_name=$1 s_nodes=$2
+  shift 2
+  { echo "version: 1"; echo "nodes: $s_nodes"; for st in "$@"; do echo "steps { $st }"; done; } \
+    > "$work/$s_name.txt"
+  "$P" encode "$work/$s_name.txt" -o "$work/$s_name.pb" > "$work/enc.log" 2>&1 ||
+    fail "encode $s_name: $(cat "$work/enc.log")"
+}
+
+# 1. each node's globals (.data and .bss), errno and heap are its own, for
+# 2 s of sleeps and wake-ups; a crashed node restarts from the initial values
+scenario own 3 "at_us: 300000 crash { node: 1 }" "at_us: 450000 restart { node: 1 }"
+"$P" replay -q "$work/own.pb" > "$work/own.log" 2>&1 &&
+  grep -q -- "-> ok" "$work/own.log" || fail "own state: $(cat "$work/own.log")"
+ok "3 nodes keep their own globals, errno and heap; a restart starts afresh"
+# (the sweep's scenarios with 3 nodes: the probe's mode is its node count)
+for seed in $(seq 1 40); do
+  "$P" gen "$seed" -o "$work/g.pb" > /dev/null 2>&1 && "$P" show "$work/g.pb" 2> /dev/null |
+    sed '/^nodes:/d; s/^version: 1$/version: 1\nnodes: 3/' > "$work/g.txt" &&
+    "$P" encode "$work/g.txt" -o "$work/g3.pb" > /dev/null 2>&1 || fail "seed $seed: gen/show/encode"
+  "$P" replay -q "$work/g3.pb" > "$work/g.log" 2>&1 ||
+    fail "the probe's own-state checks, seed $seed with 3 nodes: $(tail -n 3 "$work/g.log")"
+done
+ok "and so in 40 random scenarios with 3 nodes (crashes, restarts, pauses, clocks)"
+
+# 2. what a program may not do fails the run, saying what it did
+scenario fork 1
+replays_as "$P" "$work/fork.pb" unsupported_call
+"$P" replay "$work/fork.pb" > "$work/fork.log" 2>&1
+grep -q "FAIL *unsupported_call: the program called fork(), which simfuzz does not model" \
+  "$work/fork.log" || fail "fork: $(cat "$work/fork.log")"
+ok "fork() fails the run and names the call"
+scenario exit 2
+replays_as "$P" "$work/exit.pb" exit
+"$P" replay "$work/exit.pb" > "$work/exit.log" 2>&1
+grep -q "FAIL *exit: node 1 exited with status 3" "$work/exit.log" || fail "exit: $(cat "$work/exit.log")"
+ok "an exit status other than 0 fails the run"
+scenario abort 4
+replays_as "$P" "$work/abort.pb" abort
+ok "abort() fails the run"
+if [ "${2:-OFF}" = ON ]; then
+  scenario overflow 5
+  "$P" triage "$work/overflow.pb" > "$work/ov.log" 2>&1
+  grep -q "stack-buffer-overflow" "$work/ov.log" || fail "ASan on a program's fiber: $(cat "$work/ov.log")"
+  ok "AddressSanitizer reports an overflow on a program node's own stack"
+fi
+
+# 3. the beacon: clean when correct, its planted bug found, minimized and
+# replayed with the same trace hash, every run deterministic
+"$BE" sweep --seeds 1-300 -q > "$work/be.log" 2>&1 || fail "beacon: $(tail -n 3 "$work/be.log")"
+ok "the correct beacon passes 300 random scenarios"
+"$BB" sweep --seeds 1-300 -o "$work/found" -q > "$work/bb.log" 2>&1
+[ $? = 1 ] || fail "beacon_bug_in_order: the sweep found nothing: $(tail -n 3 "$work/bb.log")"
+crash=$(find "$work/found" -type f -name '*.pb' | sort | head -n 1)
+[ -n "$crash" ] || fail "no crash file in $work/found: $(ls "$work/found")"
+"$BB" minimize "$crash" -o "$work/min.pb" -q > "$work/min.log" 2>&1 || fail "minimize: $(cat "$work/min.log")"
+replays_as "$BB" "$work/min.pb" assert
+h1=$(sed -n 's/.*hash \([0-9a-f]*\) -> FAILED.*/\1/p' "$work/replays_as.log")
+"$BB" check-determinism "$work/min.pb" > "$work/det.log" 2>&1 &&
+  grep -q "deterministic.*trace hash $h1" "$work/det.log" || fail "determinism: $(cat "$work/det.log")"
+ok "beacon_bug_in_order: found by the sweep, minimized, replays deterministically (hash $h1)"
+
+# 4. the docs' table of calls is the table of calls.h
+sh "$SRC/scripts/program_calls.sh" > "$work/rows"
+grep '^| `' "$SRC/docs/programs.md" | cmp -s - "$work/rows" ||
+  fail "docs/programs.md's calls differ from harness/program/calls.h (scripts/program_calls.sh)"
+ok "docs/programs.md lists the $(wc -l < "$work/rows") calls of calls.h"
+finish
