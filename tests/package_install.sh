@@ -12,15 +12,17 @@ rm -f "$P.log"
 bad=0
 for f in include/simfuzz/version.h include/simfuzz/simfuzz.h include/simfuzz/simfuzz_runner.h include/simfuzz/sim.h \
          include/simfuzz/scenario.h include/simfuzz/linearize.h include/simfuzz/simfuzz_wire.h \
-         include/simfuzz/simfuzz_record.h include/simfuzz/simfuzz_libc.h bin/simfuzz \
+         include/simfuzz/simfuzz_record.h include/simfuzz/simfuzz_libc.h include/simfuzz/simfuzz_program.h \
+         bin/simfuzz \
          lib/libsimfuzz_sim.a lib/libsimfuzz_harness.a lib/libsimfuzz_cli.a \
          lib/cmake/simfuzz/simfuzzConfig.cmake lib/cmake/simfuzz/simfuzzConfigVersion.cmake \
-         lib/cmake/simfuzz/SimfuzzTarget.cmake lib/pkgconfig/simfuzz.pc \
+         lib/cmake/simfuzz/SimfuzzTarget.cmake lib/cmake/simfuzz/SimfuzzProgram.cmake \
+         lib/cmake/simfuzz/program_check.cmake share/simfuzz/program_calls.h lib/pkgconfig/simfuzz.pc \
          lib/pkgconfig/simfuzz-sim.pc share/simfuzz/scenario.proto share/simfuzz/scenario.dict; do
   [ -e "$P/$f" ] || { echo "FAIL: $f is not installed"; bad=1; }
 done
 leaked=$(find "$P/include/simfuzz" -mindepth 1 -printf '%P\n' | grep -v -x -e version.h -e sim.h -e simfuzz.h -e simfuzz_runner.h \
-  -e scenario.h -e linearize.h -e simfuzz_wire.h -e simfuzz_record.h -e simfuzz_libc.h)
+  -e scenario.h -e linearize.h -e simfuzz_wire.h -e simfuzz_record.h -e simfuzz_libc.h -e simfuzz_program.h)
 [ -z "$leaked" ] || { echo "FAIL: internal headers installed: $leaked"; bad=1; }
 [ $bad = 0 ] && echo "ok: installed into $P"
 exit $bad

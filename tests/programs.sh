@@ -1,6 +1,6 @@
 #!/bin/sh
-# Unmodified C programs as nodes (simfuzz_add_program): tests/programs/probe.c
-# and examples/programs/beacon run as simulated nodes, each with its own
+# Unmodified C programs as nodes (simfuzz_add_program): tests/programs/probe.c,
+# tests/programs/tcpecho.c and examples/programs/beacon run as simulated nodes, each with its own
 # globals, errno and heap, restarted from the program's initial values; a
 # call simfuzz refuses, an exit status, abort() and a failed assert() fail
 # the run with what happened; AddressSanitizer sees a program's overflow
@@ -14,7 +14,8 @@ B=$(cd "$1" && pwd)
 P=$B/bin/simfuzz-probe
 BE=$B/bin/simfuzz-beacon
 BB=$B/bin/simfuzz-beacon_bug_in_order
-[ -x "$P" ] && [ -x "$BE" ] && [ -x "$BB" ] || fail "no $P, $BE or $BB"
+[ -x "$P" ] && [ -x "$BE" ] && [ -x "$BB" ] && [ -x "$B/bin/simfuzz-tcpecho" ] ||
+  fail "no $P, $BE, $BB or simfuzz-tcpecho"
 in_empty_dir
 scenario() { # NAME NODES [STEP...]: a scenario file $work/NAME.pb
   s_name=$1 s_nodes=$2
@@ -40,6 +41,19 @@ for seed in $(seq 1 40); do
     fail "the probe's own-state checks, seed $seed with 3 nodes: $(tail -n 3 "$work/g.log")"
 done
 ok "and so in 40 random scenarios with 3 nodes (crashes, restarts, pauses, clocks)"
+
+# TCP: an epoll server (edge-triggered, non-blocking) and clients that check
+# every echo byte for byte; a closed port refuses; resets and crashes are
+# retried, never wrong bytes
+T=$B/bin/simfuzz-tcpecho
+scenario tcp 3 "at_us: 400000 crash { node: 0 }" "at_us: 600000 restart { node: 0 }" \
+  "at_us: 900000 reset { a: 1 b: 0 }" "at_us: 1100000 partition { a: 1 b: 6 }" \
+  "at_us: 1300000 heal { }"
+"$T" replay "$work/tcp.pb" > "$work/tcp.log" 2>&1 && grep -q -- "-> ok" "$work/tcp.log" &&
+  [ "$(grep -c "conn-up" "$work/tcp.log")" -gt 10 ] || fail "tcpecho: $(tail -n 5 "$work/tcp.log")"
+ok "TCP: an epoll echo server and its clients through a crash, a reset and a partition"
+"$T" sweep --seeds 1-40 -q > "$work/tcpsw.log" 2>&1 || fail "tcpecho sweep: $(tail -n 3 "$work/tcpsw.log")"
+ok "TCP: and through 40 random scenarios"
 
 # 2. what a program may not do fails the run, saying what it did
 scenario fork 1

@@ -51,17 +51,41 @@
   X(random, MODEL, "the node's random stream")                                           \
   X(srand, MODEL, "ignored: the stream is the scenario's")                               \
   X(srandom, MODEL, "ignored: the stream is the scenario's")                             \
-  /* sockets: UDP as the simulator's datagrams, every network fault applies */           \
-  X(socket, MODEL, "AF_INET SOCK_DGRAM; others fail with EAFNOSUPPORT/EPROTONOSUPPORT") \
+  /* sockets: UDP as the simulator's datagrams, TCP as its stream connections; */         \
+  /* every network fault of the scenario applies */                                      \
+  X(socket, MODEL, "AF_INET, SOCK_DGRAM (UDP) or SOCK_STREAM (TCP)")                    \
   X(bind, MODEL, "a port of the node's address (or any)")                               \
-  X(sendto, MODEL, "a datagram to 10.0.0.(k+1) or 127.0.0.1")                            \
-  X(recvfrom, MODEL, "blocks (yields) until a datagram arrives, or EAGAIN")             \
-  X(recv, MODEL, "as recvfrom")                                                          \
-  X(close, MODEL, "a socket")                                                            \
-  X(setsockopt, MODEL, "accepted and ignored (SO_REUSEADDR and the like)")              \
+  X(listen, MODEL, "TCP: a backlog of accepted connections")                            \
+  X(accept, MODEL, "TCP: yields until a connection is queued, or EAGAIN")               \
+  X(accept4, MODEL, "as accept, with SOCK_NONBLOCK")                                     \
+  X(connect, MODEL, "TCP to 10.0.0.(k+1): ECONNREFUSED if no one listens or the node is down") \
+  X(send, MODEL, "TCP: EPIPE/ECONNRESET after a reset")                                  \
+  X(sendto, MODEL, "UDP: a datagram to 10.0.0.(k+1) or 127.0.0.1; TCP: as send")        \
+  X(recv, MODEL, "yields until bytes or a datagram arrive; 0 at the peer's shutdown")   \
+  X(recvfrom, MODEL, "as recv, with the sender's address")                               \
+  X(read, MODEL, "a socket: as recv; standard input: end of file")                       \
+  X(write, MODEL, "a socket: as send; standard output and error: captured")             \
+  X(shutdown, MODEL, "TCP half-close: the peer reads end of file")                       \
+  X(close, MODEL, "a socket or epoll instance; TCP: the peer reads end of file")         \
+  X(setsockopt, MODEL, "accepted and ignored (SO_REUSEADDR, TCP_NODELAY and the like)") \
+  X(getsockopt, MODEL, "SO_ERROR (a non-blocking connect's outcome), SO_TYPE")           \
+  X(getsockname, MODEL, "the node's address and the socket's port")                      \
+  X(getpeername, MODEL, "TCP: the peer's address and port")                              \
   X(fcntl, MODEL, "F_GETFL/F_SETFL O_NONBLOCK")                                          \
-  X(poll, MODEL, "POLLIN/POLLOUT on sockets; yields until ready or the timeout")         \
+  X(ioctl, MODEL, "FIONREAD, FIONBIO")                                                   \
+  X(poll, MODEL, "yields until a descriptor is ready or the timeout")                   \
+  X(epoll_create1, MODEL, "an epoll instance of the node")                              \
+  X(epoll_create, MODEL, "as epoll_create1")                                             \
+  X(epoll_ctl, MODEL, "ADD, MOD, DEL; EPOLLET, EPOLLONESHOT")                            \
+  X(epoll_wait, MODEL, "level- and edge-triggered; yields until ready or the timeout")  \
   X(inet_pton, MODEL, "IPv4 text to an address")                                         \
+  /* _FORTIFY_SOURCE's checked forms */                                                  \
+  X(__read_chk, MODEL, "as read, and the buffer's size checked")                         \
+  X(__recv_chk, MODEL, "as recv, and the buffer's size checked")                         \
+  X(__recvfrom_chk, MODEL, "as recvfrom, and the buffer's size checked")                 \
+  X(__poll_chk, MODEL, "as poll, and the array's size checked")                          \
+  X(__printf_chk, MODEL, "as printf")                                                    \
+  X(__vprintf_chk, MODEL, "as vprintf")                                                  \
   /* standard streams: captured per node, bounded */                                     \
   X(stdout, MODEL, "the node's captured output")                                         \
   X(stderr, MODEL, "the node's captured output")                                         \
@@ -94,15 +118,28 @@
   X(fopen, REFUSE, "files (not modelled yet)")                                           \
   X(fopen64, REFUSE, "files (not modelled yet)")                                         \
   X(creat, REFUSE, "files (not modelled yet)")                                           \
-  X(read, REFUSE, "descriptors (not modelled yet: use recv)")                            \
-  X(write, REFUSE, "descriptors (not modelled yet: use sendto)")                         \
-  X(connect, REFUSE, "TCP (not modelled yet)")                                           \
-  X(listen, REFUSE, "TCP (not modelled yet)")                                            \
-  X(accept, REFUSE, "TCP (not modelled yet)")                                            \
-  X(accept4, REFUSE, "TCP (not modelled yet)")                                           \
-  X(send, REFUSE, "TCP (not modelled yet: use sendto)")                                  \
-  X(epoll_create1, REFUSE, "epoll (not modelled yet: use poll)")                         \
-  X(epoll_create, REFUSE, "epoll (not modelled yet: use poll)")                          \
+  X(sendmsg, REFUSE, "scatter-gather sockets (not modelled yet)")                      \
+  X(recvmsg, REFUSE, "scatter-gather sockets (not modelled yet)")                      \
+  X(readv, REFUSE, "scatter-gather I/O (not modelled yet)")                             \
+  X(writev, REFUSE, "scatter-gather I/O (not modelled yet)")                            \
+  X(ppoll, REFUSE, "ppoll (not modelled yet: use poll)")                                 \
+  X(epoll_pwait, REFUSE, "epoll_pwait (not modelled yet: use epoll_wait)")               \
+  X(pipe, REFUSE, "pipes (not modelled yet)")                                            \
+  X(pipe2, REFUSE, "pipes (not modelled yet)")                                           \
+  X(eventfd, REFUSE, "eventfd (not modelled yet)")                                       \
+  X(timerfd_create, REFUSE, "timerfd (not modelled yet)")                                \
+  X(socketpair, REFUSE, "socket pairs (not modelled yet)")                               \
+  X(dup, REFUSE, "duplicated descriptors (not modelled yet)")                            \
+  X(dup2, REFUSE, "duplicated descriptors (not modelled yet)")                           \
+  X(fsync, REFUSE, "files (not modelled yet)")                                           \
+  X(fdatasync, REFUSE, "files (not modelled yet)")                                       \
+  X(rename, REFUSE, "files (not modelled yet)")                                          \
+  X(unlink, REFUSE, "files (not modelled yet)")                                          \
+  X(mkdir, REFUSE, "files (not modelled yet)")                                           \
+  X(stat, REFUSE, "files (not modelled yet)")                                            \
+  X(fstat, REFUSE, "files (not modelled yet)")                                           \
+  X(lseek, REFUSE, "files (not modelled yet)")                                           \
+  X(opendir, REFUSE, "directories (not modelled yet)")                                   \
   X(select, REFUSE, "select (not modelled yet: use poll)")                               \
   X(getaddrinfo, REFUSE, "name lookup (not modelled yet: use inet_pton)")                \
   X(gethostbyname, REFUSE, "name lookup")                                                \

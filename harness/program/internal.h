@@ -1,0 +1,140 @@
+/* Internals of the program runtime shared by program.c (the node's life,
+ * process, memory, time, streams) and net.c (sockets, poll, epoll). */
+#ifndef SIMFUZZ_PROGRAM_INTERNAL_H
+#define SIMFUZZ_PROGRAM_INTERNAL_H
+
+#include "program/fiber.h"
+#include <simfuzz/simfuzz_program.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SFP_FDS 64     /* descriptors per node, beyond the standard three */
+#define SFP_FD_FIRST 3 /* 0-2: the standard streams */
+#define SFP_RXQ 64     /* datagrams queued per UDP socket, then dropped */
+#define SFP_ATEXIT 32  /* atexit handlers per node */
+#define SFP_ARG_BYTES 4096u
+#define SFP_EPOLL_MAX 64 /* descriptors one epoll instance watches */
+
+typedef struct dgram {
+  uint8_t *data;
+  uint32_t len;
+  uint32_t from_addr; /* host byte order */
+  uint16_t from_port;
+} dgram;
+
+typedef enum { FD_FREE = 0, FD_UDP, FD_TCP, FD_LISTEN, FD_EPOLL } fd_kind;
+
+/* A TCP socket's state. */
+typedef enum {
+  T_NEW = 0,    /* socket(), not connected */
+  T_CONNECTING, /* sim_connect() sent, no answer yet */
+  T_HANDSHAKE,  /* connected; our port prelude sent, waiting for the accept */
+  T_PRELUDE,    /* accepted by the simulator, waiting for the peer's prelude */
+  T_OPEN,       /* established */
+  T_DEAD        /* reset, refused or timed out: err says which */
+} tcp_state;
+
+typedef struct ep_item {
+  int fd;
+  uint32_t events;
+  uint64_t data;
+  int edge; /* readiness may have changed since the last report (EPOLLET) */
+} ep_item;
+
+typedef struct sfp_fd {
+  fd_kind kind;
+  int nonblock;
+  uint16_t port; /* the local port, 0 before bind or first use */
+  /* UDP */
+  dgram q[SFP_RXQ];
+  uint32_t qhead, qlen;
+  /* TCP */
+  tcp_state state;
+  int hidden;    /* accepted by the simulator, not yet by accept() */
+  uint64_t seq;  /* the order of arrival in the accept queue */
+  uint64_t conn; /* sim_conn */
+  int peer;      /* the peer node */
+  uint16_t peer_port;
+  int err;      /* the error the next call reports (ECONNRESET...) */
+  int peer_eof; /* the peer shut down writing, or closed */
+  int wr_shut;  /* we shut down writing */
+  uint8_t *rx;  /* bytes received: rx_len not yet read, from rx_off on */
+  size_t rx_off, rx_len, rx_cap;
+  /* LISTEN */
+  int backlog;
+  /* EPOLL */
+  ep_item *ep;
+  int ep_n;
+} sfp_fd;
+
+typedef enum { N_DOWN = 0, N_RUN, N_EXITED } nstate;
+
+/* A block of the node's heap: the node frees all of them when it ends. */
+typedef struct blk {
+  struct blk *prev, *next;
+  size_t size;
+  uint64_t magic;
+} blk;
+
+typedef struct sfp_node {
+  nstate state;
+  int blocked; /* in a blocking call, waiting for an event */
+  int err;     /* errno */
+  sfp_fiber *fiber;
+  unsigned char *globals; /* this node's copy of the program's globals */
+  sfp_fd fd[SFP_FDS];
+  uint64_t accept_seq;
+  blk heap; /* list head of the node's blocks */
+  size_t heap_bytes;
+  void (*atexit_fn[SFP_ATEXIT])(void);
+  int natexit;
+  char argbuf[SFP_ARG_BYTES];
+  char *argv[SF_PROGRAM_MAX_ARGS + 1];
+  int argc;
+  uint16_t next_port;
+  char out[SF_PROGRAM_OUTPUT];
+  size_t outlen;
+} sfp_node;
+
+typedef struct sfp_cluster {
+  const sf_program *p;
+  const unsigned char *image; /* the program's initial globals */
+  int n;
+  sfp_node *node;
+} sfp_cluster;
+
+/* The node whose fiber runs (set while it runs). */
+extern sfp_cluster *sfp__cur_c;
+extern int sfp__cur_n;
+extern sim_world *sfp__cur_w;
+
+/* The running node (only from a program's fiber). */
+sfp_node *sfp__self(void);
+
+/* errno = e, and -1. */
+int sfp__fail_errno(int e);
+
+/* Wait for the node's next event, or until its monotonic clock reads
+ * `until` (INT64_MAX: no deadline). */
+void sfp__block_until(int64_t until);
+
+/* The node's monotonic clock. */
+int64_t sfp__mono_now(void);
+
+/* Resume node k if it waits for an event (from a simulator callback). */
+void sfp__wake(sfp_cluster *c, sim_world *w, int k);
+
+/* Sockets (net.c): a node's descriptors at boot and at its end; the
+ * simulator's datagram and connection callbacks. */
+void sfp__net_boot(sfp_node *me);
+void sfp__net_end(sfp_node *me, sim_world *w, int k);
+void sfp__recv_cb(void *ctx, sim_world *w, int k, int from, const void *msg, size_t len);
+void sfp__conn_cb(void *ctx, sim_world *w, int k, sim_conn c, sim_conn_event ev, const void *data,
+                  size_t len);
+
+/* read() and write() on a socket's descriptor (EBADF if it is none). */
+long sfp__sock_read(int fd, void *buf, size_t len);
+long sfp__sock_write(int fd, const void *buf, size_t len);
+
+#endif
