@@ -84,7 +84,7 @@ if [ "$(uname -m)" = x86_64 ]; then
   extra="-Iinclude -Isim -Iharness -I$out/proto"
   matrix program sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c \
     harness/run/sites.c harness/run/features.c harness/run/feedback.c harness/adapter/libc.c \
-    harness/adapter/record.c harness/program/program.c harness/program/fiber.c \
+    harness/adapter/record.c harness/program/program.c harness/program/fiber.c harness/program/net.c harness/program/fs.c \
     "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c tests/programs/beacon_x.c \
     "$out/program.o" -lprotobuf-c
   pre=""

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Unmodified C programs as nodes (simfuzz_add_program): tests/programs/probe.c,
-# tests/programs/tcpecho.c and examples/programs/beacon run as simulated nodes, each with its own
+# tests/programs/tcpecho.c, tests/programs/renamer.c and examples/programs/beacon
+# run as simulated nodes, each with its own
 # globals, errno and heap, restarted from the program's initial values; a
 # call simfuzz refuses, an exit status, abort() and a failed assert() fail
 # the run with what happened; AddressSanitizer sees a program's overflow
@@ -14,8 +15,9 @@ B=$(cd "$1" && pwd)
 P=$B/bin/simfuzz-probe
 BE=$B/bin/simfuzz-beacon
 BB=$B/bin/simfuzz-beacon_bug_in_order
-[ -x "$P" ] && [ -x "$BE" ] && [ -x "$BB" ] && [ -x "$B/bin/simfuzz-tcpecho" ] ||
-  fail "no $P, $BE, $BB or simfuzz-tcpecho"
+for t in "$P" "$BE" "$BB" "$B/bin/simfuzz-tcpecho" "$B/bin/simfuzz-renamer"; do
+  [ -x "$t" ] || fail "no $t"
+done
 in_empty_dir
 scenario() { # NAME NODES [STEP...]: a scenario file $work/NAME.pb
   s_name=$1 s_nodes=$2
@@ -54,6 +56,19 @@ scenario tcp 3 "at_us: 400000 crash { node: 0 }" "at_us: 600000 restart { node: 
 ok "TCP: an epoll echo server and its clients through a crash, a reset and a partition"
 "$T" sweep --seeds 1-40 -q > "$work/tcpsw.log" 2>&1 || fail "tcpecho sweep: $(tail -n 3 "$work/tcpsw.log")"
 ok "TCP: and through 40 random scenarios"
+
+# files: a rename survives a crash only after an fsync of its directory
+# (node 1 does it, node 0 forgets); nothing is written on the host
+R=$B/bin/simfuzz-renamer
+for n in 0 1; do
+  scenario "rename$n" 2 "at_us: 500000 crash { node: $n }" "at_us: 600000 restart { node: $n }"
+  "$R" replay "$work/rename$n.pb" > "$work/rename$n.log" 2>&1
+done
+grep -q "n0  FAIL *assert: Assertion .*the rename survived the crash" "$work/rename0.log" &&
+  grep -q -- "-> ok" "$work/rename1.log" ||
+  fail "rename and crash: $(tail -n 3 "$work/rename0.log" "$work/rename1.log")"
+[ ! -e data ] && [ ! -e booted ] && [ ! -e "$work/data" ] || fail "a program wrote a host file"
+ok "files: a rename is lost at a crash without an fsync of its directory, kept with one"
 
 # 2. what a program may not do fails the run, saying what it did
 scenario fork 1

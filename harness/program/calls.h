@@ -86,6 +86,34 @@
   X(__poll_chk, MODEL, "as poll, and the array's size checked")                          \
   X(__printf_chk, MODEL, "as printf")                                                    \
   X(__vprintf_chk, MODEL, "as vprintf")                                                  \
+  /* files: the node's own tree on its simulated disk (fs.c) */                       \
+  X(open, MODEL, "O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECTORY; paths of the node's tree") \
+  X(open64, MODEL, "as open")                                                            \
+  X(openat, MODEL, "AT_FDCWD or an absolute path")                                       \
+  X(creat, MODEL, "as open")                                                             \
+  X(pread, MODEL, "from the disk; EIO as the scenario's disk faults say")                \
+  X(pwrite, MODEL, "to the disk; durable only after fsync")                              \
+  X(pread64, MODEL, "as pread")                                                          \
+  X(pwrite64, MODEL, "as pwrite")                                                        \
+  X(lseek, MODEL, "SEEK_SET, SEEK_CUR, SEEK_END")                                        \
+  X(lseek64, MODEL, "as lseek")                                                          \
+  X(ftruncate, MODEL, "a file's size, durable after fsync")                             \
+  X(fsync, MODEL, "a file: its data and size durable; a directory: its entries")         \
+  X(fdatasync, MODEL, "as fsync")                                                        \
+  X(rename, MODEL, "atomic; durable after an fsync of the directory")                    \
+  X(unlink, MODEL, "durable after an fsync of the directory")                            \
+  X(mkdir, MODEL, "durable after an fsync of its parent")                                \
+  X(rmdir, MODEL, "an empty directory")                                                  \
+  X(stat, MODEL, "size and type")                                                        \
+  X(fstat, MODEL, "size and type; a socket is S_IFSOCK")                                 \
+  X(access, MODEL, "whether the path exists")                                            \
+  X(opendir, MODEL, "a directory of the node's tree")                                    \
+  X(readdir, MODEL, "its entries now")                                                   \
+  X(readdir64, MODEL, "as readdir")                                                      \
+  X(closedir, MODEL, "frees it")                                                               \
+  X(fopen, MODEL, "a stdio stream on a file of the node's tree (fopencookie)")           \
+  X(fopen64, MODEL, "as fopen")                                                          \
+  X(fileno, MODEL, "a file stream's descriptor; 1 and 2 for the standard streams")        \
   /* standard streams: captured per node, bounded */                                     \
   X(stdout, MODEL, "the node's captured output")                                         \
   X(stderr, MODEL, "the node's captured output")                                         \
@@ -112,12 +140,6 @@
   X(kill, REFUSE, "signals")                                                             \
   X(mmap, REFUSE, "mapped files and memory")                                             \
   X(syscall, REFUSE, "raw system calls")                                                 \
-  X(open, REFUSE, "files (not modelled yet)")                                            \
-  X(open64, REFUSE, "files (not modelled yet)")                                          \
-  X(openat, REFUSE, "files (not modelled yet)")                                          \
-  X(fopen, REFUSE, "files (not modelled yet)")                                           \
-  X(fopen64, REFUSE, "files (not modelled yet)")                                         \
-  X(creat, REFUSE, "files (not modelled yet)")                                           \
   X(sendmsg, REFUSE, "scatter-gather sockets (not modelled yet)")                      \
   X(recvmsg, REFUSE, "scatter-gather sockets (not modelled yet)")                      \
   X(readv, REFUSE, "scatter-gather I/O (not modelled yet)")                             \
@@ -131,15 +153,6 @@
   X(socketpair, REFUSE, "socket pairs (not modelled yet)")                               \
   X(dup, REFUSE, "duplicated descriptors (not modelled yet)")                            \
   X(dup2, REFUSE, "duplicated descriptors (not modelled yet)")                           \
-  X(fsync, REFUSE, "files (not modelled yet)")                                           \
-  X(fdatasync, REFUSE, "files (not modelled yet)")                                       \
-  X(rename, REFUSE, "files (not modelled yet)")                                          \
-  X(unlink, REFUSE, "files (not modelled yet)")                                          \
-  X(mkdir, REFUSE, "files (not modelled yet)")                                           \
-  X(stat, REFUSE, "files (not modelled yet)")                                            \
-  X(fstat, REFUSE, "files (not modelled yet)")                                           \
-  X(lseek, REFUSE, "files (not modelled yet)")                                           \
-  X(opendir, REFUSE, "directories (not modelled yet)")                                   \
   X(select, REFUSE, "select (not modelled yet: use poll)")                               \
   X(getaddrinfo, REFUSE, "name lookup (not modelled yet: use inet_pton)")                \
   X(gethostbyname, REFUSE, "name lookup")                                                \

@@ -23,7 +23,7 @@ typedef struct dgram {
   uint16_t from_port;
 } dgram;
 
-typedef enum { FD_FREE = 0, FD_UDP, FD_TCP, FD_LISTEN, FD_EPOLL } fd_kind;
+typedef enum { FD_FREE = 0, FD_UDP, FD_TCP, FD_LISTEN, FD_EPOLL, FD_FILE } fd_kind;
 
 /* A TCP socket's state. */
 typedef enum {
@@ -66,7 +66,39 @@ typedef struct sfp_fd {
   /* EPOLL */
   ep_item *ep;
   int ep_n;
+  /* FILE: an inode of the node's file system, a position, open flags */
+  int ino;
+  uint64_t pos;
+  int oflags;
 } sfp_fd;
+
+/* A node's file system (fs.c): it lives on across crashes, as a disk does.
+ * File data is on the node's simulated disk, one slot of SFP_FILE_MAX
+ * bytes per inode, so the scenario's disk faults apply to it (EIO, unsynced
+ * sectors lost, torn or corrupted at a crash). The metadata has a
+ * volatile and a durable copy: a file's size is durable after its fsync, a
+ * directory entry (a create, rename or unlink) after an fsync of its
+ * directory, as ext4 promises and ALICE (OSDI'14) tests. A crash brings the
+ * durable copy back. */
+#define SFP_FILES 32                /* inodes per node */
+#define SFP_FILE_MAX (512u * 1024u) /* bytes per file */
+#define SFP_PATH 96                 /* a path's bytes, at most */
+
+typedef struct fs_inode {
+  int used, is_dir;
+  uint64_t size, dsize; /* now, and as a crash would leave it */
+} fs_inode;
+
+typedef struct fs_dent {
+  int used;
+  int ino;
+  char path[SFP_PATH];
+} fs_dent;
+
+typedef struct sfp_fs {
+  fs_inode ino[SFP_FILES];
+  fs_dent vol[SFP_FILES], dur[SFP_FILES];
+} sfp_fs;
 
 typedef enum { N_DOWN = 0, N_RUN, N_EXITED } nstate;
 
@@ -95,6 +127,9 @@ typedef struct sfp_node {
   uint16_t next_port;
   char out[SF_PROGRAM_OUTPUT];
   size_t outlen;
+  sfp_fs fs;       /* survives a crash (fs.c) */
+  void *dirs[8];   /* open directory streams (fs.c), freed at the node's end */
+  void *files[16]; /* open stdio streams on files (fs.c), closed at its end */
 } sfp_node;
 
 typedef struct sfp_cluster {
@@ -132,6 +167,16 @@ void sfp__net_end(sfp_node *me, sim_world *w, int k);
 void sfp__recv_cb(void *ctx, sim_world *w, int k, int from, const void *msg, size_t len);
 void sfp__conn_cb(void *ctx, sim_world *w, int k, sim_conn c, sim_conn_event ev, const void *data,
                   size_t len);
+
+/* Files (fs.c): the node's end (its crash makes the durable metadata the
+ * file system; its streams and directories are dropped); read() and
+ * write() on a file's descriptor. */
+void sfp__fs_end(sfp_node *me, sim_teardown_why why);
+long sfp__file_read(sfp_fd *f, void *buf, size_t len);
+long sfp__file_write(sfp_fd *f, const void *buf, size_t len);
+
+/* The descriptor fd of the running node, of any kind, or NULL. */
+sfp_fd *sfp__fd(int fd);
 
 /* read() and write() on a socket's descriptor (EBADF if it is none). */
 long sfp__sock_read(int fd, void *buf, size_t len);

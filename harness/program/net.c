@@ -51,6 +51,10 @@ static sfp_fd *fd_of(int fd) {
   return f->kind != FD_FREE && !f->hidden ? f : NULL;
 }
 
+sfp_fd *sfp__fd(int fd) {
+  return fd_of(fd);
+}
+
 static int fd_num(const sfp_node *me, const sfp_fd *f) {
   return SFP_FD_FIRST + (int)(f - me->fd);
 }

@@ -207,12 +207,12 @@ static void timer_cb(void *ctx, sim_world *w, int k, uint64_t tag) {
 }
 
 static void teardown(void *ctx, sim_world *w, int k, sim_teardown_why why) {
-  (void)why;
   sfp_cluster *c = ctx;
   sfp_node *me = &c->node[k];
   sfp_fiber_free(me->fiber); /* its frames are dropped, as a crash drops them */
   me->fiber = NULL;
   sfp__net_end(me, w, k);
+  sfp__fs_end(me, why);
   heap_free_all(me);
   me->state = N_DOWN;
   me->blocked = 0;
@@ -641,6 +641,9 @@ ssize_t sfp_write(int fd, const void *buf, size_t len);
 ssize_t sfp_write(int fd, const void *buf, size_t len) {
   if (fd == 1 || fd == 2)
     return out_write(NULL, buf, len);
+  sfp_fd *f = sfp__fd(fd);
+  if (f && f->kind == FD_FILE)
+    return sfp__file_write(f, buf, len);
   return sfp__sock_write(fd, buf, len);
 }
 
@@ -648,6 +651,9 @@ ssize_t sfp_read(int fd, void *buf, size_t len);
 ssize_t sfp_read(int fd, void *buf, size_t len) {
   if (fd == 0)
     return 0; /* no input: end of file */
+  sfp_fd *f = sfp__fd(fd);
+  if (f && f->kind == FD_FILE)
+    return sfp__file_read(f, buf, len);
   return sfp__sock_read(fd, buf, len);
 }
 
