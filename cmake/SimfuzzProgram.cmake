@@ -11,14 +11,17 @@
 # relocatable object, and then:
 #   - every reference to a call of simfuzz's table (harness/program/calls.h,
 #     installed as program_calls.h) is renamed to simfuzz's model of it
-#     (objcopy --redefine-syms), main included (sfp_main_<name>), and
+#     (objcopy --redefine-syms), main included (sfp_main_<name>); a call
+#     that the table neither models nor lists as pure goes to a stub that
+#     fails the run naming it (cmake/program_check.cmake); and
 #     everything else the program defines is made local, so that several
 #     programs (versions of one, too) can share a binary;
 #   - the writable globals (.data, .bss) are merged into one section,
 #     sfp_globals_<name>, which each node keeps a copy of (thread-local variables
 #     are refused at build time);
-# and makes the same tools as simfuzz_add_target: bin/simfuzz-<name> and the
-# seed corpus. Node k runs main() with ARGS, in which {node} is k, {nodes}
+# and makes the same tools as simfuzz_add_target: bin/simfuzz-<name>, the
+# libFuzzer and AFL++ binaries (the program compiled for each, with its
+# instrumentation) and the seed corpus. Node k runs main() with ARGS, in which {node} is k, {nodes}
 # the number of nodes and {addr:K} node K's address (10.0.0.K+1).
 # See docs/programs.md.
 function(simfuzz_add_program)
@@ -40,7 +43,6 @@ function(simfuzz_add_program)
     list(GET P_NODES 0 min)
     list(GET P_NODES 1 max)
   endif()
-  get_property(calls GLOBAL PROPERTY SIMFUZZ_PROGRAM_CALLS)
   find_program(SIMFUZZ_OBJCOPY NAMES objcopy llvm-objcopy-14 llvm-objcopy)
   find_program(SIMFUZZ_READELF NAMES readelf llvm-readelf-14 llvm-readelf)
   if(NOT SIMFUZZ_OBJCOPY OR NOT SIMFUZZ_READELF OR NOT CMAKE_LINKER)
@@ -48,22 +50,6 @@ function(simfuzz_add_program)
   endif()
   set(dir ${CMAKE_BINARY_DIR}/simfuzz-targets)
 
-  # the symbol map, from the one table
-  # (the rows end in a backslash, which would escape CMake's list separator:
-  # match the names in the whole text instead of reading lines)
-  file(READ ${calls} text)
-  string(REGEX MATCHALL "X\\([A-Za-z0-9_]+, (MODEL|REFUSE)," rows "${text}")
-  set(map "")
-  foreach(row ${rows})
-    string(REGEX REPLACE "^X\\(([A-Za-z0-9_]+),.*" "\\1" sym "${row}")
-    if(sym STREQUAL "main") # each program's own: several may share a binary
-      string(APPEND map "main sfp_main_${name}\n")
-    else()
-      string(APPEND map "${sym} sfp_${sym}\n")
-    endif()
-  endforeach()
-  file(WRITE ${dir}/${name}_syms.map.in "${map}")
-  configure_file(${dir}/${name}_syms.map.in ${dir}/${name}_syms.map COPYONLY)
   # .data and .bss, not .data.rel.ro (constant once relocated), in a
   # section of this program's own
   file(WRITE ${dir}/${name}_globals.ld.in
@@ -71,16 +57,12 @@ function(simfuzz_add_program)
     ".data.rel.local.* .data.[!r]* .bss .bss.* COMMON) }\n}\n")
   configure_file(${dir}/${name}_globals.ld.in ${dir}/${name}_globals.ld COPYONLY)
 
-  # the program's objects, compiled as they are
+  # the program's objects, compiled as they are, once per binary flavour
   set(sources "")
   foreach(src ${P_SOURCES})
     get_filename_component(src ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
     list(APPEND sources ${src})
   endforeach()
-  add_library(sfprog_${name} OBJECT ${sources})
-  target_include_directories(sfprog_${name} PRIVATE ${P_INCLUDES})
-  target_compile_definitions(sfprog_${name} PRIVATE ${P_DEFINES})
-  target_compile_options(sfprog_${name} PRIVATE -UNDEBUG -fno-common ${P_COMPILE_OPTIONS})
   set(libs "")
   foreach(lib ${P_LIBRARIES}) # a static library target of the project, or an archive's path
     if(TARGET ${lib})
@@ -90,20 +72,8 @@ function(simfuzz_add_program)
       list(APPEND libs ${lib})
     endif()
   endforeach()
+  _simfuzz_program_object(${name} "" "${sources}" "${libs}")
   set(obj ${dir}/${name}_program.o)
-  add_custom_command(OUTPUT ${obj}
-    COMMAND ${CMAKE_LINKER} -r -T ${dir}/${name}_globals.ld -o ${obj}.tmp
-            $<TARGET_OBJECTS:sfprog_${name}> ${libs}
-    COMMAND ${CMAKE_COMMAND} -DREADELF=${SIMFUZZ_READELF} -DOBJ=${obj}.tmp -DNAME=${name}
-            -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/program_check.cmake
-    # its calls renamed; of what it defines only its main stays global
-    COMMAND ${SIMFUZZ_OBJCOPY} --redefine-syms=${dir}/${name}_syms.map
-            --keep-global-symbol=sfp_main_${name} ${obj}.tmp ${obj}
-    DEPENDS sfprog_${name} $<TARGET_OBJECTS:sfprog_${name}> ${dir}/${name}_syms.map
-            ${dir}/${name}_globals.ld ${libs}
-    COMMENT "program ${name}: interposed object"
-    COMMAND_EXPAND_LISTS VERBATIM)
-  add_custom_target(sfprog_${name}_object DEPENDS ${obj})
 
   # the target file: the program's description and its sf_target
   set(args "")
@@ -134,7 +104,61 @@ function(simfuzz_add_program)
     get_filename_component(c ${P_CORPUS} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
     set(corpus CORPUS ${c})
   endif()
-  simfuzz_add_target(NAME ${name} NO_FUZZERS SOURCES ${dir}/${name}_program.c
-    LIBRARIES ${obj} ${corpus})
+  simfuzz_add_target(NAME ${name} SOURCES ${dir}/${name}_program.c ${corpus})
+  # each binary links the program compiled its own way
+  target_link_libraries(sftarget_${name} INTERFACE ${obj})
   add_dependencies(sftarget_${name} sfprog_${name}_object)
+  if(TARGET sftarget_${name}_isolated)
+    target_link_libraries(sftarget_${name}_isolated INTERFACE ${obj})
+  endif()
+  if(TARGET ${name}_fuzzer)
+    _simfuzz_program_object(${name} _libfuzzer "${sources}" "${libs}")
+    get_target_property(core ${name}_fuzzer LINK_LIBRARIES)
+    list(FILTER core INCLUDE REGEX "^simfuzz::libfuzzer")
+    target_link_libraries(sfprog_${name}_libfuzzer PRIVATE ${core})
+    target_link_libraries(${name}_fuzzer PRIVATE ${dir}/${name}_libfuzzer_program.o)
+    add_dependencies(${name}_fuzzer sfprog_${name}_libfuzzer_object)
+  endif()
+  if(TARGET ${name}_afl)
+    _simfuzz_program_object(${name} _afl "${sources}" "${libs}")
+    get_target_property(launcher ${name}_afl C_COMPILER_LAUNCHER)
+    set_target_properties(sfprog_${name}_afl PROPERTIES SIMFUZZ_UNSANITIZED ON
+      C_COMPILER_LAUNCHER "${launcher}")
+    target_link_libraries(${name}_afl PRIVATE ${dir}/${name}_afl_program.o)
+    add_dependencies(${name}_afl sfprog_${name}_afl_object)
+  endif()
 endfunction()
+
+# _simfuzz_program_object(NAME FLAVOUR SOURCES LIBS): the OBJECT library
+# sfprog_<NAME><FLAVOUR> of the program's sources and the interposed
+# relocatable object simfuzz-targets/<NAME><FLAVOUR>_program.o made of it
+# (target sfprog_<NAME><FLAVOUR>_object), for one binary flavour ("" for the
+# command line, _libfuzzer, _afl). A macro: it uses the caller's P_* and dir.
+macro(_simfuzz_program_object pname flavour psources plibs)
+  set(_t sfprog_${pname}${flavour})
+  set(_o ${dir}/${pname}${flavour}_program.o)
+  add_library(${_t} OBJECT ${psources})
+  target_include_directories(${_t} PRIVATE ${P_INCLUDES})
+  target_compile_definitions(${_t} PRIVATE ${P_DEFINES})
+  target_compile_options(${_t} PRIVATE -UNDEBUG -fno-common ${P_COMPILE_OPTIONS})
+  get_property(_calls GLOBAL PROPERTY SIMFUZZ_PROGRAM_CALLS)
+  add_custom_command(OUTPUT ${_o}
+    COMMAND ${CMAKE_LINKER} -r -T ${dir}/${pname}_globals.ld -o ${_o}.tmp
+            $<TARGET_OBJECTS:${_t}> ${plibs}
+    # the map of its calls and the stubs of the ones it may not make
+    COMMAND ${CMAKE_COMMAND} -DREADELF=${SIMFUZZ_READELF} -DNM=${CMAKE_NM} -DCALLS=${_calls}
+            -DOBJ=${_o}.tmp -DNAME=${pname} -DMAP=${_o}.map -DSTUBS=${_o}.stubs.s
+            -P ${_simfuzz_program_dir}/program_check.cmake
+    # its calls renamed, the refused ones bound to their stubs, and of what
+    # it defines only its main left global
+    COMMAND ${SIMFUZZ_OBJCOPY} --redefine-syms=${_o}.map ${_o}.tmp ${_o}.tmp2
+    COMMAND ${CMAKE_C_COMPILER} -c ${_o}.stubs.s -o ${_o}.stubs.o
+    COMMAND ${CMAKE_LINKER} -r -o ${_o}.tmp3 ${_o}.tmp2 ${_o}.stubs.o
+    COMMAND ${SIMFUZZ_OBJCOPY} --keep-global-symbol=sfp_main_${pname} ${_o}.tmp3 ${_o}
+    DEPENDS ${_t} $<TARGET_OBJECTS:${_t}> ${_calls} ${dir}/${pname}_globals.ld ${plibs}
+            ${_simfuzz_program_dir}/program_check.cmake
+    COMMENT "program ${pname}${flavour}: interposed object"
+    COMMAND_EXPAND_LISTS VERBATIM)
+  add_custom_target(${_t}_object DEPENDS ${_o})
+endmacro()
+set(_simfuzz_program_dir ${CMAKE_CURRENT_LIST_DIR})

@@ -62,8 +62,10 @@ TRIG=$(ls "$work"/trig/crash-* 2>/dev/null | head -n 1)
 # 1. a hang inside a branch: that branch, killed and saved as a timeout
 # with its own scenario; the campaign goes on
 if wanted hang; then
+  # (--share runs: the branches' share of runs does not shrink on a loaded
+  # machine, where under the time share 200 s once gave too few branches)
   run "$work/hang.log" "$(tool hang)" fuzz -o "$work/hang" --time 200 --timeout 2 --stop-on-first \
-    --no-engine -q
+    --no-engine --share runs -q
   f=$(sed -n 's/^fuzz: confirmed \([^:]*\): timeout$/\1/p' "$work/hang.log" | head -n 1)
   t=$([ -n "$f" ] && "$(tool hang)" triage --timeout 2 "$f")
   [ "$rc" = 1 ] && [ "${t##*: }" = timeout ] && [ ! -d "$work/hang/unconfirmed" ]

@@ -35,14 +35,14 @@ scenario own 3 "at_us: 300000 crash { node: 1 }" "at_us: 450000 restart { node: 
   grep -q -- "-> ok" "$work/own.log" || fail "own state: $(cat "$work/own.log")"
 ok "3 nodes keep their own globals, errno and heap; a restart starts afresh"
 # (the sweep's scenarios with 3 nodes: the probe's mode is its node count)
-for seed in $(seq 1 40); do
+for seed in $(seq 1 15); do
   "$P" gen "$seed" -o "$work/g.pb" > /dev/null 2>&1 && "$P" show "$work/g.pb" 2> /dev/null |
     sed '/^nodes:/d; s/^version: 1$/version: 1\nnodes: 3/' > "$work/g.txt" &&
     "$P" encode "$work/g.txt" -o "$work/g3.pb" > /dev/null 2>&1 || fail "seed $seed: gen/show/encode"
   "$P" replay -q "$work/g3.pb" > "$work/g.log" 2>&1 ||
     fail "the probe's own-state checks, seed $seed with 3 nodes: $(tail -n 3 "$work/g.log")"
 done
-ok "and so in 40 random scenarios with 3 nodes (crashes, restarts, pauses, clocks)"
+ok "and so in 15 random scenarios with 3 nodes (crashes, restarts, pauses, clocks)"
 
 # TCP: an epoll server (edge-triggered, non-blocking) and clients that check
 # every echo byte for byte; a closed port refuses; resets and crashes are
@@ -54,8 +54,8 @@ scenario tcp 3 "at_us: 400000 crash { node: 0 }" "at_us: 600000 restart { node: 
 "$T" replay "$work/tcp.pb" > "$work/tcp.log" 2>&1 && grep -q -- "-> ok" "$work/tcp.log" &&
   [ "$(grep -c "conn-up" "$work/tcp.log")" -gt 10 ] || fail "tcpecho: $(tail -n 5 "$work/tcp.log")"
 ok "TCP: an epoll echo server and its clients through a crash, a reset and a partition"
-"$T" sweep --seeds 1-40 -q > "$work/tcpsw.log" 2>&1 || fail "tcpecho sweep: $(tail -n 3 "$work/tcpsw.log")"
-ok "TCP: and through 40 random scenarios"
+"$T" sweep --seeds 1-20 -q > "$work/tcpsw.log" 2>&1 || fail "tcpecho sweep: $(tail -n 3 "$work/tcpsw.log")"
+ok "TCP: and through 20 random scenarios"
 
 # files: a rename survives a crash only after an fsync of its directory
 # (node 1 does it, node 0 forgets); nothing is written on the host
@@ -77,6 +77,11 @@ replays_as "$P" "$work/fork.pb" unsupported_call
 grep -q "FAIL *unsupported_call: the program called fork(), which simfuzz does not model" \
   "$work/fork.log" || fail "fork: $(cat "$work/fork.log")"
 ok "fork() fails the run and names the call"
+scenario unlisted 6
+"$P" replay "$work/unlisted.pb" > "$work/unlisted.log" 2>&1
+grep -q "FAIL *unsupported_call: the program called gethostname(), which simfuzz does not model" \
+  "$work/unlisted.log" || fail "a call the table does not list: $(tail -n 3 "$work/unlisted.log")"
+ok "a call the table neither models nor lists as pure (gethostname) fails the run, named"
 scenario exit 2
 replays_as "$P" "$work/exit.pb" exit
 "$P" replay "$work/exit.pb" > "$work/exit.log" 2>&1
@@ -94,8 +99,8 @@ fi
 
 # 3. the beacon: clean when correct, its planted bug found, minimized and
 # replayed with the same trace hash, every run deterministic
-"$BE" sweep --seeds 1-300 -q > "$work/be.log" 2>&1 || fail "beacon: $(tail -n 3 "$work/be.log")"
-ok "the correct beacon passes 300 random scenarios"
+"$BE" sweep --seeds 1-150 -q > "$work/be.log" 2>&1 || fail "beacon: $(tail -n 3 "$work/be.log")"
+ok "the correct beacon passes 150 random scenarios"
 "$BB" sweep --seeds 1-300 -o "$work/found" -q > "$work/bb.log" 2>&1
 [ $? = 1 ] || fail "beacon_bug_in_order: the sweep found nothing: $(tail -n 3 "$work/bb.log")"
 crash=$(find "$work/found" -type f -name '*.pb' | sort | head -n 1)
@@ -106,6 +111,24 @@ h1=$(sed -n 's/.*hash \([0-9a-f]*\) -> FAILED.*/\1/p' "$work/replays_as.log")
 "$BB" check-determinism "$work/min.pb" > "$work/det.log" 2>&1 &&
   grep -q "deterministic.*trace hash $h1" "$work/det.log" || fail "determinism: $(cat "$work/det.log")"
 ok "beacon_bug_in_order: found by the sweep, minimized, replays deterministically (hash $h1)"
+# the same failure found by libFuzzer replays to the same trace hash in the
+# command line, libFuzzer and AFL++ binaries (each compiled the program its
+# own way)
+LF=$B/fuzz/beacon_bug_in_order_fuzzer AF=$B/fuzz/beacon_bug_in_order_afl
+if [ -x "$LF" ]; then
+  mkdir -p "$work/lfc" && cp "$B"/corpus/beacon_bug_in_order/*.pb "$work/lfc/"
+  "$LF" "$work/lfc" -runs=20000 -seed=3 -artifact_prefix="$work/lf-" > "$work/lf.log" 2>&1
+  crash=$(find "$work" -maxdepth 1 -name 'lf-crash-*' | head -n 1)
+  [ -n "$crash" ] || fail "libFuzzer found nothing in beacon_bug_in_order: $(tail -n 3 "$work/lf.log")"
+  hash_of() { "$@" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -n 1; }
+  a=$(hash_of "$LF" "$crash")
+  c=$("$BB" replay -q "$crash" 2>&1 | sed -n 's/.*hash \([0-9a-f]*\) -> FAILED assert.*/\1/p')
+  x=$a
+  [ ! -x "$AF" ] || x=$(hash_of "$AF" "$crash")
+  [ -n "$a" ] && [ "$a" = "$c" ] && [ "$a" = "$x" ] ||
+    fail "a program's crash: libFuzzer '$a', CLI '$c', AFL++ '$x'"
+  ok "a program's failure found by libFuzzer: hash $a in the CLI, libFuzzer and AFL++ binaries"
+fi
 
 # 4. the docs' table of calls is the table of calls.h
 sh "$SRC/scripts/program_calls.sh" > "$work/rows"

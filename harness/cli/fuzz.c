@@ -34,6 +34,7 @@
 
 typedef struct {
   const char *out, *confirm, *engine_arg, *time_s, *seed_s, *corpus_arg, *crashes_arg, *json;
+  const char *share; /* explore's --share, passed on (NULL: its default) */
   uint64_t jobs, seed;
   double seconds;
   int quiet, no_engine, first;
@@ -284,6 +285,7 @@ static int parse(fuzz_job *j, int argc, char **argv) {
                           CLI_STR("--confirm", NULL, &j->confirm),
                           CLI_FLAG("--quiet", "-q", &j->quiet),
                           CLI_FLAG("--stop-on-first", NULL, &j->first),
+                          CLI_STR("--share", NULL, &j->share),
                           CLI_LIMITS,
                           CLI_END};
   if (cli_parse_none("fuzz", argc, argv, opts) < 0)
@@ -436,13 +438,17 @@ static int campaign(fuzz_job *j, int *engine_failed) {
   char js[32], ts[32];
   snprintf(js, sizeof js, "%" PRIu64, j->have_engine && !turns ? j->jobs - 1 : j->jobs);
   snprintf(ts, sizeof ts, "%.3f", ex_s < 0.001 ? 0.001 : ex_s);
-  char *ex_argv[16] = {"-o",     j->crashes, "--corpus", j->corpus,         "--time", ts,
+  char *ex_argv[18] = {"-o",     j->crashes, "--corpus", j->corpus,         "--time", ts,
                        "--jobs", js,         "--seed",   (char *)j->seed_s, "--json", j->ex_json};
   int ex_argc = 12;
   if (j->first)
     ex_argv[ex_argc++] = "--stop-on-first";
   if (j->quiet)
     ex_argv[ex_argc++] = "-q";
+  if (j->share) {
+    ex_argv[ex_argc++] = "--share";
+    ex_argv[ex_argc++] = (char *)j->share;
+  }
   int rc = cmd_explore(ex_argc, ex_argv);
   if (ec) {
     if (j->first && rc != EXIT_OK) /* the explorer found one: the job ends */
@@ -541,7 +547,7 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "SYNOPSIS\n"                                                                                     \
   "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--engine FUZZER | --no-engine]\n"               \
   "       [--corpus CDIR] [--crashes XDIR] [--json FILE] [--confirm SANITIZED_TOOL]\n"             \
-  "       [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [-q]\n\n"                            \
+  "       [--stop-on-first] [--share time|runs] [--timeout S] [--rss-limit-mb MB] [-q]\n\n"        \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
   "  states) in this build for S seconds (default 60, at least 0.001) on N jobs, saving crash\n"   \
@@ -564,6 +570,7 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "  --seed N           first root seed (decimal); libFuzzer gets a fixed seed from it\n"          \
   "  --corpus CDIR      the corpus (default DIR/corpus); --crashes XDIR: the failure files\n"      \
   "                     (default DIR/crashes), confirmed where they are\n"                         \
+  "  --share time|runs  what the explorer's branches get a share of (see explore)\n"               \
   "  --json FILE        the counts as one JSON object: roots, branches, engine_execs,\n"           \
   "                     confirmed, unconfirmed, diverged, slow, left (the nightly job reads it)\n" \
   "  libFuzzer stops at a failure and is started again on the rest of the time, until a\n"         \

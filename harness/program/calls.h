@@ -13,8 +13,39 @@
  * simfuzz_add_program() turns the table into the symbol map of
  * `objcopy --redefine-syms` (cmake/SimfuzzProgram.cmake reads the rows),
  * so a program's call to one of these never reaches the host's C library.
- * A call not in the table goes to the C library as it is: pure functions
- * (string.h, ctype.h, math) and formatting into memory. */
+ * A call not in the table goes to the C library as it is only if it is in
+ * the list of pure calls below (string.h, ctype.h, math, formatting into
+ * memory, stdio on a FILE that can only be one of simfuzz's). Any other
+ * call the program's objects make is refused at build time by
+ * simfuzz_add_program: a stub that fails the run naming the call takes its
+ * place (cmake/program_check.cmake). Nothing reaches the host unnamed.
+ *
+ * pure-begin
+ * memcpy memmove memset memcmp memchr memrchr memmem rawmemchr bzero bcopy bcmp
+ * explicit_bzero strlen strnlen strcpy strncpy strcat strncat strcmp strncmp
+ * strcasecmp strncasecmp strchr strrchr strstr strcasestr strspn strcspn strpbrk
+ * strtok strtok_r strsep strerror strerror_r strsignal stpcpy stpncpy strcoll strxfrm
+ * __memcpy_chk __memmove_chk __memset_chk __strcpy_chk __strncpy_chk __strcat_chk
+ * __strncat_chk __stpcpy_chk __explicit_bzero_chk __rawmemchr
+ * isalpha isdigit isalnum isspace isupper islower isxdigit isprint ispunct iscntrl
+ * isgraph toupper tolower __ctype_b_loc __ctype_tolower_loc __ctype_toupper_loc
+ * atoi atol atoll atof strtol strtoul strtoll strtoull strtod strtof strtold
+ * __isoc23_strtol __isoc23_strtoul __isoc23_strtoll __isoc23_strtoull
+ * abs labs llabs div ldiv qsort bsearch
+ * snprintf sprintf vsnprintf vsprintf sscanf vsscanf __isoc99_sscanf
+ * __isoc99_vsscanf __snprintf_chk __sprintf_chk __vsnprintf_chk __vsprintf_chk
+ * fprintf vfprintf fputs fputc putc fwrite fflush fclose fgets fgetc getc fread
+ * feof ferror clearerr setvbuf setbuf fseek ftell rewind fscanf __isoc99_fscanf
+ * ungetc __fprintf_chk __vfprintf_chk __fgets_chk __fread_chk _IO_putc _IO_getc
+ * sqrt pow exp log log2 log10 floor ceil round fabs fmod sin cos tan atan atan2
+ * lrint lround trunc sqrtf powf floorf ceilf fabsf fmin fmax
+ * gmtime gmtime_r strftime timegm
+ * htons htonl ntohs ntohl inet_ntop inet_ntoa inet_addr inet_aton
+ * getopt getopt_long optind optarg opterr optopt basename dirname __xpg_basename
+ * gai_strerror
+ * _setjmp setjmp longjmp __longjmp_chk __sigsetjmp siglongjmp
+ * __stack_chk_fail __cxa_finalize __cxa_atexit
+ * pure-end */
 #ifndef SIMFUZZ_PROGRAM_CALLS_H
 #define SIMFUZZ_PROGRAM_CALLS_H
 
@@ -29,6 +60,7 @@
   X(abort, MODEL, "fails the run: the program aborted")                                  \
   X(__assert_fail, MODEL, "fails the run at the assertion's site")                       \
   X(getpid, MODEL, "a per-node process id")                                             \
+  X(chdir, MODEL, "only to the node's data directory (.)")                               \
   X(getenv, MODEL, "no variables: NULL")                                                 \
   /* memory: per node, freed when it crashes or exits */                                 \
   X(malloc, MODEL, "per-node heap, fails at the allocation fault point")                \
@@ -78,7 +110,14 @@
   X(epoll_create, MODEL, "as epoll_create1")                                             \
   X(epoll_ctl, MODEL, "ADD, MOD, DEL; EPOLLET, EPOLLONESHOT")                            \
   X(epoll_wait, MODEL, "level- and edge-triggered; yields until ready or the timeout")  \
+  X(select, MODEL, "as poll")                                                            \
+  X(ppoll, MODEL, "as poll (no signals are delivered)")                                  \
+  X(pipe, MODEL, "inside the node, 64 KiB; a blocking write to a full one: EDEADLK")    \
+  X(pipe2, MODEL, "as pipe, with O_NONBLOCK")                                            \
+  X(eventfd, MODEL, "a counter, EFD_SEMAPHORE and EFD_NONBLOCK")                         \
   X(inet_pton, MODEL, "IPv4 text to an address")                                         \
+  X(getaddrinfo, MODEL, "IPv4: hosts nodeK, localhost or numeric; numeric services")    \
+  X(freeaddrinfo, MODEL, "the list getaddrinfo gave")                                    \
   /* _FORTIFY_SOURCE's checked forms */                                                  \
   X(__read_chk, MODEL, "as read, and the buffer's size checked")                         \
   X(__recv_chk, MODEL, "as recv, and the buffer's size checked")                         \
@@ -117,6 +156,7 @@
   /* standard streams: captured per node, bounded */                                     \
   X(stdout, MODEL, "the node's captured output")                                         \
   X(stderr, MODEL, "the node's captured output")                                         \
+  X(stdin, MODEL, "empty: end of file")                                                  \
   X(printf, MODEL, "to the node's captured output")                                      \
   X(vprintf, MODEL, "to the node's captured output")                                     \
   X(puts, MODEL, "to the node's captured output")                                        \
@@ -144,17 +184,11 @@
   X(recvmsg, REFUSE, "scatter-gather sockets (not modelled yet)")                      \
   X(readv, REFUSE, "scatter-gather I/O (not modelled yet)")                             \
   X(writev, REFUSE, "scatter-gather I/O (not modelled yet)")                            \
-  X(ppoll, REFUSE, "ppoll (not modelled yet: use poll)")                                 \
   X(epoll_pwait, REFUSE, "epoll_pwait (not modelled yet: use epoll_wait)")               \
-  X(pipe, REFUSE, "pipes (not modelled yet)")                                            \
-  X(pipe2, REFUSE, "pipes (not modelled yet)")                                           \
-  X(eventfd, REFUSE, "eventfd (not modelled yet)")                                       \
   X(timerfd_create, REFUSE, "timerfd (not modelled yet)")                                \
   X(socketpair, REFUSE, "socket pairs (not modelled yet)")                               \
   X(dup, REFUSE, "duplicated descriptors (not modelled yet)")                            \
   X(dup2, REFUSE, "duplicated descriptors (not modelled yet)")                           \
-  X(select, REFUSE, "select (not modelled yet: use poll)")                               \
-  X(getaddrinfo, REFUSE, "name lookup (not modelled yet: use inet_pton)")                \
   X(gethostbyname, REFUSE, "name lookup")                                                \
   X(dlopen, REFUSE, "loading code")
 /* clang-format on */

@@ -13,19 +13,13 @@
 #error "simfuzz programs: the fiber switch is written for x86-64 only"
 #endif
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SFP_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(SFP_ASAN)
-#define SFP_ASAN 1
-#endif
-#ifdef SFP_ASAN
-void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+/* AddressSanitizer's fiber calls, weak: the process may hold ASan without
+ * this file being instrumented (a fuzzer whose target is sanitized and whose
+ * core is not), and the stacks must be announced whenever ASan is there. */
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size)
+    __attribute__((weak));
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
-                                     size_t *size_old);
-#endif
+                                     size_t *size_old) __attribute__((weak));
 
 struct sfp_fiber {
   void *sp;           /* the fiber's saved stack pointer, while it is not running */
@@ -85,20 +79,14 @@ void sfp_fiber_main(sfp_fiber *f) __attribute__((noreturn));
 
 /* ASan: this side is about to leave its stack for the other's. */
 static void leave(void **fake, const void *bottom, size_t size) {
-#ifdef SFP_ASAN
-  __sanitizer_start_switch_fiber(fake, bottom, size);
-#else
-  (void)fake, (void)bottom, (void)size;
-#endif
+  if (__sanitizer_start_switch_fiber)
+    __sanitizer_start_switch_fiber(fake, bottom, size);
 }
 
 /* ASan: this side is back on its stack (old: the stack it came from). */
 static void arrive(void *fake, const void **old_bottom, size_t *old_size) {
-#ifdef SFP_ASAN
-  __sanitizer_finish_switch_fiber(fake, old_bottom, old_size);
-#else
-  (void)fake, (void)old_bottom, (void)old_size;
-#endif
+  if (__sanitizer_finish_switch_fiber)
+    __sanitizer_finish_switch_fiber(fake, old_bottom, old_size);
 }
 
 static size_t page_size(void) {

@@ -8,7 +8,7 @@
  * node), is freed with sfp_fiber_free(): its stack is dropped as it is,
  * frames and all, which is what a crash does to a process.
  *
- * Under AddressSanitizer every switch is announced
+ * Whenever AddressSanitizer is in the process every switch is announced
  * (__sanitizer_start_switch_fiber / __sanitizer_finish_switch_fiber), so
  * ASan knows which stack is live and neither misses a real error nor
  * reports a false one. */

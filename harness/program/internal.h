@@ -23,7 +23,17 @@ typedef struct dgram {
   uint16_t from_port;
 } dgram;
 
-typedef enum { FD_FREE = 0, FD_UDP, FD_TCP, FD_LISTEN, FD_EPOLL, FD_FILE } fd_kind;
+typedef enum {
+  FD_FREE = 0,
+  FD_UDP,
+  FD_TCP,
+  FD_LISTEN,
+  FD_EPOLL,
+  FD_FILE,
+  FD_PIPE_R, /* a pipe's read end: its bytes in rx */
+  FD_PIPE_W, /* its write end: peer is the read end's index */
+  FD_EVENT   /* an eventfd: its counter in seq */
+} fd_kind;
 
 /* A TCP socket's state. */
 typedef enum {
@@ -66,6 +76,9 @@ typedef struct sfp_fd {
   /* EPOLL */
   ep_item *ep;
   int ep_n;
+  /* EVENT: the counter, and whether reads take one at a time */
+  uint64_t count;
+  int semaphore;
   /* FILE: an inode of the node's file system, a position, open flags */
   int ino;
   uint64_t pos;

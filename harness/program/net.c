@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -35,6 +37,7 @@
 #define SFP_EPHEMERAL 49152u  /* the first port of an unbound socket */
 #define SFP_FRAME 32768u      /* TCP bytes per simulator send, at most */
 #define SFP_RX_MAX (4u << 20) /* TCP bytes a socket holds unread; more resets it */
+#define SFP_PIPE_MAX 65536u   /* a pipe's capacity, as Linux's default */
 
 enum { F_PRELUDE = 'P', F_ACCEPT = 'A', F_DATA = 'D', F_FIN = 'F' };
 
@@ -570,11 +573,30 @@ ssize_t sfp_recv(int fd, void *buf, size_t len, int flags) {
   return sfp_recvfrom(fd, buf, len, flags, NULL, NULL);
 }
 
+static long pipe_read(int fd, void *buf, size_t len);
+static long pipe_write(sfp_fd *f, const void *buf, size_t len);
+static long event_read(int fd, void *buf, size_t len);
+static long event_write(sfp_fd *f, const void *buf, size_t len);
+
 long sfp__sock_read(int fd, void *buf, size_t len) {
+  sfp_fd *f = fd_of(fd);
+  if (f && f->kind == FD_PIPE_R)
+    return pipe_read(fd, buf, len);
+  if (f && f->kind == FD_EVENT)
+    return event_read(fd, buf, len);
+  if (f && f->kind == FD_PIPE_W)
+    return sfp__fail_errno(EBADF);
   return sfp_recvfrom(fd, buf, len, 0, NULL, NULL);
 }
 
 long sfp__sock_write(int fd, const void *buf, size_t len) {
+  sfp_fd *f = fd_of(fd);
+  if (f && f->kind == FD_PIPE_W)
+    return pipe_write(f, buf, len);
+  if (f && f->kind == FD_EVENT)
+    return event_write(f, buf, len);
+  if (f && f->kind == FD_PIPE_R)
+    return sfp__fail_errno(EBADF);
   return sfp_send(fd, buf, len, 0);
 }
 
@@ -605,6 +627,14 @@ int sfp_close(int fd) {
       sim_conn_reset(W, q->conn);
       fd_free(q);
     }
+  if (f->kind == FD_PIPE_W && me->fd[f->peer].kind == FD_PIPE_R) {
+    me->fd[f->peer].peer_eof = 1; /* its reader reads end of file */
+    touch(me, &me->fd[f->peer]);
+  }
+  if (f->kind == FD_PIPE_R) /* its writers get EPIPE */
+    for (int i = 0; i < SFP_FDS; i++)
+      if (me->fd[i].kind == FD_PIPE_W && &me->fd[me->fd[i].peer] == f)
+        me->fd[i].err = EPIPE;
   int num = fd_num(me, f);
   fd_free(f);
   for (int i = 0; i < SFP_FDS; i++) /* epoll instances forget it, as Linux does */
@@ -712,6 +742,14 @@ static short ready_for(int fd) {
   switch (f->kind) {
   case FD_UDP: return (short)((f->qlen ? POLLIN : 0) | POLLOUT);
   case FD_LISTEN: return first_queued(sfp__self(), f->port) ? POLLIN : 0;
+  case FD_PIPE_R: /* readable with bytes, or at end of file (no write end) */
+    return (short)(f->rx_len || f->peer_eof ? POLLIN : 0) | (f->peer_eof ? POLLHUP : 0);
+  case FD_PIPE_W: {
+    const sfp_fd *r = &sfp__self()->fd[f->peer];
+    return r->kind != FD_PIPE_R ? POLLERR : r->rx_len < SFP_PIPE_MAX ? POLLOUT : 0;
+  }
+  case FD_EVENT:
+    return (short)((f->count ? POLLIN : 0) | (f->count < UINT64_MAX - 1 ? POLLOUT : 0));
   case FD_TCP: {
     short r = 0;
     if (f->rx_len || f->peer_eof || f->state == T_DEAD)
@@ -853,4 +891,260 @@ int sfp_inet_pton(int af, const char *src, void *dst) {
   uint32_t v = htonl(a << 24 | b << 16 | c << 8 | d);
   memcpy(dst, &v, 4);
   return 1;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+/* A host name of the cluster: "nodeK", "localhost", or IPv4 text. */
+static int host_addr(const char *host, uint32_t *addr) {
+  unsigned k;
+  char end;
+  if (strcmp(host, "localhost") == 0) {
+    *addr = INADDR_LOOPBACK;
+    return 0;
+  }
+  if (sscanf(host, "node%u%c", &k, &end) == 1 && k < (unsigned)sfp__cur_c->n) {
+    *addr = sf_program_addr((int)k);
+    return 0;
+  }
+  uint32_t be;
+  if (sfp_inet_pton(AF_INET, host, &be) == 1) {
+    *addr = ntohl(be);
+    return 0;
+  }
+  return -1;
+}
+
+void *sfp_malloc(size_t n);
+void sfp_free(void *p);
+void sfp_freeaddrinfo(struct addrinfo *ai);
+
+int sfp_getaddrinfo(const char *host, const char *service, const struct addrinfo *hints,
+                    struct addrinfo **res);
+int sfp_getaddrinfo(const char *host, const char *service, const struct addrinfo *hints,
+                    struct addrinfo **res) {
+  int family = hints ? hints->ai_family : AF_UNSPEC;
+  int type = hints ? hints->ai_socktype : 0;
+  int flags = hints ? hints->ai_flags : 0;
+  if (family != AF_UNSPEC && family != AF_INET)
+    return EAI_FAMILY;
+  uint32_t addr = flags & AI_PASSIVE ? INADDR_ANY : INADDR_LOOPBACK;
+  if (host && host_addr(host, &addr) != 0)
+    return EAI_NONAME;
+  unsigned long port = 0;
+  if (service) {
+    char *end;
+    port = strtoul(service, &end, 10);
+    if (*end || port > 65535)
+      return EAI_SERVICE;
+  }
+  int types[2] = {type ? type : SOCK_STREAM, type ? 0 : SOCK_DGRAM};
+  struct addrinfo *head = NULL, **tail = &head;
+  for (int i = 0; i < 2 && types[i]; i++) {
+    struct addrinfo *ai = sfp_malloc(sizeof *ai + sizeof(struct sockaddr_in));
+    if (!ai) {
+      sfp_freeaddrinfo(head);
+      return EAI_MEMORY;
+    }
+    memset(ai, 0, sizeof *ai + sizeof(struct sockaddr_in));
+    struct sockaddr_in *in = (struct sockaddr_in *)(void *)(ai + 1);
+    in->sin_family = AF_INET;
+    in->sin_port = htons((uint16_t)port);
+    in->sin_addr.s_addr = htonl(addr);
+    ai->ai_family = AF_INET;
+    ai->ai_socktype = types[i];
+    ai->ai_protocol = types[i] == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP;
+    ai->ai_addrlen = sizeof *in;
+    ai->ai_addr = (struct sockaddr *)in;
+    *tail = ai;
+    tail = &ai->ai_next;
+  }
+  *res = head;
+  return 0;
+}
+
+void sfp_freeaddrinfo(struct addrinfo *ai) {
+  while (ai) {
+    struct addrinfo *next = ai->ai_next;
+    sfp_free(ai);
+    ai = next;
+  }
+}
+
+/* ---- pipes and eventfd: inside the node --------------------------------- */
+
+int sfp_pipe2(int fds[2], int flags);
+int sfp_pipe2(int fds[2], int flags) {
+  sfp_node *me = sfp__self();
+  sfp_fd *r = fd_new(me, FD_PIPE_R);
+  sfp_fd *w = r ? fd_new(me, FD_PIPE_W) : NULL;
+  if (!w) {
+    if (r)
+      fd_free(r);
+    return sfp__fail_errno(EMFILE);
+  }
+  r->nonblock = w->nonblock = (flags & O_NONBLOCK) != 0;
+  w->peer = (int)(r - me->fd);
+  fds[0] = fd_num(me, r);
+  fds[1] = fd_num(me, w);
+  return 0;
+}
+
+int sfp_pipe(int fds[2]);
+int sfp_pipe(int fds[2]) {
+  return sfp_pipe2(fds, 0);
+}
+
+static long pipe_write(sfp_fd *f, const void *buf, size_t len) {
+  sfp_node *me = sfp__self();
+  sfp_fd *r = &me->fd[f->peer];
+  if (f->err || r->kind != FD_PIPE_R)
+    return sfp__fail_errno(EPIPE);
+  size_t room = SFP_PIPE_MAX - r->rx_len;
+  if (!room && len) {
+    if (f->nonblock)
+      return sfp__fail_errno(EAGAIN);
+    /* one thread, and it alone reads this pipe: it would wait forever */
+    return sfp__fail_errno(EDEADLK);
+  }
+  size_t n = len < room ? len : room;
+  if (r->rx_off && r->rx_off + r->rx_len + n > r->rx_cap) {
+    memmove(r->rx, r->rx + r->rx_off, r->rx_len);
+    r->rx_off = 0;
+  }
+  if (r->rx_len + n > r->rx_cap) {
+    uint8_t *rx = realloc(r->rx, SFP_PIPE_MAX);
+    if (!rx)
+      sf_out_of_memory("a program's pipe");
+    r->rx = rx;
+    r->rx_cap = SFP_PIPE_MAX;
+  }
+  memcpy(r->rx + r->rx_off + r->rx_len, buf, n);
+  r->rx_len += n;
+  touch(me, r);
+  return (long)n;
+}
+
+static long pipe_read(int fd, void *buf, size_t len) {
+  for (;;) {
+    sfp_fd *f = fd_of(fd);
+    if (!f)
+      return sfp__fail_errno(EBADF);
+    if (f->rx_len) {
+      size_t n = f->rx_len < len ? f->rx_len : len;
+      memcpy(buf, f->rx + f->rx_off, n);
+      f->rx_off += n;
+      f->rx_len -= n;
+      if (!f->rx_len)
+        f->rx_off = 0;
+      return (long)n;
+    }
+    if (f->peer_eof || !len)
+      return 0;
+    if (f->nonblock)
+      return sfp__fail_errno(EAGAIN);
+    sfp__block_until(INT64_MAX); /* (only a signal could fill it: none will) */
+  }
+}
+
+int sfp_eventfd(unsigned initval, int flags);
+int sfp_eventfd(unsigned initval, int flags) {
+  sfp_node *me = sfp__self();
+  sfp_fd *f = fd_new(me, FD_EVENT);
+  if (!f)
+    return sfp__fail_errno(EMFILE);
+  f->count = initval;
+  f->nonblock = (flags & O_NONBLOCK) != 0;
+  f->semaphore = (flags & 1) != 0; /* EFD_SEMAPHORE */
+  return fd_num(me, f);
+}
+
+static long event_write(sfp_fd *f, const void *buf, size_t len) {
+  uint64_t v;
+  if (len < sizeof v)
+    return sfp__fail_errno(EINVAL);
+  memcpy(&v, buf, sizeof v);
+  if (v == UINT64_MAX)
+    return sfp__fail_errno(EINVAL);
+  if (v > UINT64_MAX - 1 - f->count)
+    return sfp__fail_errno(EAGAIN);
+  f->count += v;
+  touch(sfp__self(), f);
+  return (long)sizeof v;
+}
+
+static long event_read(int fd, void *buf, size_t len) {
+  if (len < sizeof(uint64_t))
+    return sfp__fail_errno(EINVAL);
+  for (;;) {
+    sfp_fd *f = fd_of(fd);
+    if (!f)
+      return sfp__fail_errno(EBADF);
+    if (f->count) {
+      uint64_t v = f->semaphore ? 1 : f->count;
+      f->count -= v;
+      memcpy(buf, &v, sizeof v);
+      return (long)sizeof v;
+    }
+    if (f->nonblock)
+      return sfp__fail_errno(EAGAIN);
+    sfp__block_until(INT64_MAX);
+  }
+}
+
+/* ---- select and ppoll: poll by other names ------------------------------- */
+
+int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv);
+int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv) {
+  if (n < 0 || n > FD_SETSIZE)
+    return sfp__fail_errno(EINVAL);
+  struct pollfd p[SFP_FDS + SFP_FD_FIRST];
+  nfds_t np = 0;
+  for (int fd = 0; fd < n; fd++) {
+    short ev =
+        (short)((rd && FD_ISSET(fd, rd) ? POLLIN : 0) | (wr && FD_ISSET(fd, wr) ? POLLOUT : 0) |
+                (ex && FD_ISSET(fd, ex) ? POLLPRI : 0));
+    if (!ev)
+      continue;
+    if (np == sizeof p / sizeof *p || !fd_of(fd))
+      return sfp__fail_errno(EBADF);
+    p[np++] = (struct pollfd){fd, ev, 0};
+  }
+  int ms = -1;
+  if (tv) {
+    if (tv->tv_sec < 0 || tv->tv_usec < 0)
+      return sfp__fail_errno(EINVAL);
+    int64_t t = (int64_t)tv->tv_sec * 1000 + (tv->tv_usec + 999) / 1000;
+    ms = t > 0x7fffffff ? 0x7fffffff : (int)t;
+  }
+  int r = sfp_poll(p, np, ms);
+  if (r < 0)
+    return r;
+  if (rd)
+    FD_ZERO(rd);
+  if (wr)
+    FD_ZERO(wr);
+  if (ex)
+    FD_ZERO(ex);
+  int bits = 0;
+  for (nfds_t i = 0; i < np; i++) {
+    if (rd && p[i].revents & (POLLIN | POLLHUP | POLLERR) && p[i].events & POLLIN)
+      FD_SET(p[i].fd, rd), bits++;
+    if (wr && p[i].revents & (POLLOUT | POLLERR) && p[i].events & POLLOUT)
+      FD_SET(p[i].fd, wr), bits++;
+  }
+  if (tv)
+    tv->tv_sec = 0, tv->tv_usec = 0; /* (Linux leaves what was left; 0 when it timed out) */
+  return bits;
+}
+
+int sfp_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const void *sigmask);
+int sfp_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const void *sigmask) {
+  (void)sigmask; /* no signals are delivered to a program node */
+  int ms = -1;
+  if (ts) {
+    int64_t t = (int64_t)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
+    ms = t > 0x7fffffff ? 0x7fffffff : (int)t;
+  }
+  return sfp_poll(fds, n, ms);
 }

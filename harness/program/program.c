@@ -133,6 +133,9 @@ static size_t expand(const char *word, int k, int n, char *out, size_t cap) {
     if (strncmp(s, "{node}", 6) == 0) {
       snprintf(tmp, sizeof tmp, "%d", k);
       s += 6;
+    } else if (strncmp(s, "{dir}", 5) == 0) {
+      snprintf(tmp, sizeof tmp, "."); /* the node's data directory: where it runs */
+      s += 5;
     } else if (strncmp(s, "{nodes}", 7) == 0) {
       snprintf(tmp, sizeof tmp, "%d", n);
       s += 7;
@@ -149,6 +152,18 @@ static size_t expand(const char *word, int k, int n, char *out, size_t cap) {
   }
   out[o] = 0;
   return o + 1;
+}
+
+/* Run node k's fiber, with its globals live, until it yields; the
+ * running node is saved and restored around it (callbacks may nest). */
+static void run_node(sfp_cluster *c, sim_world *w, int k) {
+  sfp_cluster *pc = sfp__cur_c;
+  int pn = sfp__cur_n;
+  sim_world *pw = sfp__cur_w;
+  sfp__cur_c = c, sfp__cur_n = k, sfp__cur_w = w;
+  globals_in(c, k);
+  sfp_fiber_resume(c->node[k].fiber);
+  sfp__cur_c = pc, sfp__cur_n = pn, sfp__cur_w = pw;
 }
 
 static void boot(void *ctx, sim_world *w, int k, int restart) {
@@ -178,27 +193,14 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   if (!me->fiber)
     sf_out_of_memory("a program node's stack");
   me->state = N_RUN;
-  /* run main until it first blocks */
-  sfp_cluster *pc = sfp__cur_c;
-  int pn = sfp__cur_n;
-  sim_world *pw = sfp__cur_w;
-  sfp__cur_c = c, sfp__cur_n = k, sfp__cur_w = w;
-  globals_in(c, k);
-  sfp_fiber_resume(me->fiber);
-  sfp__cur_c = pc, sfp__cur_n = pn, sfp__cur_w = pw;
+  run_node(c, w, k); /* main, until it first blocks */
 }
 
 void sfp__wake(sfp_cluster *c, sim_world *w, int k) {
   sfp_node *me = &c->node[k];
   if (me->state != N_RUN || !me->blocked || sim_failed(w))
     return;
-  sfp_cluster *pc = sfp__cur_c;
-  int pn = sfp__cur_n;
-  sim_world *pw = sfp__cur_w;
-  sfp__cur_c = c, sfp__cur_n = k, sfp__cur_w = w;
-  globals_in(c, k);
-  sfp_fiber_resume(me->fiber);
-  sfp__cur_c = pc, sfp__cur_n = pn, sfp__cur_w = pw;
+  run_node(c, w, k);
 }
 
 static void timer_cb(void *ctx, sim_world *w, int k, uint64_t tag) {
@@ -332,6 +334,11 @@ int64_t sfp__mono_now(void) {
 int sfp_getpid(void);
 int sfp_getpid(void) {
   return 1000 + sfp__cur_n;
+}
+
+int sfp_chdir(const char *path);
+int sfp_chdir(const char *path) {
+  return path && (strcmp(path, ".") == 0 || strcmp(path, "./") == 0) ? 0 : sfp__fail_errno(ENOENT);
 }
 
 char *sfp_getenv(const char *name);
@@ -600,9 +607,17 @@ static FILE *out_stream(void) {
   return f;
 }
 
-FILE *sfp_stdout, *sfp_stderr;
+static ssize_t in_read(void *cookie, char *buf, size_t len) {
+  (void)cookie, (void)buf, (void)len;
+  return 0; /* no input: end of file */
+}
+
+FILE *sfp_stdout, *sfp_stderr, *sfp_stdin;
 __attribute__((constructor)) static void streams(void) {
   sfp_stdout = sfp_stderr = out_stream();
+  sfp_stdin = fopencookie(NULL, "r", (cookie_io_functions_t){.read = in_read});
+  if (!sfp_stdin)
+    sf_out_of_memory("a program's input stream");
 }
 
 int sfp_vprintf(const char *fmt, va_list ap);
@@ -707,6 +722,17 @@ int sfp___vprintf_chk(int flag, const char *fmt, va_list ap);
 int sfp___vprintf_chk(int flag, const char *fmt, va_list ap) {
   (void)flag;
   return vfprintf(sfp_stdout, fmt, ap);
+}
+
+/* A call the table neither models nor lists as pure: simfuzz_add_program
+ * made every reference to it a stub that lands here with its name. */
+void sfp__refused(const char *name);
+void sfp__refused(const char *name) {
+  char msg[200];
+  snprintf(msg, sizeof msg,
+           "the program called %s(), which simfuzz does not model (not in harness/program/calls.h)",
+           name);
+  fail_node("unsupported_call", name, 0, msg);
 }
 
 /* ---- refused calls ---------------------------------------------------- */

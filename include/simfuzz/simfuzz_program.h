@@ -32,7 +32,8 @@ typedef struct sf_program {
    *  NULL, NULL if the program has none. */
   unsigned char *globals, *globals_end;
   /** Node k's command line; in each word {node} becomes k, {nodes} the
-   *  number of nodes and {addr:K} node K's IPv4 address as text. */
+   *  number of nodes, {addr:K} node K's IPv4 address as text and {dir} the
+   *  node's data directory ("."). */
   const char *const *args;
   int nargs;
 } sf_program;

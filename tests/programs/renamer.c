@@ -21,7 +21,7 @@ static void sync_dir(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2)
+  if (argc < 3 || chdir(argv[2]) != 0) /* {dir} */
     return 2;
   int id = atoi(argv[1]);
   FILE *m = fopen("booted", "r");

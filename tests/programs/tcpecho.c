@@ -16,6 +16,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
@@ -40,7 +41,7 @@ static void server_addr(struct sockaddr_in *a, int port) {
 }
 
 static int retryable(int e) {
-  return e == ECONNREFUSED || e == ECONNRESET || e == ETIMEDOUT || e == EPIPE;
+  return e == ECONNREFUSED || e == ECONNRESET || e == ETIMEDOUT || e == EPIPE || e == EAGAIN;
 }
 
 /* Echo what is readable on an edge-triggered connection; 1 when it is done. */
@@ -92,12 +93,19 @@ static int serve(int port) {
   }
 }
 
-/* Connect, blocking or not; the socket, or -1 with errno. */
+/* Connect to node0 (by name), blocking or not; the socket, or -1 with errno. */
 static int dial(int port, int nonblocking) {
+  char service[16];
+  snprintf(service, sizeof service, "%d", port);
+  struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai;
+  if (getaddrinfo("node0", service, &hints, &ai) != 0) { /* out of memory: try again */
+    errno = EAGAIN;
+    return -1;
+  }
   int fd = socket(AF_INET, SOCK_STREAM | (nonblocking ? SOCK_NONBLOCK : 0), 0);
-  struct sockaddr_in a;
-  server_addr(&a, port);
-  if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+  int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+  freeaddrinfo(ai);
+  if (rc == 0)
     return fd;
   if (!nonblocking || errno != EINPROGRESS) {
     int e = errno;
