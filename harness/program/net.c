@@ -178,11 +178,8 @@ static int frame(sim_world *w, int k, sim_conn c, uint8_t type, const void *data
   return sim_conn_send(w, k, c, buf, 1 + len);
 }
 
-static void rx_append(sim_world *w, sfp_fd *f, const uint8_t *data, size_t len) {
-  if (f->rx_len + len > SFP_RX_MAX) { /* a reader that never reads: the stream breaks */
-    sim_conn_reset(w, f->conn);
-    return;
-  }
+/* Append bytes to a descriptor's unread buffer (a stream's, a pipe's). */
+static void buf_put(sfp_fd *f, const void *data, size_t len) {
   if (f->rx_off && f->rx_off + f->rx_len + len > f->rx_cap) { /* the read part goes */
     memmove(f->rx, f->rx + f->rx_off, f->rx_len);
     f->rx_off = 0;
@@ -199,6 +196,27 @@ static void rx_append(sim_world *w, sfp_fd *f, const uint8_t *data, size_t len) 
   }
   memcpy(f->rx + f->rx_off + f->rx_len, data, len);
   f->rx_len += len;
+}
+
+/* Take up to len unread bytes (only look, with peek); how many. */
+static size_t buf_take(sfp_fd *f, void *buf, size_t len, int peek) {
+  size_t n = f->rx_len < len ? f->rx_len : len;
+  memcpy(buf, f->rx + f->rx_off, n);
+  if (!peek) {
+    f->rx_off += n;
+    f->rx_len -= n;
+    if (!f->rx_len)
+      f->rx_off = 0;
+  }
+  return n;
+}
+
+static void rx_append(sim_world *w, sfp_fd *f, const uint8_t *data, size_t len) {
+  if (f->rx_len + len > SFP_RX_MAX) { /* a reader that never reads: the stream breaks */
+    sim_conn_reset(w, f->conn);
+    return;
+  }
+  buf_put(f, data, len);
 }
 
 /* The peer's first frame: the port it connects to. */
@@ -458,17 +476,8 @@ static ssize_t tcp_recv(int fd, void *buf, size_t len, int flags) {
     sfp_fd *f = fd_of(fd);
     if (!f)
       return sfp__fail_errno(EBADF);
-    if (f->rx_len) {
-      size_t n = f->rx_len < len ? f->rx_len : len;
-      memcpy(buf, f->rx + f->rx_off, n);
-      if (!(flags & MSG_PEEK)) {
-        f->rx_off += n;
-        f->rx_len -= n;
-        if (!f->rx_len)
-          f->rx_off = 0;
-      }
-      return (ssize_t)n;
-    }
+    if (f->rx_len)
+      return (ssize_t)buf_take(f, buf, len, flags & MSG_PEEK);
     if (f->peer_eof || len == 0)
       return 0;
     if (f->state == T_DEAD)
@@ -1008,19 +1017,7 @@ static long pipe_write(sfp_fd *f, const void *buf, size_t len) {
     return sfp__fail_errno(EDEADLK);
   }
   size_t n = len < room ? len : room;
-  if (r->rx_off && r->rx_off + r->rx_len + n > r->rx_cap) {
-    memmove(r->rx, r->rx + r->rx_off, r->rx_len);
-    r->rx_off = 0;
-  }
-  if (r->rx_len + n > r->rx_cap) {
-    uint8_t *rx = realloc(r->rx, SFP_PIPE_MAX);
-    if (!rx)
-      sf_out_of_memory("a program's pipe");
-    r->rx = rx;
-    r->rx_cap = SFP_PIPE_MAX;
-  }
-  memcpy(r->rx + r->rx_off + r->rx_len, buf, n);
-  r->rx_len += n;
+  buf_put(r, buf, n);
   touch(me, r);
   return (long)n;
 }
@@ -1030,15 +1027,8 @@ static long pipe_read(int fd, void *buf, size_t len) {
     sfp_fd *f = fd_of(fd);
     if (!f)
       return sfp__fail_errno(EBADF);
-    if (f->rx_len) {
-      size_t n = f->rx_len < len ? f->rx_len : len;
-      memcpy(buf, f->rx + f->rx_off, n);
-      f->rx_off += n;
-      f->rx_len -= n;
-      if (!f->rx_len)
-        f->rx_off = 0;
-      return (long)n;
-    }
+    if (f->rx_len)
+      return (long)buf_take(f, buf, len, 0);
     if (f->peer_eof || !len)
       return 0;
     if (f->nonblock)
