@@ -116,9 +116,9 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  never), the next run that reaches it again brings a new one. These revisits take 12 of\n"     \
   "  the 33 percent of the time the branches get (--keep 0: none). --share runs counts each\n"     \
   "  root, branch and revisit as one run in those shares instead of timing it: branches\n"         \
-  "  then take more of the time (a fork costs more than a run), but with --jobs 1 and\n"           \
-  "  --roots N the campaign is the same on any machine under any load (for tests). Every failure " \
-  "is re-run\n"                                                                                    \
+  "  then cost more than their share says, as a fork costs more than a run, but with\n"            \
+  "  --jobs 1 and --roots N the campaign is the same on any machine under any load (for\n"         \
+  "  tests). Every failure is re-run\n"                                                            \
   "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
   "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \
   "  runs that reach states no run reached before are saved there as seeds for the\n"              \

@@ -30,7 +30,7 @@ typedef struct sf_explore_opts {
   int stop_on_first;         /**< end at the first failure */
   int quiet;                 /**< no progress lines */
   int stats;                 /**< print the kept states and shares at the end */
-  int share_runs;            /**< branches' share in runs, not wall-clock time (--share runs) */
+  int share_runs;            /**< branches' share counted in runs, not seconds (--share runs) */
   /** Called once at the end with what the campaign did, before --stats'
    *  tables; NULL: none. */
   void (*on_summary)(void *ctx, const sf_explore_summary *sum);

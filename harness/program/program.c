@@ -66,13 +66,14 @@ __attribute__((no_sanitize("address"))) static void raw_copy(unsigned char *dst,
     d[i] = src[i];
 }
 
-/* Make node n's globals the live ones. */
+/* Make node n's globals the live ones. The owner's go back to its copy
+ * first, at its own program's size (a binary may hold several). */
 static void globals_in(sfp_cluster *c, int n) {
   size_t len = globals_len(c->p);
   if (!len || (owner_c == c && owner_n == n))
     return;
   if (owner_c && owner_n >= 0 && owner_c->node[owner_n].globals)
-    raw_copy(owner_c->node[owner_n].globals, owner_c->p->globals, len);
+    raw_copy(owner_c->node[owner_n].globals, owner_c->p->globals, globals_len(owner_c->p));
   raw_copy(c->p->globals, c->node[n].globals, len);
   owner_c = c;
   owner_n = n;
@@ -177,9 +178,8 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   me->err = 0;
   size_t len = globals_len(c->p);
   if (len)
-    raw_copy(me->globals, c->image, len); /* a restart starts from the image */
-  if (owner_c == c && owner_n == k)
-    owner_c = NULL, owner_n = -1;
+    raw_copy(me->globals, c->image, len);   /* a restart starts from the image */
+  SIM_ASSERT(owner_c != c || owner_n != k); /* teardown's pair: the live copy is no one's */
   size_t used = 0;
   me->argc = 0;
   for (int i = 0; i < c->p->nargs && i < SF_PROGRAM_MAX_ARGS; i++) {
@@ -314,7 +314,7 @@ void sfp__block_until(int64_t until) {
   sfp_node *me = sfp__self();
   sim_timer t = 0;
   if (until != INT64_MAX) {
-    int64_t now = sim_clock_mono(sfp__cur_w, sfp__cur_n);
+    int64_t now = sfp__mono_now();
     t = sim_timer_start(sfp__cur_w, sfp__cur_n, until > now ? (uint64_t)(until - now) : 0,
                         SFP_WAKE_TAG);
   }
