@@ -20,6 +20,7 @@ void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, 
     __attribute__((weak));
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                      size_t *size_old) __attribute__((weak));
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
 
 struct sfp_fiber {
   void *sp;           /* the fiber's saved stack pointer, while it is not running */
@@ -117,6 +118,11 @@ sfp_fiber *sfp_fiber_new(void (*fn)(void *arg), void *arg, size_t stack_bytes) {
   }
   f->map = m;
   f->map_len = len;
+  /* a dropped fiber's frames (a crash drops them as they are) leave their
+   * red zones poisoned in ASan's shadow, which the next stack mapped at
+   * the same address would inherit: a false alarm at its first use */
+  if (__asan_unpoison_memory_region)
+    __asan_unpoison_memory_region(f->map, len);
   mprotect(f->map, pg, PROT_NONE); /* an overflow faults instead of corrupting */
   f->fn = fn;
   f->arg = arg;
