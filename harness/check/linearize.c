@@ -406,6 +406,15 @@ out:
 
 /* ---- history recording ----------------------------------------------------- */
 
+/* now, or just after the last time recorded: the order of recording is
+ * the order of the times (see linearize.h). */
+static uint64_t stamp(sf_history *h, uint64_t now) {
+  if (h->n > 0 && now <= h->last && h->last < SF_LIN_PENDING - 1)
+    now = h->last + 1;
+  h->last = now;
+  return now;
+}
+
 size_t sf_history_invoke(sf_history *h, uint32_t client, uint32_t kind, uint64_t key, uint64_t arg,
                          uint64_t arg2, uint64_t now) {
   size_t max = h->max ? h->max : 100000;
@@ -432,7 +441,7 @@ size_t sf_history_invoke(sf_history *h, uint32_t client, uint32_t kind, uint64_t
   o->arg = arg;
   o->arg2 = arg2;
   o->out = 0;
-  o->call = now;
+  o->call = stamp(h, now);
   o->ret = SF_LIN_PENDING;
   o->client = client;
   return h->n++;
@@ -442,6 +451,7 @@ void sf_history_complete(sf_history *h, size_t id, uint64_t out, uint64_t now) {
   if (id >= h->n || h->ops[id].ret != SF_LIN_PENDING)
     return;
   h->ops[id].out = out;
+  now = now == SF_LIN_PENDING ? now : stamp(h, now);
   h->ops[id].ret = now < h->ops[id].call ? h->ops[id].call : now;
   SIM_ASSERT(h->ops[id].ret != SF_LIN_PENDING || now == SF_LIN_PENDING); /* completed now */
 }

@@ -98,7 +98,14 @@ typedef struct sf_history {
   sf_lin_op *ops;
   size_t n, cap, max; /* max: operations kept (0 = 100000); later ones are dropped */
   size_t dropped;
+  uint64_t last; /* the latest time recorded (see sf_history_invoke) */
 } sf_history;
+
+/* Times: a simulator's moments are often shared (a client completes one
+ * operation and invokes the next in the same event), and the checker
+ * orders only a response strictly before an invocation. So each time
+ * recorded is later than the one before it, by a nanosecond if need be:
+ * the history keeps the order in which things happened, ties included. */
 
 /** Record an invocation at time `now`; returns its id (use it to complete
  *  the operation), or SIZE_MAX if the history is full (the op is dropped and
