@@ -53,6 +53,7 @@ set(SF_HARNESS_SOURCES
   ${SF_SRC}/harness/check/linearize.c ${SF_SRC}/harness/adapter/record.c
   ${SF_SRC}/harness/adapter/libc.c ${SF_SRC}/harness/program/program.c
   ${SF_SRC}/harness/program/fiber.c ${SF_SRC}/harness/program/net.c ${SF_SRC}/harness/program/fs.c
+  ${SF_SRC}/harness/program/client.c
   ${SF_PROTO_OUT}/scenario.pb-c.c)
 set(SF_FEEDBACK_SOURCE ${SF_SRC}/harness/run/feedback.c)
 # public headers, installed as <simfuzz/NAME.h>: what a target's author
@@ -60,7 +61,7 @@ set(SF_FEEDBACK_SOURCE ${SF_SRC}/harness/run/feedback.c)
 # scenario.h) include; the rest is internal
 set(SF_INCLUDE ${SF_SRC}/include)
 set(SF_PUBLIC_HEADER_NAMES version sim simfuzz simfuzz_runner scenario linearize simfuzz_wire
-  simfuzz_record simfuzz_libc simfuzz_program)
+  simfuzz_record simfuzz_libc simfuzz_program simfuzz_client)
 set(SF_PUBLIC_HEADERS)
 foreach(h ${SF_PUBLIC_HEADER_NAMES})
   list(APPEND SF_PUBLIC_HEADERS ${SF_INCLUDE}/simfuzz/${h}.h)

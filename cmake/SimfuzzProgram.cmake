@@ -4,7 +4,7 @@
 #                     ARGS <word>... [NODES <min> <max>]
 #                     [INCLUDES <dir>...] [DEFINES <def>...]
 #                     [COMPILE_OPTIONS <opt>...] [LIBRARIES <static lib>...]
-#                     [CORPUS <dir>])
+#                     [CLIENT <file.c>] [CORPUS <dir>])
 #
 # Compiles SOURCES as they are (no #include of simfuzz's), links them and
 # LIBRARIES (static archives, searched for what the sources need) into one
@@ -23,6 +23,10 @@
 # libFuzzer and AFL++ binaries (the program compiled for each, with its
 # instrumentation) and the seed corpus. Node k runs main() with ARGS, in which {node} is k, {nodes}
 # the number of nodes and {addr:K} node K's address (10.0.0.K+1).
+# CLIENT: a C program of the user's (simfuzz_client.h) run on two client
+# nodes after the servers, compiled and interposed the same way (with
+# simfuzz's headers); it takes the scenario's client operations and records
+# the history that the end check finds linearizable.
 # See docs/programs.md.
 function(simfuzz_add_program)
   cmake_parse_arguments(P "" "NAME;CORPUS;CLIENT"
@@ -32,9 +36,6 @@ function(simfuzz_add_program)
   endif()
   if(NOT P_NAME MATCHES "^[A-Za-z0-9_]+$" OR NOT P_SOURCES)
     message(FATAL_ERROR "simfuzz_add_program: NAME (letters, digits, _) and SOURCES are required")
-  endif()
-  if(P_CLIENT)
-    message(FATAL_ERROR "simfuzz_add_program(${P_NAME}): CLIENT is not supported yet")
   endif()
   set(name ${P_NAME})
   set(min 1)
@@ -49,13 +50,25 @@ function(simfuzz_add_program)
     message(FATAL_ERROR "simfuzz_add_program(${name}): needs ld, objcopy and readelf (binutils)")
   endif()
   set(dir ${CMAKE_BINARY_DIR}/simfuzz-targets)
+  set(clients 0)
+  set(programs ${name})
+  if(P_CLIENT)
+    set(clients 2)
+    list(APPEND programs ${name}_client)
+  endif()
+  math(EXPR room "64 - ${clients}")
+  if(min LESS 1 OR max LESS min OR max GREATER room)
+    message(FATAL_ERROR "simfuzz_add_program(${name}): NODES ${min} ${max} out of 1..${room}")
+  endif()
 
   # .data and .bss, not .data.rel.ro (constant once relocated), in a
-  # section of this program's own
-  file(WRITE ${dir}/${name}_globals.ld.in
-    "SECTIONS\n{\n  sfp_globals_${name} : { *(.data .data.rel .data.rel.local "
-    ".data.rel.local.* .data.[!r]* .bss .bss.* COMMON) }\n}\n")
-  configure_file(${dir}/${name}_globals.ld.in ${dir}/${name}_globals.ld COPYONLY)
+  # section of this program's own (and of its client's)
+  foreach(prog ${programs})
+    file(WRITE ${dir}/${prog}_globals.ld.in
+      "SECTIONS\n{\n  sfp_globals_${prog} : { *(.data .data.rel .data.rel.local "
+      ".data.rel.local.* .data.[!r]* .bss .bss.* COMMON) }\n}\n")
+    configure_file(${dir}/${prog}_globals.ld.in ${dir}/${prog}_globals.ld COPYONLY)
+  endforeach()
 
   # the program's objects, compiled as they are, once per binary flavour
   set(sources "")
@@ -72,8 +85,28 @@ function(simfuzz_add_program)
       list(APPEND libs ${lib})
     endif()
   endforeach()
+  set(_sfp_inc ${P_INCLUDES})
   _simfuzz_program_object(${name} "" "${sources}" "${libs}")
   set(obj ${dir}/${name}_program.o)
+  # the CLIENT: a program of its own (its globals, its main), which also
+  # sees simfuzz's headers (simfuzz_client.h)
+  set(client_decl "")
+  set(client_ref "NULL, 0")
+  if(P_CLIENT)
+    get_filename_component(csrc ${P_CLIENT} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    set(_sfp_inc ${P_INCLUDES} $<TARGET_PROPERTY:simfuzz::harness,INTERFACE_INCLUDE_DIRECTORIES>)
+    _simfuzz_program_object(${name}_client "" "${csrc}" "")
+    list(APPEND obj ${dir}/${name}_client_program.o)
+    string(CONCAT client_decl
+      "int sfp_main_${name}_client(int argc, char **argv);\n"
+      "extern unsigned char __start_sfp_globals_${name}_client[] __attribute__((weak));\n"
+      "extern unsigned char __stop_sfp_globals_${name}_client[] __attribute__((weak));\n"
+      "static const char *const client_args[] = {\"client\", \"{node}\", \"{nodes}\", NULL};\n"
+      "static const sf_program client = {\"${name}_client\", sfp_main_${name}_client,\n"
+      "    __start_sfp_globals_${name}_client, __stop_sfp_globals_${name}_client, client_args, 3,\n"
+      "    NULL, 0};\n")
+    set(client_ref "&client, ${clients}")
+  endif()
 
   # the target file: the program's description and its sf_target
   set(args "")
@@ -89,15 +122,19 @@ function(simfuzz_add_program)
     "int sfp_main_${name}(int argc, char **argv);\n"
     "extern unsigned char __start_sfp_globals_${name}[] __attribute__((weak));\n"
     "extern unsigned char __stop_sfp_globals_${name}[] __attribute__((weak));\n"
+    "${client_decl}"
     "static const char *const args[] = {${args}NULL};\n"
     "static const sf_program program = {\"${name}\", sfp_main_${name},\n"
-    "    __start_sfp_globals_${name}, __stop_sfp_globals_${name}, args, ${nargs}};\n"
+    "    __start_sfp_globals_${name}, __stop_sfp_globals_${name}, args, ${nargs},\n"
+    "    ${client_ref}};\n"
     "static void *create(int nodes) {\n  return sf_program_create(&program, nodes);\n}\n"
     "const sf_target sf_target_${name} = {\n"
     "    .name = \"${name}\",\n    .summary = \"the program ${name}, unmodified\",\n"
     "    .min_nodes = ${min}, .max_nodes = ${max}, .default_nodes = ${min},\n"
     "    .create = create, .destroy = sf_program_destroy, .ops = &sf_program_ops,\n"
-    "    .observe = sf_program_observe};\n")
+    "    .observe = sf_program_observe, .workload = sf_program_workload,\n"
+    "    .end_checks = sf_program_end_checks, .live = sf_program_live,\n"
+    "    .client_nodes = ${clients}};\n")
   configure_file(${dir}/${name}_program.c.in ${dir}/${name}_program.c COPYONLY)
   set(corpus "")
   if(P_CORPUS)
@@ -105,28 +142,44 @@ function(simfuzz_add_program)
     set(corpus CORPUS ${c})
   endif()
   simfuzz_add_target(NAME ${name} SOURCES ${dir}/${name}_program.c ${corpus})
-  # each binary links the program compiled its own way
+  # each binary links the program (and its client) compiled its own way
   target_link_libraries(sftarget_${name} INTERFACE ${obj})
-  add_dependencies(sftarget_${name} sfprog_${name}_object)
+  foreach(prog ${programs})
+    add_dependencies(sftarget_${name} sfprog_${prog}_object)
+  endforeach()
   if(TARGET sftarget_${name}_isolated)
     target_link_libraries(sftarget_${name}_isolated INTERFACE ${obj})
   endif()
-  if(TARGET ${name}_fuzzer)
-    _simfuzz_program_object(${name} _libfuzzer "${sources}" "${libs}")
-    get_target_property(core ${name}_fuzzer LINK_LIBRARIES)
-    list(FILTER core INCLUDE REGEX "^simfuzz::libfuzzer")
-    target_link_libraries(sfprog_${name}_libfuzzer PRIVATE ${core})
-    target_link_libraries(${name}_fuzzer PRIVATE ${dir}/${name}_libfuzzer_program.o)
-    add_dependencies(${name}_fuzzer sfprog_${name}_libfuzzer_object)
-  endif()
-  if(TARGET ${name}_afl)
-    _simfuzz_program_object(${name} _afl "${sources}" "${libs}")
-    get_target_property(launcher ${name}_afl C_COMPILER_LAUNCHER)
-    set_target_properties(sfprog_${name}_afl PROPERTIES SIMFUZZ_UNSANITIZED ON
-      C_COMPILER_LAUNCHER "${launcher}")
-    target_link_libraries(${name}_afl PRIVATE ${dir}/${name}_afl_program.o)
-    add_dependencies(${name}_afl sfprog_${name}_afl_object)
-  endif()
+  foreach(flavour _libfuzzer _afl)
+    if(flavour STREQUAL "_libfuzzer")
+      set(bin ${name}_fuzzer)
+    else()
+      set(bin ${name}_afl)
+    endif()
+    if(NOT TARGET ${bin})
+      continue()
+    endif()
+    foreach(prog ${programs})
+      if(prog STREQUAL name)
+        set(_sfp_inc ${P_INCLUDES})
+        _simfuzz_program_object(${prog} ${flavour} "${sources}" "${libs}")
+      else()
+        set(_sfp_inc ${P_INCLUDES} $<TARGET_PROPERTY:simfuzz::harness,INTERFACE_INCLUDE_DIRECTORIES>)
+        _simfuzz_program_object(${prog} ${flavour} "${csrc}" "")
+      endif()
+      if(flavour STREQUAL "_libfuzzer")
+        get_target_property(core ${bin} LINK_LIBRARIES)
+        list(FILTER core INCLUDE REGEX "^simfuzz::libfuzzer")
+        target_link_libraries(sfprog_${prog}_libfuzzer PRIVATE ${core})
+      else()
+        get_target_property(launcher ${bin} C_COMPILER_LAUNCHER)
+        set_target_properties(sfprog_${prog}_afl PROPERTIES SIMFUZZ_UNSANITIZED ON
+          C_COMPILER_LAUNCHER "${launcher}")
+      endif()
+      target_link_libraries(${bin} PRIVATE ${dir}/${prog}${flavour}_program.o)
+      add_dependencies(${bin} sfprog_${prog}${flavour}_object)
+    endforeach()
+  endforeach()
 endfunction()
 
 # _simfuzz_program_object(NAME FLAVOUR SOURCES LIBS): the OBJECT library
@@ -138,7 +191,7 @@ macro(_simfuzz_program_object pname flavour psources plibs)
   set(_t sfprog_${pname}${flavour})
   set(_o ${dir}/${pname}${flavour}_program.o)
   add_library(${_t} OBJECT ${psources})
-  target_include_directories(${_t} PRIVATE ${P_INCLUDES})
+  target_include_directories(${_t} PRIVATE ${_sfp_inc})
   target_compile_definitions(${_t} PRIVATE ${P_DEFINES})
   target_compile_options(${_t} PRIVATE -UNDEBUG -fno-common ${P_COMPILE_OPTIONS})
   get_property(_calls GLOBAL PROPERTY SIMFUZZ_PROGRAM_CALLS)

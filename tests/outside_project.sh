@@ -63,6 +63,12 @@ if [ "$(uname -m)" = x86_64 ]; then
     "$pg" sweep --seeds 1-100 -q >> "$work/ping.log" 2>&1 &&
     ok "a program (simfuzz_add_program) with the project's library runs its seeds and 100 sweeps" ||
     bad "program ping: $(tail -n 5 "$work/ping.log")"
+  # its CLIENT (nodes 3 and 4 of a 3-node scenario) pings node 0 for each
+  # operation, and answers the liveness probe
+  "$pg" replay "$OB"/corpus/ping/writes.pb > "$work/pingc.log" 2>&1 &&
+    grep -q "n3  send .*-> n0" "$work/pingc.log" && grep -q "n4  send .*-> n0" "$work/pingc.log" &&
+    ok "a program's CLIENT, built against the installed simfuzz_client.h, does its operations" ||
+    bad "ping's client: $(tail -n 5 "$work/pingc.log")"
 fi
 
 # ---- 3. the buggy release fails, the correct one does not ----

@@ -12,7 +12,7 @@ rm -f "$P.log"
 bad=0
 for f in include/simfuzz/version.h include/simfuzz/simfuzz.h include/simfuzz/simfuzz_runner.h include/simfuzz/sim.h \
          include/simfuzz/scenario.h include/simfuzz/linearize.h include/simfuzz/simfuzz_wire.h \
-         include/simfuzz/simfuzz_record.h include/simfuzz/simfuzz_libc.h include/simfuzz/simfuzz_program.h \
+         include/simfuzz/simfuzz_record.h include/simfuzz/simfuzz_libc.h include/simfuzz/simfuzz_program.h include/simfuzz/simfuzz_client.h \
          bin/simfuzz \
          lib/libsimfuzz_sim.a lib/libsimfuzz_harness.a lib/libsimfuzz_cli.a \
          lib/cmake/simfuzz/simfuzzConfig.cmake lib/cmake/simfuzz/simfuzzConfigVersion.cmake \
@@ -22,7 +22,7 @@ for f in include/simfuzz/version.h include/simfuzz/simfuzz.h include/simfuzz/sim
   [ -e "$P/$f" ] || { echo "FAIL: $f is not installed"; bad=1; }
 done
 leaked=$(find "$P/include/simfuzz" -mindepth 1 -printf '%P\n' | grep -v -x -e version.h -e sim.h -e simfuzz.h -e simfuzz_runner.h \
-  -e scenario.h -e linearize.h -e simfuzz_wire.h -e simfuzz_record.h -e simfuzz_libc.h -e simfuzz_program.h)
+  -e scenario.h -e linearize.h -e simfuzz_wire.h -e simfuzz_record.h -e simfuzz_libc.h -e simfuzz_program.h -e simfuzz_client.h)
 [ -z "$leaked" ] || { echo "FAIL: internal headers installed: $leaked"; bad=1; }
 [ $bad = 0 ] && echo "ok: installed into $P"
 exit $bad

@@ -1,10 +1,26 @@
-/* The program runtime (harness/program/program.c) without interposition:
- * two programs of different global sizes run interleaved in one process,
- * and each node finds its globals as it left them. */
+/* The program runtime (harness/program/) without interposition, its
+ * models called by their own names: two programs of different global sizes
+ * run interleaved in one process, and each node finds its globals as it
+ * left them; sleeps under clock drift; a program that stops after a disk
+ * error; client nodes, their operations, history and probe. */
 #include "testlib.h"
 #include <simfuzz/simfuzz_program.h>
 
-int sfp_usleep(unsigned us); /* the runtime's model of usleep */
+#include <simfuzz/linearize.h>
+#include <simfuzz/simfuzz_client.h>
+
+#include <fcntl.h>
+#include <sys/types.h>
+
+/* the runtime's models of the calls the programs below make */
+int sfp_usleep(unsigned us);
+int sfp_open(const char *path, int flags, ...);
+ssize_t sfp_write(int fd, const void *buf, size_t len);
+int sfp_fsync(int fd);
+void sfp_exit(int status) __attribute__((noreturn));
+int sfp_sf_client_next(sf_client_op *op);
+size_t sfp_sf_client_invoke(uint32_t kind, uint64_t key, uint64_t arg, uint64_t arg2);
+void sfp_sf_client_complete(size_t id, uint64_t out);
 
 static unsigned char small_g[8];    /* program A's globals */
 static unsigned char large_g[4096]; /* program B's */
@@ -29,8 +45,10 @@ static int main_b(int argc, char **argv) {
 }
 
 static const char *const no_args[] = {NULL};
-static const sf_program prog_a = {"a", main_a, small_g, small_g + sizeof small_g, no_args, 0};
-static const sf_program prog_b = {"b", main_b, large_g, large_g + sizeof large_g, no_args, 0};
+static const sf_program prog_a = {"a",     main_a, small_g, small_g + sizeof small_g,
+                                  no_args, 0,      NULL,    0};
+static const sf_program prog_b = {"b",     main_b, large_g, large_g + sizeof large_g,
+                                  no_args, 0,      NULL,    0};
 
 TEST(two_programs_interleaved_keep_their_globals) {
   void *ca = sf_program_create(&prog_a, 1), *cb = sf_program_create(&prog_b, 1);
@@ -53,4 +71,136 @@ TEST(two_programs_interleaved_keep_their_globals) {
   sf_program_destroy(cb);
 }
 
-TEST_MAIN(T(two_programs_interleaved_keep_their_globals))
+/* A world of `nodes` nodes running program p on `servers` of them (its
+ * clients on the rest), booted, with its context in *ctx. */
+static sim_world *world_of(const sf_program *p, int servers, int nodes, void **ctx) {
+  *ctx = sf_program_create(p, servers);
+  CHECK(*ctx);
+  sim_config c = ops_config(&sf_program_ops, nodes);
+  c.ctx = *ctx;
+  sim_world *w = sim_world_create(&c);
+  CHECK(w);
+  for (int i = 0; i < nodes; i++)
+    CHECK_EQ(sim_step(w), 1); /* the boots */
+  return w;
+}
+
+static void world_end(sim_world *w, void *ctx) {
+  sim_world_destroy(w);
+  sf_program_destroy(ctx);
+}
+
+static int naps;
+
+static int main_napper(int argc, char **argv) {
+  (void)argc, (void)argv;
+  for (;;) {
+    sfp_usleep(1000);
+    naps++;
+  }
+}
+
+static const sf_program napper = {"napper", main_napper, NULL, NULL, no_args, 0, NULL, 0};
+
+/* Under drift a local wait of d ns is a timer of d * 1e6 / (1e6 + drift)
+ * true ns, rounded down; the clock can then read a nanosecond short of the
+ * wait's end, and a timer for that nanosecond is one of no true time. The
+ * old runtime waited again at the same moment, for ever. */
+TEST(a_sleep_under_drift_moves_time_on) {
+  void *ctx;
+  sim_world *w = world_of(&napper, 1, 1, &ctx);
+  CHECK_EQ(sim_clock_set_drift(w, 0, 37123), 0);
+  naps = 0;
+  for (int i = 0; i < 3000 && sim_step(w) == 1; i++)
+    ;
+  CHECK(naps >= 1000);                      /* a nap per millisecond or so */
+  CHECK(sim_now(w) >= 900 * SIM_NS_PER_MS); /* time went on */
+  world_end(w, ctx);
+}
+
+static int main_stopper(int argc, char **argv) {
+  (void)argc, (void)argv;
+  int fd = sfp_open("log", O_WRONLY | O_CREAT, 0644);
+  for (;;) {
+    if (sfp_write(fd, "x", 1) != 1 || sfp_fsync(fd) != 0)
+      sfp_exit(1); /* as a careful server does at EIO */
+    sfp_usleep(1000);
+  }
+}
+
+static const sf_program stopper = {"stopper", main_stopper, NULL, NULL, no_args, 0, NULL, 0};
+
+/* A program that exits with an error status after the disk failed it is a
+ * fail-stop: the node goes down as at a crash, and the run goes on. */
+TEST(an_exit_after_a_disk_error_is_a_crash_not_a_failure) {
+  void *ctx;
+  sim_world *w = world_of(&stopper, 1, 1, &ctx); /* its boot: one write and fsync */
+  CHECK_EQ(sim_disk_fail_nth(w, 0, SIM_DISK_SYNC, 3), 0);
+  for (int i = 0; i < 20 && sim_node_up(w, 0); i++)
+    sim_step(w);
+  CHECK(!sim_node_up(w, 0));
+  CHECK(!sim_failed(w));
+  CHECK_EQ(sim_get_stats(w)->crashes, 1);
+  CHECK_EQ(sim_node_restart(w, 0), 0); /* and it can come back */
+  CHECK_EQ(sim_step(w), 1);
+  CHECK(sim_node_up(w, 0));
+  world_end(w, ctx);
+}
+
+static int main_idle(int argc, char **argv) {
+  (void)argc, (void)argv;
+  for (;;)
+    sfp_usleep(100000);
+}
+
+static uint32_t client_saw[8];
+static int nsaw;
+
+/* Each operation a PUT of its value, answered at once. */
+static int main_client(int argc, char **argv) {
+  CHECK_EQ(argc, 3); /* client, its number, the servers' count */
+  CHECK(argv[2][0] == '2');
+  for (;;) {
+    sf_client_op op;
+    sfp_sf_client_next(&op);
+    if (nsaw < 8)
+      client_saw[nsaw++] = op.probe ? 1000 + (uint32_t)(argv[1][0] - '0') : op.seq;
+    size_t id = sfp_sf_client_invoke(SF_KV_PUT, op.key, op.value + 1, 0);
+    sfp_sf_client_complete(id, 0);
+  }
+}
+
+static const char *const client_args[] = {"client", "{node}", "{nodes}", NULL};
+static const sf_program client_prog = {"c", main_client, NULL, NULL, client_args, 3, NULL, 0};
+static const sf_program served = {"s", main_idle, NULL, NULL, no_args, 0, &client_prog, 2};
+
+/* Two servers and two clients: operation k goes to client k % 2, each in
+ * its turn; the probe, when liveness is first asked, to both; the history
+ * is the clients' and is checked. */
+TEST(client_nodes_take_operations_and_record_a_history) {
+  void *ctx;
+  sim_world *w = world_of(&served, 2, 4, &ctx); /* the servers, then the clients */
+  nsaw = 0;
+  for (uint32_t k = 0; k < 3; k++) {
+    sf_op op = {(int)k, 0, k, 10 * k, k};
+    sf_program_workload(ctx, w, &op);
+  }
+  for (int i = 0; i < 6; i++)
+    sim_step(w);
+  CHECK_EQ(nsaw, 3);
+  CHECK_EQ(client_saw[0] + client_saw[1] + client_saw[2], 0 + 1 + 2);
+  CHECK_EQ(sf_program_live(ctx, w), 0); /* the probes go out */
+  for (int i = 0; i < 6; i++)
+    sim_step(w);
+  CHECK_EQ(nsaw, 5);
+  CHECK_EQ(client_saw[3] + client_saw[4], 1000 + 1001);
+  CHECK_EQ(sf_program_live(ctx, w), 1);
+  for (const sf_check *k = sf_program_end_checks; k->fn; k++)
+    k->fn(ctx, w);
+  CHECK(!sim_failed(w));
+  world_end(w, ctx);
+}
+
+TEST_MAIN(T(two_programs_interleaved_keep_their_globals), T(a_sleep_under_drift_moves_time_on),
+          T(an_exit_after_a_disk_error_is_a_crash_not_a_failure),
+          T(client_nodes_take_operations_and_record_a_history))

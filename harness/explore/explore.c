@@ -432,8 +432,7 @@ static int wait_child(const explorer *x, cli_child *c) {
 
 /* List in at the links with datagrams pending now, the focus node's
  * first (as many as fit). */
-static void fork_links(sim_world *w, sf_fork *at) {
-  int n = sim_nodes(w);
+static void fork_links(sim_world *w, int n, sf_fork *at) {
   for (int mine = 1; mine >= 0; mine--)
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++) {
@@ -459,12 +458,13 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   sf_fork at;
   memset(&at, 0, sizeof at);
   at.focus = focus;
-  for (int i = 0; i < sim_nodes(w) && i < 64; i++) {
+  int n = sf_nodes_for(cli_target, x->s); /* the target's nodes: a fault never names a client */
+  for (int i = 0; i < n && i < 64; i++) {
     at.down |= (uint64_t)!sim_node_up(w, i) << i;
     at.paused |= (uint64_t)(sim_node_up(w, i) && sim_node_paused(w, i)) << i;
   }
   if (!(sf_search_off() & SF_SEARCH_INFLIGHT))
-    fork_links(w, &at);
+    fork_links(w, n, &at);
   uint32_t nf =
       events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut, room < 6 ? room : 6) : 0;
   if (!nf)

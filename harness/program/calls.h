@@ -162,6 +162,10 @@
   X(puts, MODEL, "to the node's captured output")                                        \
   X(putchar, MODEL, "to the node's captured output")                                     \
   X(perror, MODEL, "to the node's captured output")                                      \
+  /* a CLIENT's (simfuzz_client.h; only on a client node) */                          \
+  X(sf_client_next, MODEL, "the client's next operation of the scenario")                \
+  X(sf_client_invoke, MODEL, "records an operation's invocation in the history")          \
+  X(sf_client_complete, MODEL, "records its response")                                     \
   /* refused: they would reach the host, or are not modelled yet */                      \
   X(fork, REFUSE, "a second process")                                                    \
   X(vfork, REFUSE, "a second process")                                                   \

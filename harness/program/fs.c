@@ -102,6 +102,14 @@ static void collect(sfp_node *me) {
       f->ino[i].used = 0;
 }
 
+/* The disk failed an operation with -r (the scenario's fault): the call
+ * fails with EIO, or ENOSPC, and the node remembers that it was told (a
+ * stop with an error status after it is a fail-stop: program.c). */
+static int disk_error(int64_t r) {
+  sfp__self()->disk_failed = 1;
+  return sfp__fail_errno(r == -ENOSPC ? ENOSPC : EIO);
+}
+
 static int new_entry(const char *path, int dir) {
   sfp_fs *f = fs();
   int i = 0, j = 0;
@@ -126,7 +134,7 @@ static int zero_fill(int ino, uint64_t from, uint64_t to) {
     size_t n = to - from < sizeof zeros ? (size_t)(to - from) : sizeof zeros;
     int64_t r = sim_disk_write(W, N, slot(ino) + from, zeros, n);
     if (r < 0)
-      return sfp__fail_errno(r == -ENOSPC ? ENOSPC : EIO);
+      return disk_error(r);
     from += n;
   }
   return 0;
@@ -217,7 +225,7 @@ static long pread_at(sfp_fd *f, void *buf, size_t len, uint64_t off) {
     return 0;
   size_t n = size - off < len ? (size_t)(size - off) : len;
   int64_t r = sim_disk_read(W, N, slot(f->ino) + off, buf, n);
-  return r < 0 ? sfp__fail_errno(EIO) : (long)n;
+  return r < 0 ? disk_error(r) : (long)n;
 }
 
 static long pwrite_at(sfp_fd *f, const void *buf, size_t len, uint64_t off) {
@@ -230,7 +238,7 @@ static long pwrite_at(sfp_fd *f, const void *buf, size_t len, uint64_t off) {
     return -1;
   int64_t r = sim_disk_write(W, N, slot(f->ino) + off, buf, len);
   if (r < 0)
-    return sfp__fail_errno(r == -ENOSPC ? ENOSPC : EIO);
+    return disk_error(r);
   if (off + len > in->size)
     in->size = off + len;
   return (long)len;
@@ -308,8 +316,9 @@ int sfp_fsync(int fd) {
   sfp_fd *f = sfp__fd(fd);
   if (!f || f->kind != FD_FILE)
     return sfp__fail_errno(f ? EINVAL : EBADF);
-  if (sim_disk_sync(W, N) != 0)
-    return sfp__fail_errno(EIO);
+  int64_t r = sim_disk_sync(W, N);
+  if (r != 0)
+    return disk_error(r);
   sfp_fs *s = fs();
   if (f->ino >= 0 && !s->ino[f->ino].is_dir) {
     s->ino[f->ino].dsize = s->ino[f->ino].size;

@@ -4,6 +4,8 @@
 #define SIMFUZZ_PROGRAM_INTERNAL_H
 
 #include "program/fiber.h"
+#include <simfuzz/linearize.h>
+#include <simfuzz/simfuzz_client.h>
 #include <simfuzz/simfuzz_program.h>
 
 #include <stddef.h>
@@ -14,7 +16,9 @@
 #define SFP_RXQ 64     /* datagrams queued per UDP socket, then dropped */
 #define SFP_ATEXIT 32  /* atexit handlers per node */
 #define SFP_ARG_BYTES 4096u
-#define SFP_EPOLL_MAX 64 /* descriptors one epoll instance watches */
+#define SFP_EPOLL_MAX 64     /* descriptors one epoll instance watches */
+#define SFP_WAKE_TAG 0x5f50u /* the tag of a blocked call's wake-up timer */
+#define SFP_OPQ 32           /* a client's operations not yet taken, then dropped */
 
 typedef struct dgram {
   uint8_t *data;
@@ -138,18 +142,32 @@ typedef struct sfp_node {
   char *argv[SF_PROGRAM_MAX_ARGS + 1];
   int argc;
   uint16_t next_port;
+  uint64_t seg_draws; /* TCP writes cut or not so far (net.c) */
+  int disk_failed;    /* the disk failed a call of this incarnation (fs.c) */
   char out[SF_PROGRAM_OUTPUT];
   size_t outlen;
   sfp_fs fs;       /* survives a crash (fs.c) */
   void *dirs[8];   /* open directory streams (fs.c), freed at the node's end */
   void *files[16]; /* open stdio streams on files (fs.c), closed at its end */
+  /* a client node (client.c): the operations the scenario gave it, not
+   * yet taken; whether it waits in sf_client_next(); the operation it
+   * invoked last, and whether it completed */
+  sf_client_op opq[SFP_OPQ];
+  uint32_t opq_head, opq_len;
+  int waits_op;
+  size_t last_op;
+  int last_done, probed;
 } sfp_node;
 
 typedef struct sfp_cluster {
   const sf_program *p;
-  const unsigned char *image; /* the program's initial globals */
-  int n;
+  const unsigned char *image;        /* the program's initial globals */
+  const unsigned char *client_image; /* the client's */
+  int n;                             /* the program's nodes: 0 .. n-1 */
+  int total;                         /* and its clients': n .. total-1 */
   sfp_node *node;
+  sf_history hist; /* what the clients recorded (client.c) */
+  int probing;     /* the liveness window opened: each client got a probe */
 } sfp_cluster;
 
 /* The node whose fiber runs (set while it runs). */
@@ -172,6 +190,11 @@ int64_t sfp__mono_now(void);
 
 /* Resume node k if it waits for an event (from a simulator callback). */
 void sfp__wake(sfp_cluster *c, sim_world *w, int k);
+
+/* Fail the run from the running node's fiber, naming `name`, and stop the
+ * node (the caller's site: file, line). */
+void sfp__fail_node(const char *name, const char *file, int line, const char *msg)
+    __attribute__((noreturn));
 
 /* Sockets (net.c): a node's descriptors at boot and at its end; the
  * simulator's datagram and connection callbacks. */

@@ -36,6 +36,7 @@
 #define SFP_HDR 4             /* UDP: source port, destination port */
 #define SFP_EPHEMERAL 49152u  /* the first port of an unbound socket */
 #define SFP_FRAME 32768u      /* TCP bytes per simulator send, at most */
+#define SFP_SPLIT_ONE_IN 4    /* TCP writes cut in two segments: one in this many */
 #define SFP_RX_MAX (4u << 20) /* TCP bytes a socket holds unread; more resets it */
 #define SFP_PIPE_MAX 65536u   /* a pipe's capacity, as Linux's default */
 
@@ -109,6 +110,7 @@ static sfp_fd *by_conn(sfp_node *me, sim_conn c) {
 void sfp__net_boot(sfp_node *me) {
   memset(me->fd, 0, sizeof me->fd);
   me->next_port = SFP_EPHEMERAL;
+  me->seg_draws = 0;
   me->accept_seq = 0;
 }
 
@@ -120,7 +122,7 @@ void sfp__net_end(sfp_node *me, sim_world *w, int k) {
 
 static int node_of(uint32_t addr) {
   uint32_t base = sf_program_addr(0);
-  if ((addr >> 8) != (base >> 8) || addr < base || addr - base >= (uint32_t)C->n)
+  if ((addr >> 8) != (base >> 8) || addr < base || addr - base >= (uint32_t)C->total)
     return -1;
   return (int)(addr - base);
 }
@@ -451,6 +453,19 @@ int sfp_accept(int fd, struct sockaddr *sa, socklen_t *len) {
   return sfp_accept4(fd, sa, len, 0);
 }
 
+/* Where a write of len bytes is cut in two segments, as TCP may send it
+ * (a reader can then see the first part alone), or len for one piece: a
+ * write in SFP_SPLIT_ONE_IN is cut, at a uniform point. The draws are the
+ * node's own (one stream per incarnation), apart from its random stream. */
+static size_t segment_cut(size_t len) {
+  sfp_node *me = sfp__self();
+  if (len < 2)
+    return len;
+  uint64_t stream = sim_stream_id(0xc5, (unsigned)N, sim_node_incarnation(W, N));
+  uint64_t r = sim_draw(W, stream, me->seg_draws++);
+  return r % SFP_SPLIT_ONE_IN ? len : 1 + (size_t)((r >> 8) % (len - 1));
+}
+
 static ssize_t tcp_send(int fd, sfp_fd *f, const void *buf, size_t len) {
   (void)fd;
   if (f->state == T_DEAD) {
@@ -462,8 +477,11 @@ static ssize_t tcp_send(int fd, sfp_fd *f, const void *buf, size_t len) {
   if (f->wr_shut)
     return sfp__fail_errno(EPIPE);
   const uint8_t *b = buf;
+  size_t cut = segment_cut(len);
   for (size_t off = 0; off < len;) {
     size_t n = len - off < SFP_FRAME ? len - off : SFP_FRAME;
+    if (off < cut && off + n > cut)
+      n = cut - off;
     if (frame(W, N, f->conn, F_DATA, b + off, n) != 0)
       return off ? (ssize_t)off : sfp__fail_errno(EPIPE);
     off += n;

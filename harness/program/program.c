@@ -34,8 +34,8 @@
 #include <time.h>
 
 #define SFP_STACK (256u * 1024u) /* a node's stack */
-#define SFP_WAKE_TAG 0x5f50u     /* the tag of a blocked call's wake-up timer */
 #define SFP_HEAP_MAX (64u << 20) /* bytes a node may hold */
+#define SFP_MIN_WAIT 1000u       /* ns: the shortest wait of a blocked call */
 #define BLK_LIVE 0x5346504c49564521ull
 
 /* The node whose fiber runs (set while it runs), and the node whose
@@ -66,15 +66,25 @@ __attribute__((no_sanitize("address"))) static void raw_copy(unsigned char *dst,
     d[i] = src[i];
 }
 
+/* The program node k runs: the target's program, or on a client node the
+ * CLIENT's. */
+static const sf_program *prog_of(const sfp_cluster *c, int k) {
+  return k < c->n ? c->p : c->p->client;
+}
+
 /* Make node n's globals the live ones. The owner's go back to its copy
- * first, at its own program's size (a binary may hold several). */
+ * first, at its own program's size (a binary may hold several, and a
+ * client's globals are not its servers'). */
 static void globals_in(sfp_cluster *c, int n) {
-  size_t len = globals_len(c->p);
+  const sf_program *p = prog_of(c, n);
+  size_t len = globals_len(p);
   if (!len || (owner_c == c && owner_n == n))
     return;
-  if (owner_c && owner_n >= 0 && owner_c->node[owner_n].globals)
-    raw_copy(owner_c->node[owner_n].globals, owner_c->p->globals, globals_len(owner_c->p));
-  raw_copy(c->p->globals, c->node[n].globals, len);
+  if (owner_c && owner_n >= 0 && owner_c->node[owner_n].globals) {
+    const sf_program *op = prog_of(owner_c, owner_n);
+    raw_copy(owner_c->node[owner_n].globals, op->globals, globals_len(op));
+  }
+  raw_copy(p->globals, c->node[n].globals, len);
   owner_c = c;
   owner_n = n;
 }
@@ -104,6 +114,9 @@ fail_node(const char *name, const char *file, int line, const char *msg) {
   if (sim__invariant_failed(sfp__cur_w, sfp__cur_n, name, file, line, "%s", msg))
     abort();
   stop_node();
+}
+void sfp__fail_node(const char *name, const char *file, int line, const char *msg) {
+  fail_node(name, file, line, msg);
 }
 #define FAIL_NODE(name, ...)                                                                       \
   do {                                                                                             \
@@ -176,15 +189,18 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   me->heap.next = me->heap.prev = &me->heap;
   me->natexit = 0;
   me->err = 0;
-  size_t len = globals_len(c->p);
+  me->disk_failed = 0;
+  const sf_program *p = prog_of(c, k);
+  size_t len = globals_len(p);
   if (len)
-    raw_copy(me->globals, c->image, len);   /* a restart starts from the image */
+    raw_copy(me->globals, k < c->n ? c->image : c->client_image, len); /* a restart: the image */
   SIM_ASSERT(owner_c != c || owner_n != k); /* teardown's pair: the live copy is no one's */
   size_t used = 0;
   me->argc = 0;
-  for (int i = 0; i < c->p->nargs && i < SF_PROGRAM_MAX_ARGS; i++) {
-    me->argv[me->argc++] = me->argbuf + used;
-    used += expand(c->p->args[i], k, c->n, me->argbuf + used, sizeof me->argbuf - used);
+  for (int i = 0; i < p->nargs && i < SF_PROGRAM_MAX_ARGS; i++) {
+    me->argv[me->argc++] = me->argbuf + used; /* a client's {node}: its number among clients */
+    used += expand(p->args[i], k < c->n ? k : k - c->n, c->n, me->argbuf + used,
+                   sizeof me->argbuf - used);
     if (used >= sizeof me->argbuf)
       break;
   }
@@ -247,24 +263,28 @@ static const unsigned char *image_of(const sf_program *p) {
 }
 
 void *sf_program_create(const sf_program *p, int nodes) {
-  size_t len = globals_len(p);
+  size_t len = globals_len(p), clen = p->client ? globals_len(p->client) : 0;
   const unsigned char *image = len ? image_of(p) : NULL;
-  if (len && !image)
+  const unsigned char *client_image = clen ? image_of(p->client) : NULL;
+  if ((len && !image) || (clen && !client_image))
     return NULL;
   sfp_cluster *c = calloc(1, sizeof *c);
   if (!c)
     return NULL;
   c->p = p;
   c->image = image;
+  c->client_image = client_image;
   c->n = nodes;
-  c->node = calloc((size_t)nodes, sizeof *c->node);
+  c->total = nodes + (p->client ? p->clients : 0);
+  c->node = calloc((size_t)c->total, sizeof *c->node);
   if (!c->node) {
     free(c);
     return NULL;
   }
-  for (int k = 0; k < nodes; k++) {
-    c->node[k].globals = len ? malloc(len) : NULL;
-    if (len && !c->node[k].globals) {
+  for (int k = 0; k < c->total; k++) {
+    size_t l = globals_len(prog_of(c, k));
+    c->node[k].globals = l ? malloc(l) : NULL;
+    if (l && !c->node[k].globals) {
       sf_program_destroy(c);
       return NULL;
     }
@@ -276,10 +296,11 @@ void sf_program_destroy(void *ctx) {
   sfp_cluster *c = ctx;
   if (!c)
     return;
-  for (int k = 0; k < c->n; k++) {
+  for (int k = 0; k < c->total; k++) {
     SIM_ASSERT(!c->node[k].fiber); /* the world tore every node down first */
     free(c->node[k].globals);
   }
+  sf_history_free(&c->hist);
   if (owner_c == c)
     owner_c = NULL, owner_n = -1;
   free(c->node);
@@ -301,7 +322,7 @@ uint32_t sf_program_addr(int node) {
 
 const char *sf_program_output(void *ctx, int k) {
   sfp_cluster *c = ctx;
-  if (!c || k < 0 || k >= c->n)
+  if (!c || k < 0 || k >= c->total)
     return "";
   return c->node[k].out;
 }
@@ -314,8 +335,12 @@ void sfp__block_until(int64_t until) {
   sfp_node *me = sfp__self();
   sim_timer t = 0;
   if (until != INT64_MAX) {
+    /* at least 1 us: under drift, a wait of a few ns can be a timer of no
+     * true time, after which the clock has not reached `until` yet and
+     * the caller would wait again at the same moment, for ever */
     int64_t now = sfp__mono_now();
-    t = sim_timer_start(sfp__cur_w, sfp__cur_n, until > now ? (uint64_t)(until - now) : 0,
+    uint64_t d = until > now ? (uint64_t)(until - now) : 0;
+    t = sim_timer_start(sfp__cur_w, sfp__cur_n, d && d < SFP_MIN_WAIT ? SFP_MIN_WAIT : d,
                         SFP_WAKE_TAG);
   }
   me->blocked = 1;
@@ -356,10 +381,36 @@ int sfp_atexit(void (*fn)(void)) {
   return 0;
 }
 
+/* The last line of the running node's output (at most 120 bytes), or "". */
+static const char *last_line(char *buf, size_t cap) {
+  sfp_node *me = sfp__self();
+  size_t end = me->outlen < sizeof me->out ? me->outlen : sizeof me->out - 1;
+  while (end > 0 && me->out[end - 1] == '\n')
+    end--;
+  size_t start = end;
+  while (start > 0 && me->out[start - 1] != '\n' && end - start < 120)
+    start--;
+  snprintf(buf, cap, "%.*s", (int)(end - start), me->out + start);
+  return buf;
+}
+
+static void crash_now(sim_world *w, void *arg) {
+  sim_node_crash(w, (int)(uintptr_t)arg);
+}
+
 void sfp__exit(int status) __attribute__((noreturn));
 void sfp__exit(int status) {
+  sfp_node *me = sfp__self();
+  if (status != 0 && me->disk_failed && sfp__cur_n < sfp__cur_c->n) {
+    /* it stopped after the disk failed it: a fail-stop, as a crash (the
+     * heal restarts it), not a failure of the run */
+    sim_at(sfp__cur_w, sim_now(sfp__cur_w), crash_now, (void *)(uintptr_t)sfp__cur_n);
+    stop_node();
+  }
+  char line[128];
   if (status != 0)
-    FAIL_NODE("exit", "node %d exited with status %d", sfp__cur_n, status);
+    FAIL_NODE("exit", "node %d exited with status %d; its last output: \"%s\"", sfp__cur_n, status,
+              last_line(line, sizeof line));
   stop_node();
 }
 
@@ -372,7 +423,7 @@ void sfp_exit(int status) __attribute__((noreturn));
 
 static void node_main(void *arg) {
   sfp_node *me = arg;
-  sfp_exit(sfp__cur_c->p->main(me->argc, me->argv)); /* main returned */
+  sfp_exit(prog_of(sfp__cur_c, sfp__cur_n)->main(me->argc, me->argv)); /* main returned */
 }
 
 void sfp_exit(int status) {

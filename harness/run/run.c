@@ -145,10 +145,17 @@ static void to_disk(const sf_scenario *s, const sf_disk *d, sim_disk_params *p) 
   SIM_ASSERT(p->unsynced_keep_ppm + p->unsynced_corrupt_ppm <= SIM_PPM);
 }
 
+int sf_client_nodes(const sf_target *t) {
+  return t->client_nodes > 0
+             ? (t->client_nodes < SIM_MAX_NODES / 2 ? t->client_nodes : SIM_MAX_NODES / 2)
+             : 0;
+}
+
 int sf_nodes_for(const sf_target *t, const sf_scenario *s) {
   int n = s->nodes ? (int)s->nodes : t->default_nodes;
   int lo = t->min_nodes > 0 ? t->min_nodes : 1;
-  int hi = t->max_nodes > 0 && t->max_nodes <= SIM_MAX_NODES ? t->max_nodes : SIM_MAX_NODES;
+  int room = SIM_MAX_NODES - sf_client_nodes(t); /* the world holds the clients too */
+  int hi = t->max_nodes > 0 && t->max_nodes <= room ? t->max_nodes : room;
   if (n < lo)
     n = lo;
   if (n > hi)
@@ -526,7 +533,7 @@ static sim_world *setup(run_state *rs) {
   const sf_scenario *s = rs->s;
   sim_config c;
   sim_config_default(&c);
-  c.nodes = rs->n;
+  c.nodes = rs->n + sf_client_nodes(t);
   c.seed = s->seed;
   c.tape = s->tape;
   c.tape_len = s->tape_len;

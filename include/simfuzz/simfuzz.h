@@ -116,6 +116,12 @@ typedef struct sf_target {
   /** Abstract state of a node for feedback (role such as follower/leader,
    *  optionally mixed with a small term bucket); 0 = unknown or down. */
   uint32_t (*observe)(void *ctx, sim_world *w, int node);
+  /** Client nodes: the world has this many more nodes after the target's
+   *  own, ids nodes .. nodes + client_nodes - 1, that run the target's
+   *  clients (programs, simfuzz_program.h). The scenario's faults never
+   *  name them (its node numbers are taken modulo the target's nodes), and
+   *  they stay in a split's first group. 0 for most targets. */
+  int client_nodes;
 } sf_target;
 
 /* ---- sometimes, reachability and progress assertions ------------------

@@ -13,6 +13,7 @@
 #define SIMFUZZ_PROGRAM_H
 
 #include <simfuzz/sim.h>
+#include <simfuzz/simfuzz.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,10 @@ typedef struct sf_program {
    *  node's data directory ("."). */
   const char *const *args;
   int nargs;
+  /** The CLIENT (simfuzz_client.h), a program of its own that runs on the
+   *  client nodes, after the servers; NULL without one. */
+  const struct sf_program *client;
+  int clients; /**< client nodes (the target's client_nodes) */
 } sf_program;
 
 /** The per-run context of a program target (sf_target.create). NULL if
@@ -47,6 +52,18 @@ void sf_program_destroy(void *ctx);
 
 /** The node callbacks of every program target (sf_target.ops). */
 extern const sim_node_ops sf_program_ops;
+
+/** Hand a scenario's client operation to a client node (sf_target.workload):
+ *  client op->node modulo the clients. Without a CLIENT, nothing. */
+void sf_program_workload(void *ctx, sim_world *w, const sf_op *op);
+
+/** The end checks of a program target with a CLIENT (sf_target.end_checks):
+ *  the clients' history is linearizable. */
+extern const sf_check sf_program_end_checks[];
+
+/** Liveness of a program target with a CLIENT (sf_target.live): each
+ *  client completed an operation after the heal (simfuzz_client.h). */
+int sf_program_live(void *ctx, sim_world *w);
 
 /** Abstract state of a program node for feedback (sf_target.observe):
  *  running, blocked in a call, exited. */

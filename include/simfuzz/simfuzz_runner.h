@@ -116,6 +116,10 @@ void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *
 /** Number of nodes a scenario runs with on a target. */
 int sf_nodes_for(const sf_target *t, const sf_scenario *s);
 
+/** The target's client nodes in every run (sf_target.client_nodes, at
+ *  most SIM_MAX_NODES / 2). */
+int sf_client_nodes(const sf_target *t);
+
 /** The target the current fuzzer or command-line binary was built for
  *  (defined by the stub that simfuzz_add_target() generates). */
 extern const sf_target *const sf_this_target;

@@ -9,7 +9,8 @@ int sfp_main(int argc, char **argv);
 extern unsigned char __start_sfp_globals[] __attribute__((weak));
 extern unsigned char __stop_sfp_globals[] __attribute__((weak));
 static const char *const args[] = {"beacon", "{node}", "{nodes}", "7000", NULL};
-static const sf_program program = {"x", sfp_main, __start_sfp_globals, __stop_sfp_globals, args, 4};
+static const sf_program program = {"x",  sfp_main, __start_sfp_globals, __stop_sfp_globals, args, 4,
+                                   NULL, 0};
 
 static void *create(int nodes) {
   return sf_program_create(&program, nodes);
@@ -23,4 +24,7 @@ const sf_target sf_target_x = {.name = "x",
                                .create = create,
                                .destroy = sf_program_destroy,
                                .ops = &sf_program_ops,
-                               .observe = sf_program_observe};
+                               .observe = sf_program_observe,
+                               .workload = sf_program_workload,
+                               .end_checks = sf_program_end_checks,
+                               .live = sf_program_live};

@@ -1,0 +1,443 @@
+/* kvstore: a small replicated key-value store, an ordinary Linux server.
+ *
+ *   kvstore ID HOST:PORT HOST:PORT HOST:PORT ...   (one address per node)
+ *
+ * Node 0 is the primary; the others are backups. Everything is one
+ * single-threaded epoll loop over TCP, with line-based messages:
+ *
+ *   client -> primary   PUT key value      -> OK
+ *                       GET key            -> VAL value (0: never written)
+ *   primary -> backup   REP seq key value  -> ACK seq
+ *
+ * The primary logs a PUT in its write-ahead log (the file "wal", one line
+ * "seq key value" per record) and fsyncs it, applies it, sends it to every
+ * backup, and answers the client once one backup has logged it too (a
+ * majority of three). A PUT still waiting is sent again, on a new
+ * connection if need be, every RETRY_MS. When the log holds COMPACT
+ * records, the primary writes every key to "snap.tmp", fsyncs it, renames
+ * it over "snap", fsyncs the directory and empties the log. At start a
+ * node reads "snap", then "wal".
+ *
+ * Planted bugs, each behind a define (examples/programs/CMakeLists.txt):
+ *   KV_BUG_DIRSYNC   the compaction's rename is not followed by an fsync
+ *                    of the directory: after a crash "snap" may be the old
+ *                    one while the emptied log is durable;
+ *   KV_BUG_ACK_EARLY the primary syncs its log 20 ms after its first unsynced
+ *                    record (a group commit), and a backup's ACK can come
+ *                    first: the client hears OK before the primary's fsync;
+ *   KV_BUG_REALTIME  the resend timeout is measured on CLOCK_REALTIME, so
+ *                    a clock stepped back stops the resends;
+ *   KV_BUG_PARTIAL   a read is taken to hold whole lines: a line split
+ *                    across two TCP segments is parsed in two pieces.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAXN 5
+#define KEYS 64
+#define CONNS 32
+#define PENDING 64
+#define LINE 128
+#define RETRY_MS 200
+#define COMPACT 6
+
+typedef struct conn {
+  int fd;         /* -1: free */
+  int peer;       /* the primary's link to backup `peer`; -1: accepted */
+  int connecting; /* a link whose connect is in progress */
+  char in[4 * LINE];
+  size_t len;
+} conn;
+
+typedef struct pending {
+  int used;
+  unsigned long seq;
+  int client; /* the client's descriptor */
+  unsigned key;
+  unsigned long value;
+  int64_t sent; /* when it was last sent to the backups (ms) */
+} pending;
+
+static int id, nodes;
+static struct sockaddr_in addr[MAXN];
+static unsigned long val[KEYS];
+static conn conns[CONNS];
+static pending pend[PENDING];
+static unsigned long next_seq;
+static int ep, wal = -1, wal_records;
+static int64_t last_retry;
+#ifdef KV_BUG_ACK_EARLY
+static int unsynced;
+static int64_t unsynced_since;
+#endif
+
+static void die(const char *what) {
+  fprintf(stderr, "kvstore %d: %s: %s\n", id, what, strerror(errno));
+  exit(1);
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+#ifdef KV_BUG_REALTIME
+  clock_gettime(CLOCK_REALTIME, &ts);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int parse_addr(const char *s, struct sockaddr_in *a) {
+  char host[64];
+  const char *colon = strrchr(s, ':');
+  if (!colon || (size_t)(colon - s) >= sizeof host)
+    return -1;
+  memcpy(host, s, (size_t)(colon - s));
+  host[colon - s] = 0;
+  memset(a, 0, sizeof *a);
+  a->sin_family = AF_INET;
+  a->sin_port = htons((uint16_t)atoi(colon + 1));
+  return inet_pton(AF_INET, host, &a->sin_addr) == 1 ? 0 : -1;
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static void sync_dir(void) {
+  int d = open(".", O_RDONLY | O_DIRECTORY);
+  if (d < 0 || fsync(d) != 0)
+    die("fsync .");
+  close(d);
+}
+
+/* Read "snap" (lines "key value", then "S seq") or the log (lines "seq
+ * key value"); returns the bytes of its whole records. */
+static long load(const char *path, int log) {
+  FILE *f = fopen(path, "r");
+  long good = 0;
+  if (!f)
+    return 0;
+  char line[LINE];
+  while (fgets(line, sizeof line, f)) {
+    unsigned long seq = 0, v = 0;
+    unsigned k = 0;
+    size_t n = strlen(line);
+    int ok = n && line[n - 1] == '\n' &&
+             (log ? sscanf(line, "%lu %u %lu", &seq, &k, &v) == 3
+                  : sscanf(line, "%u %lu", &k, &v) == 2 || sscanf(line, "S %lu", &seq) == 1);
+    if (!ok || k >= KEYS)
+      break; /* a torn last record: what follows is not ours */
+    if (line[0] != 'S')
+      val[k] = v;
+    if (seq > next_seq)
+      next_seq = seq;
+    wal_records += log;
+    good += (long)n;
+  }
+  fclose(f);
+  return good;
+}
+
+static void wal_sync(void) {
+  if (fsync(wal) != 0)
+    die("fsync wal");
+}
+
+static void wal_append(unsigned long seq, unsigned k, unsigned long v) {
+  char rec[LINE];
+  int n = snprintf(rec, sizeof rec, "%lu %u %lu\n", seq, k, v);
+  if (write(wal, rec, (size_t)n) != n)
+    die("write wal");
+  wal_records++;
+}
+
+/* Every key into "snap" (atomically: a new file renamed over the old one),
+ * then an empty log. */
+static void compact(void) {
+  int fd = open("snap.tmp", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    die("open snap.tmp");
+  for (unsigned k = 0; k < KEYS; k++) {
+    char rec[LINE];
+    int n = snprintf(rec, sizeof rec, "%u %lu\n", k, val[k]);
+    if (val[k] && write(fd, rec, (size_t)n) != n)
+      die("write snap.tmp");
+  }
+  char rec[LINE];
+  int n = snprintf(rec, sizeof rec, "S %lu\n", next_seq); /* sequence numbers go on */
+  if (write(fd, rec, (size_t)n) != n)
+    die("write snap.tmp");
+  if (fsync(fd) != 0)
+    die("fsync snap.tmp");
+  close(fd);
+  if (rename("snap.tmp", "snap") != 0)
+    die("rename");
+#ifndef KV_BUG_DIRSYNC
+  sync_dir();
+#endif
+  if (ftruncate(wal, 0) != 0 || lseek(wal, 0, SEEK_SET) != 0)
+    die("truncate wal");
+  wal_sync();
+  wal_records = 0;
+}
+
+/* ---- connections ------------------------------------------------------ */
+
+static conn *add_conn(int fd, int peer, int connecting) {
+  for (int i = 0; i < CONNS; i++)
+    if (conns[i].fd < 0) {
+      conns[i].fd = fd;
+      conns[i].peer = peer;
+      conns[i].connecting = connecting;
+      conns[i].len = 0;
+      struct epoll_event e = {.events = connecting ? EPOLLOUT : EPOLLIN, .data.u32 = (uint32_t)i};
+      if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e) != 0)
+        die("epoll_ctl");
+      return &conns[i];
+    }
+  close(fd);
+  return NULL;
+}
+
+static void drop_conn(conn *c) {
+  for (int i = 0; i < PENDING; i++)
+    if (pend[i].used && pend[i].client == c->fd)
+      pend[i].client = -1; /* its client is gone: log it, answer no one */
+  epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+  close(c->fd);
+  c->fd = -1;
+}
+
+static void say(int fd, const char *line) {
+  size_t n = strlen(line);
+  if (fd >= 0 && send(fd, line, n, MSG_NOSIGNAL) != (ssize_t)n)
+    return; /* the peer's problem: it reconnects */
+}
+
+/* The primary's link to backup k (connected or not yet), or NULL. */
+static conn *link_to(int k) {
+  for (int i = 0; i < CONNS; i++)
+    if (conns[i].fd >= 0 && conns[i].peer == k)
+      return &conns[i];
+  return NULL;
+}
+
+/* A link's connect finished: in use from now on, or closed. */
+static void connected(conn *c) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+    drop_conn(c);
+    return;
+  }
+  c->connecting = 0;
+  struct epoll_event e = {.events = EPOLLIN, .data.u32 = (uint32_t)(c - conns)};
+  if (epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &e) != 0)
+    die("epoll_ctl");
+}
+
+/* The primary's links to the backups: opened again if they broke. */
+static void connect_backups(void) {
+  for (int k = 1; k < nodes; k++) {
+    if (link_to(k))
+      continue;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+      die("socket");
+    int r = connect(fd, (struct sockaddr *)&addr[k], sizeof addr[k]);
+    if (r != 0 && errno != EINPROGRESS) {
+      close(fd);
+      continue;
+    }
+    add_conn(fd, k, r != 0);
+  }
+}
+
+static void replicate(const pending *p) {
+  char line[LINE];
+  snprintf(line, sizeof line, "REP %lu %u %lu\n", p->seq, p->key, p->value);
+  for (int k = 1; k < nodes; k++) {
+    conn *c = link_to(k);
+    if (c && !c->connecting)
+      say(c->fd, line);
+  }
+}
+
+/* Send the waiting PUTs again: a backup that restarted lost them. */
+static void retry(void) {
+  int64_t now = now_ms();
+  if (now - last_retry < RETRY_MS)
+    return;
+  last_retry = now;
+  connect_backups();
+  for (int i = 0; i < PENDING; i++)
+    if (pend[i].used && now - pend[i].sent >= RETRY_MS) {
+      pend[i].sent = now;
+      replicate(&pend[i]);
+    }
+}
+
+/* ---- messages ------------------------------------------------------- */
+
+static void put(conn *c, unsigned k, unsigned long v) {
+  int slot = -1;
+  for (int i = 0; i < PENDING && slot < 0; i++)
+    if (!pend[i].used)
+      slot = i;
+  if (slot < 0) {
+    say(c->fd, "BUSY\n");
+    return;
+  }
+  pending *p = &pend[slot];
+  p->used = 1;
+  p->seq = ++next_seq;
+  p->client = c->fd;
+  p->key = k;
+  p->value = v;
+  p->sent = now_ms();
+  wal_append(p->seq, k, v);
+#ifdef KV_BUG_ACK_EARLY
+  if (!unsynced)
+    unsynced_since = now_ms(); /* the loop syncs the log 20 ms later */
+  unsynced = 1;
+#else
+  wal_sync();
+#endif
+  val[k] = v;
+  replicate(p);
+}
+
+static void acked(unsigned long seq) {
+  for (int i = 0; i < PENDING; i++)
+    if (pend[i].used && pend[i].seq == seq) {
+      say(pend[i].client, "OK\n");
+      pend[i].used = 0;
+    }
+  int waiting = 0;
+  for (int i = 0; i < PENDING; i++)
+    waiting |= pend[i].used;
+  if (!waiting && wal_records >= COMPACT)
+    compact();
+}
+
+static void handle(conn *c, char *line) {
+  unsigned long seq, v;
+  unsigned k;
+  char reply[LINE];
+  if (sscanf(line, "PUT %u %lu", &k, &v) == 2 && id == 0 && k < KEYS) {
+    put(c, k, v);
+  } else if (sscanf(line, "GET %u", &k) == 1 && id == 0 && k < KEYS) {
+    snprintf(reply, sizeof reply, "VAL %lu\n", val[k]);
+    say(c->fd, reply);
+  } else if (sscanf(line, "REP %lu %u %lu", &seq, &k, &v) == 3 && id != 0 && k < KEYS) {
+    wal_append(seq, k, v);
+    wal_sync();
+    val[k] = v;
+    snprintf(reply, sizeof reply, "ACK %lu\n", seq);
+    say(c->fd, reply);
+  } else if (sscanf(line, "ACK %lu", &seq) == 1 && id == 0) {
+    acked(seq);
+  }
+}
+
+/* Read what arrived on a connection and handle each whole line. */
+static void input(conn *c) {
+  ssize_t n = read(c->fd, c->in + c->len, sizeof c->in - c->len - 1);
+  if (n <= 0) {
+    if (n == 0 || (errno != EAGAIN && errno != EINTR))
+      drop_conn(c);
+    return;
+  }
+  c->len += (size_t)n;
+  c->in[c->len] = 0;
+  char *start = c->in, *nl;
+  while ((nl = memchr(start, '\n', c->len - (size_t)(start - c->in)))) {
+    *nl = 0;
+    int fd = c->fd;
+    handle(c, start);
+    if (c->fd != fd)
+      return; /* dropped meanwhile */
+    start = nl + 1;
+  }
+#ifdef KV_BUG_PARTIAL
+  if (start < c->in + c->len)
+    handle(c, start); /* "the rest of the read is a line too" */
+  c->len = 0;
+#else
+  c->len -= (size_t)(start - c->in);
+  memmove(c->in, start, c->len);
+  if (c->len == sizeof c->in - 1)
+    drop_conn(c); /* a line longer than any message */
+#endif
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3 || argc - 2 > MAXN) {
+    fprintf(stderr, "usage: kvstore ID HOST:PORT HOST:PORT ...\n");
+    return 2;
+  }
+  id = atoi(argv[1]);
+  nodes = argc - 2;
+  for (int k = 0; k < nodes; k++)
+    if (parse_addr(argv[2 + k], &addr[k]) != 0) {
+      fprintf(stderr, "kvstore: bad address %s\n", argv[2 + k]);
+      return 2;
+    }
+  for (int i = 0; i < CONNS; i++)
+    conns[i].fd = -1;
+  load("snap", 0);
+  long good = load("wal", 1);
+  wal = open("wal", O_WRONLY | O_CREAT, 0644);
+  if (wal < 0 || ftruncate(wal, good) != 0 || lseek(wal, good, SEEK_SET) != good)
+    die("open wal"); /* a torn tail goes: new records follow the last whole one */
+  wal_sync();
+  sync_dir(); /* the log's name, the first time */
+
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr[id], sizeof addr[id]) != 0 ||
+      listen(lfd, 16) != 0)
+    die("listen");
+  ep = epoll_create1(0);
+  struct epoll_event le = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+  if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &le) != 0)
+    die("epoll");
+  last_retry = now_ms() - RETRY_MS;
+  for (;;) {
+    struct epoll_event ev[16];
+    int n = epoll_wait(ep, ev, 16, 50);
+    if (n < 0 && errno != EINTR)
+      die("epoll_wait");
+    for (int i = 0; i < n; i++) {
+      if (ev[i].data.u32 == UINT32_MAX) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd >= 0)
+          add_conn(fd, -1, 0);
+      } else if (conns[ev[i].data.u32].fd < 0) {
+        continue; /* closed by an earlier event of this round */
+      } else if (conns[ev[i].data.u32].connecting) {
+        connected(&conns[ev[i].data.u32]);
+      } else {
+        input(&conns[ev[i].data.u32]);
+      }
+    }
+#ifdef KV_BUG_ACK_EARLY
+    if (unsynced && now_ms() - unsynced_since >= 20) { /* a group commit */
+      wal_sync();
+      unsynced = 0;
+    }
+#endif
+    if (id == 0)
+      retry();
+  }
+}

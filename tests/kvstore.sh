@@ -1,0 +1,101 @@
+#!/bin/sh
+# The kvstore example (examples/programs/kvstore): an ordinary Linux server
+# (TCP, epoll, a write-ahead log with fsync and a renamed snapshot) that
+# runs for real and, unmodified, as simulated nodes with a CLIENT.
+#   1. for real: three processes on 127.0.0.1 and the kvctl client; the
+#      primary restarts on its files and still has what it acknowledged;
+#   2. simulated: the correct store passes a sweep; each planted bug is
+#      found by the sweep, minimized, and replays with the same trace hash
+#      in the command line, libFuzzer and AFL++ binaries.
+# usage: kvstore.sh BUILD_DIR
+T_NAME=kvstore
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+B=$(cd "$1" && pwd)
+for t in kvstore_server kvctl simfuzz-kvstore simfuzz-kvstore_bug_dirsync \
+  simfuzz-kvstore_bug_ack_early simfuzz-kvstore_bug_partial; do
+  [ -x "$B/bin/$t" ] || fail "no $B/bin/$t"
+done
+in_empty_dir
+
+# 1. for real
+pids=""
+stop_servers() {
+  for p in $pids; do kill "$p" 2> /dev/null; done
+  for p in $pids; do wait "$p" 2> /dev/null; done
+  pids=""
+}
+trap 'stop_servers' EXIT
+start_server() { # K ADDRS...: node K in $work/real/nK
+  k=$1
+  shift
+  mkdir -p "$work/real/n$k"
+  (cd "$work/real/n$k" && exec "$B/bin/kvstore_server" "$k" "$@" > out.log 2>&1) &
+  pids="$pids $!"
+}
+kv() { "$B/bin/kvctl" "127.0.0.1:$port" "$@" 2> "$work/kvctl.err"; }
+started=0
+for try in 1 2 3 4 5; do # a free port, three in a row
+  port=$((20000 + ($$ * 7 + try * 997) % 40000))
+  addrs="127.0.0.1:$port 127.0.0.1:$((port + 1)) 127.0.0.1:$((port + 2))"
+  # shellcheck disable=SC2086
+  for k in 0 1 2; do start_server $k $addrs; done
+  sleep 0.3
+  if [ "$(kv PUT 1 11)" = OK ]; then
+    started=1
+    break
+  fi
+  stop_servers
+  rm -rf "$work/real"
+done
+[ $started = 1 ] || fail "real servers did not answer: $(cat "$work/real/n0/out.log" "$work/kvctl.err" 2> /dev/null)"
+for i in 2 3 4 5 6 7 8 9; do
+  [ "$(kv PUT "$i" "$((i * 11))")" = OK ] || fail "real PUT $i: $(cat "$work/kvctl.err")"
+done
+[ "$(kv GET 5)" = "VAL 55" ] || fail "real GET 5: $(kv GET 5)"
+[ -s "$work/real/n0/snap" ] && [ -s "$work/real/n1/wal" ] ||
+  fail "no snapshot on the primary or log on a backup: $(ls "$work/real/n0" "$work/real/n1")"
+# the primary stops and starts again on its files
+first=$(echo "$pids" | awk '{print $1}')
+kill "$first" && wait "$first" 2> /dev/null
+# shellcheck disable=SC2086
+start_server 0 $addrs
+[ "$(kv GET 9)" = "VAL 99" ] && [ "$(kv GET 1)" = "VAL 11" ] ||
+  fail "after the primary's restart: GET 9 '$(kv GET 9)', GET 1 '$(kv GET 1)'"
+stop_servers
+ok "for real: 3 processes on 127.0.0.1; kvctl writes and reads; the primary restarts on its files"
+
+# 2. simulated
+K=$B/bin/simfuzz-kvstore
+"$K" sweep --seeds 1-200 -q > "$work/clean.log" 2>&1 ||
+  fail "the correct kvstore failed the sweep: $(tail -n 3 "$work/clean.log")"
+ok "the correct kvstore passes 200 random scenarios"
+hash_of() { "$@" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -n 1; }
+# each bug: BUG SEEDS (a range the sweep finds it in)
+for spec in dirsync:1-300 ack_early:1800-1810 partial:80-100; do
+  bug=${spec%%:*} seeds=${spec#*:}
+  V=$B/bin/simfuzz-kvstore_bug_$bug
+  "$V" sweep --seeds "$seeds" -o "$work/found_$bug" -q > "$work/sw_$bug.log" 2>&1
+  [ $? = 1 ] || fail "kvstore_bug_$bug: the sweep over $seeds found nothing: $(tail -n 2 "$work/sw_$bug.log")"
+  crash=$(grep -l . "$work/found_$bug"/*.pb 2> /dev/null | head -n 1)
+  [ -n "$crash" ] || fail "kvstore_bug_$bug: no crash file"
+  "$V" replay -q "$crash" > "$work/orig_$bug.log" 2>&1
+  inv=$(sed -n 's/.*-> FAILED \([a-z_]*\).*/\1/p' "$work/orig_$bug.log")
+  "$V" minimize "$crash" -o "$work/min_$bug.pb" --max-tries 150 -q > "$work/min_$bug.log" 2>&1 ||
+    fail "kvstore_bug_$bug: minimize: $(tail -n 3 "$work/min_$bug.log")"
+  before=$("$V" show "$crash" 2> /dev/null | grep -c "^steps {")
+  after=$("$V" show "$work/min_$bug.pb" 2> /dev/null | grep -c "^steps {")
+  [ "$after" -le "$before" ] || fail "kvstore_bug_$bug: minimize grew $before steps to $after"
+  c=$("$V" replay -q "$work/min_$bug.pb" 2>&1 | sed -n "s/.*hash \([0-9a-f]*\) -> FAILED $inv.*/\1/p")
+  [ -n "$c" ] || fail "kvstore_bug_$bug: the minimized scenario does not fail with $inv"
+  a=$c x=$c
+  LF=$B/fuzz/kvstore_bug_${bug}_fuzzer AF=$B/fuzz/kvstore_bug_${bug}_afl
+  [ ! -x "$LF" ] || a=$(hash_of "$LF" "$work/min_$bug.pb")
+  [ ! -x "$AF" ] || x=$(hash_of "$AF" "$work/min_$bug.pb")
+  [ "$a" = "$c" ] && [ "$x" = "$c" ] ||
+    fail "kvstore_bug_$bug: hash $c in the CLI, '$a' in libFuzzer, '$x' in AFL++"
+  "$K" replay -q "$work/min_$bug.pb" > /dev/null 2>&1 ||
+    fail "kvstore_bug_$bug: the correct kvstore fails the minimized scenario"
+  ok "kvstore_bug_$bug: the sweep finds $inv, minimize keeps $after of $before steps, hash $c in all binaries"
+done
+finish
