@@ -36,7 +36,7 @@
 #define SFP_HDR 4             /* UDP: source port, destination port */
 #define SFP_EPHEMERAL 49152u  /* the first port of an unbound socket */
 #define SFP_FRAME 32768u      /* TCP bytes per simulator send, at most */
-#define SFP_SPLIT_ONE_IN 4    /* TCP writes cut in two segments: one in this many */
+#define SFP_SPLIT_ONE_IN 16   /* TCP writes cut in two segments: one in this many */
 #define SFP_RX_MAX (4u << 20) /* TCP bytes a socket holds unread; more resets it */
 #define SFP_PIPE_MAX 65536u   /* a pipe's capacity, as Linux's default */
 

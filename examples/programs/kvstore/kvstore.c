@@ -6,27 +6,40 @@
  * single-threaded epoll loop over TCP, with line-based messages:
  *
  *   client -> primary   PUT key value      -> OK
- *                       GET key            -> VAL value (0: never written)
- *   primary -> backup   REP seq key value  -> ACK seq
+ *   client -> any node  GET key            -> VAL value (0: never written),
+ *                                             or NOLEASE from a backup
+ *   primary -> backup   SET key value ... UPTO seq  -> HAVE seq
+ *                       REP seq key value  -> ACK seq
+ *   backup -> primary   LEASE? n           -> GRANT n
  *
- * The primary logs a PUT in its write-ahead log (the file "wal", one line
- * "seq key value" per record) and fsyncs it, applies it, sends it to every
- * backup, and answers the client once one backup has logged it too (a
- * majority of three). A PUT still waiting is sent again, on a new
- * connection if need be, every RETRY_MS. When the log holds COMPACT
- * records, the primary writes every key to "snap.tmp", fsyncs it, renames
- * it over "snap", fsyncs the directory and empties the log. At start a
- * node reads "snap", then "wal".
+ * Writes. The primary logs a PUT in its write-ahead log (the file "wal",
+ * one line "seq key value" per record) and fsyncs it, applies it and sends
+ * it to every backup. It answers the client once one backup has logged it
+ * (a majority of three) and every backup that may hold a read lease has
+ * too. A write still waiting is sent again every RETRY_MS, on a new
+ * connection if need be; a new connection first carries the whole state
+ * (SET lines, then UPTO). When the log holds COMPACT records, a node writes
+ * every key to "snap.tmp", fsyncs it, renames it over "snap", fsyncs the
+ * directory and empties the log. At start a node reads "snap", then "wal".
  *
- * Planted bugs, each behind a define (examples/programs/CMakeLists.txt):
+ * Reads. The primary answers any GET. A backup answers one while it holds
+ * a read lease: it asks for one every RETRY_MS, and a grant makes it valid
+ * for LEASE_B ms from the moment it asked. The primary grants only to a
+ * backup that has every write it acknowledged, and then counts the lease
+ * LEASE_P ms from the grant: LEASE_B / 0.9 < LEASE_P / 1.1, so with clocks
+ * that drift by up to 10 % the backup's lease ends first. A primary that
+ * starts waits LEASE_P before it acknowledges anything (its last life's
+ * grants). Lease times are on CLOCK_MONOTONIC, which no one sets.
+ *
+ * Planted bugs, each behind a define (the top CMakeLists.txt):
  *   KV_BUG_DIRSYNC   the compaction's rename is not followed by an fsync
  *                    of the directory: after a crash "snap" may be the old
  *                    one while the emptied log is durable;
  *   KV_BUG_ACK_EARLY the primary syncs its log 20 ms after its first unsynced
  *                    record (a group commit), and a backup's ACK can come
  *                    first: the client hears OK before the primary's fsync;
- *   KV_BUG_REALTIME  the resend timeout is measured on CLOCK_REALTIME, so
- *                    a clock stepped back stops the resends;
+ *   KV_BUG_REALTIME  a backup times its lease on CLOCK_REALTIME: a clock
+ *                    stepped back stretches it past the primary's count;
  *   KV_BUG_PARTIAL   a read is taken to hold whole lines: a line split
  *                    across two TCP segments is parsed in two pieces.
  */
@@ -51,6 +64,8 @@
 #define LINE 128
 #define RETRY_MS 200
 #define COMPACT 6
+#define LEASE_P 1000 /* ms: a lease as the primary counts it, from its grant */
+#define LEASE_B 700  /* ms: as a backup counts it, from its request */
 
 typedef struct conn {
   int fd;         /* -1: free */
@@ -66,7 +81,8 @@ typedef struct pending {
   int client; /* the client's descriptor */
   unsigned key;
   unsigned long value;
-  int64_t sent; /* when it was last sent to the backups (ms) */
+  int64_t sent;      /* when it was last sent to the backups (ms) */
+  unsigned acked_by; /* the backups that logged it (bit k) */
 } pending;
 
 static int id, nodes;
@@ -77,6 +93,16 @@ static pending pend[PENDING];
 static unsigned long next_seq;
 static int ep, wal = -1, wal_records;
 static int64_t last_retry;
+/* the primary's view of the backups */
+static int64_t lease_until[MAXN];  /* a lease it granted may last until */
+static unsigned long have[MAXN];   /* the backup has every write up to */
+static int synced[MAXN];           /* its link carried the whole state */
+static unsigned long acknowledged; /* the last write answered OK */
+static int64_t quiet_until;        /* no OK before (an earlier life's leases) */
+/* a backup's lease */
+static int primary_fd = -1;
+static unsigned long asked;
+static int64_t asked_at, lease_end;
 #ifdef KV_BUG_ACK_EARLY
 static int unsynced;
 static int64_t unsynced_since;
@@ -87,14 +113,23 @@ static void die(const char *what) {
   exit(1);
 }
 
-static int64_t now_ms(void) {
+static int64_t ms_of(clockid_t clock) {
   struct timespec ts;
-#ifdef KV_BUG_REALTIME
-  clock_gettime(CLOCK_REALTIME, &ts);
-#else
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-#endif
+  clock_gettime(clock, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t now_ms(void) {
+  return ms_of(CLOCK_MONOTONIC);
+}
+
+/* The clock of a backup's lease. */
+static int64_t lease_clock(void) {
+#ifdef KV_BUG_REALTIME
+  return ms_of(CLOCK_REALTIME);
+#else
+  return ms_of(CLOCK_MONOTONIC);
+#endif
 }
 
 static int parse_addr(const char *s, struct sockaddr_in *a) {
@@ -212,6 +247,10 @@ static void drop_conn(conn *c) {
   for (int i = 0; i < PENDING; i++)
     if (pend[i].used && pend[i].client == c->fd)
       pend[i].client = -1; /* its client is gone: log it, answer no one */
+  if (c->fd == primary_fd)
+    primary_fd = -1;
+  if (c->peer > 0)
+    synced[c->peer] = 0;
   epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   c->fd = -1;
@@ -231,6 +270,18 @@ static conn *link_to(int k) {
   return NULL;
 }
 
+/* A new link to a backup carries the whole state first. */
+static void send_state(conn *c) {
+  char line[LINE];
+  for (unsigned k = 0; k < KEYS; k++)
+    if (val[k]) {
+      snprintf(line, sizeof line, "SET %u %lu\n", k, val[k]);
+      say(c->fd, line);
+    }
+  snprintf(line, sizeof line, "UPTO %lu\n", next_seq);
+  say(c->fd, line);
+}
+
 /* A link's connect finished: in use from now on, or closed. */
 static void connected(conn *c) {
   int err = 0;
@@ -243,6 +294,7 @@ static void connected(conn *c) {
   struct epoll_event e = {.events = EPOLLIN, .data.u32 = (uint32_t)(c - conns)};
   if (epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &e) != 0)
     die("epoll_ctl");
+  send_state(c);
 }
 
 /* The primary's links to the backups: opened again if they broke. */
@@ -258,7 +310,9 @@ static void connect_backups(void) {
       close(fd);
       continue;
     }
-    add_conn(fd, k, r != 0);
+    conn *c = add_conn(fd, k, r != 0);
+    if (c && r == 0)
+      send_state(c);
   }
 }
 
@@ -272,9 +326,34 @@ static void replicate(const pending *p) {
   }
 }
 
-/* Send the waiting PUTs again: a backup that restarted lost them. */
+/* ---- the primary -------------------------------------------------------- */
+
+/* Answer a waiting write if it may be: one backup logged it, and so did
+ * every backup that may hold a lease. */
+static void try_answer(pending *p) {
+  int64_t now = now_ms();
+  if (!p->used || !p->acked_by || now < quiet_until)
+    return;
+  for (int k = 1; k < nodes; k++)
+    if (lease_until[k] > now && !(p->acked_by & 1u << k))
+      return;
+  say(p->client, "OK\n");
+  if (p->seq > acknowledged)
+    acknowledged = p->seq;
+  p->used = 0;
+  int waiting = 0;
+  for (int i = 0; i < PENDING; i++)
+    waiting |= pend[i].used;
+  if (!waiting && wal_records >= COMPACT)
+    compact();
+}
+
+/* Send the waiting PUTs again (a backup that restarted lost them), and
+ * answer those whose leases ran out. */
 static void retry(void) {
   int64_t now = now_ms();
+  for (int i = 0; i < PENDING; i++)
+    try_answer(&pend[i]);
   if (now - last_retry < RETRY_MS)
     return;
   last_retry = now;
@@ -285,8 +364,6 @@ static void retry(void) {
       replicate(&pend[i]);
     }
 }
-
-/* ---- messages ------------------------------------------------------- */
 
 static void put(conn *c, unsigned k, unsigned long v) {
   int slot = -1;
@@ -304,6 +381,7 @@ static void put(conn *c, unsigned k, unsigned long v) {
   p->key = k;
   p->value = v;
   p->sent = now_ms();
+  p->acked_by = 0;
   wal_append(p->seq, k, v);
 #ifdef KV_BUG_ACK_EARLY
   if (!unsynced)
@@ -316,18 +394,58 @@ static void put(conn *c, unsigned k, unsigned long v) {
   replicate(p);
 }
 
-static void acked(unsigned long seq) {
+/* Backup k logged every write up to seq (HAVE), or write seq (ACK). */
+static void logged(int k, unsigned long seq, int all) {
+  if (k <= 0 || k >= nodes)
+    return;
+  if (all) {
+    have[k] = seq;
+    synced[k] = 1;
+  } else if (synced[k] && seq == have[k] + 1) {
+    have[k] = seq; /* one link carries the writes in order */
+  }
   for (int i = 0; i < PENDING; i++)
-    if (pend[i].used && pend[i].seq == seq) {
-      say(pend[i].client, "OK\n");
-      pend[i].used = 0;
+    if (pend[i].used && (all ? pend[i].seq <= seq : pend[i].seq == seq)) {
+      pend[i].acked_by |= 1u << k;
+      try_answer(&pend[i]);
     }
-  int waiting = 0;
-  for (int i = 0; i < PENDING; i++)
-    waiting |= pend[i].used;
-  if (!waiting && wal_records >= COMPACT)
-    compact();
 }
+
+/* A backup asks for a lease: granted if it has every write answered OK. */
+static void lease_asked(conn *c, unsigned long n) {
+  int k = c->peer;
+  if (k <= 0 || k >= nodes || !synced[k] || have[k] < acknowledged)
+    return;
+  lease_until[k] = now_ms() + LEASE_P;
+  char line[LINE];
+  snprintf(line, sizeof line, "GRANT %lu\n", n);
+  say(c->fd, line);
+}
+
+/* ---- a backup ------------------------------------------------------------- */
+
+static void ask_lease(void) {
+  static int64_t last;
+  int64_t now = now_ms();
+  if (primary_fd < 0 || now - last < RETRY_MS)
+    return;
+  last = now;
+  char line[LINE];
+  snprintf(line, sizeof line, "LEASE? %lu\n", ++asked);
+  asked_at = lease_clock();
+  say(primary_fd, line);
+}
+
+static void granted(unsigned long n) {
+  if (n == asked)
+    lease_end = asked_at + LEASE_B;
+}
+
+static void from_primary(conn *c) {
+  primary_fd = c->fd;
+}
+
+/* ---- messages ------------------------------------------------------- */
 
 static void handle(conn *c, char *line) {
   unsigned long seq, v;
@@ -335,17 +453,40 @@ static void handle(conn *c, char *line) {
   char reply[LINE];
   if (sscanf(line, "PUT %u %lu", &k, &v) == 2 && id == 0 && k < KEYS) {
     put(c, k, v);
-  } else if (sscanf(line, "GET %u", &k) == 1 && id == 0 && k < KEYS) {
-    snprintf(reply, sizeof reply, "VAL %lu\n", val[k]);
+  } else if (sscanf(line, "GET %u", &k) == 1 && k < KEYS) {
+    if (id == 0 || lease_clock() < lease_end)
+      snprintf(reply, sizeof reply, "VAL %lu\n", val[k]);
+    else
+      snprintf(reply, sizeof reply, "NOLEASE\n");
     say(c->fd, reply);
   } else if (sscanf(line, "REP %lu %u %lu", &seq, &k, &v) == 3 && id != 0 && k < KEYS) {
+    from_primary(c);
     wal_append(seq, k, v);
     wal_sync();
     val[k] = v;
     snprintf(reply, sizeof reply, "ACK %lu\n", seq);
     say(c->fd, reply);
+  } else if (sscanf(line, "SET %u %lu", &k, &v) == 2 && id != 0 && k < KEYS) {
+    from_primary(c);
+    wal_append(0, k, v);
+    val[k] = v;
+  } else if (sscanf(line, "UPTO %lu", &seq) == 1 && id != 0) {
+    from_primary(c);
+    wal_sync();
+    if (seq > next_seq)
+      next_seq = seq;
+    snprintf(reply, sizeof reply, "HAVE %lu\n", seq);
+    say(c->fd, reply);
+    if (wal_records >= 8 * COMPACT)
+      compact();
+  } else if (sscanf(line, "GRANT %lu", &seq) == 1 && id != 0) {
+    granted(seq);
   } else if (sscanf(line, "ACK %lu", &seq) == 1 && id == 0) {
-    acked(seq);
+    logged(c->peer, seq, 0);
+  } else if (sscanf(line, "HAVE %lu", &seq) == 1 && id == 0) {
+    logged(c->peer, seq, 1);
+  } else if (sscanf(line, "LEASE? %lu", &seq) == 1 && id == 0) {
+    lease_asked(c, seq);
   }
 }
 
@@ -394,6 +535,7 @@ int main(int argc, char **argv) {
     }
   for (int i = 0; i < CONNS; i++)
     conns[i].fd = -1;
+  int restart = access("wal", F_OK) == 0;
   load("snap", 0);
   long good = load("wal", 1);
   wal = open("wal", O_WRONLY | O_CREAT, 0644);
@@ -413,6 +555,8 @@ int main(int argc, char **argv) {
   if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &le) != 0)
     die("epoll");
   last_retry = now_ms() - RETRY_MS;
+  if (restart)
+    quiet_until = now_ms() + LEASE_P; /* the leases of its last life */
   for (;;) {
     struct epoll_event ev[16];
     int n = epoll_wait(ep, ev, 16, 50);
@@ -439,5 +583,7 @@ int main(int argc, char **argv) {
 #endif
     if (id == 0)
       retry();
+    else
+      ask_lease();
   }
 }
