@@ -203,11 +203,15 @@ macro(_simfuzz_program_object pname flavour psources plibs)
             -DOBJ=${_o}.tmp -DNAME=${pname} -DMAP=${_o}.map -DSTUBS=${_o}.stubs.s
             -P ${_simfuzz_program_dir}/program_check.cmake
     # its calls renamed, the refused ones bound to their stubs, and of what
-    # it defines only its main left global
+    # it defines only its main left global; no COMDAT groups, which the
+    # final link would merge with another program's of the same name (a
+    # coverage build's counters of an inline atoi in a server and its
+    # client) while this object's now local references still point at them
     COMMAND ${SIMFUZZ_OBJCOPY} --redefine-syms=${_o}.map ${_o}.tmp ${_o}.tmp2
     COMMAND ${CMAKE_C_COMPILER} -c ${_o}.stubs.s -o ${_o}.stubs.o
     COMMAND ${CMAKE_LINKER} -r -o ${_o}.tmp3 ${_o}.tmp2 ${_o}.stubs.o
-    COMMAND ${SIMFUZZ_OBJCOPY} --keep-global-symbol=sfp_main_${pname} ${_o}.tmp3 ${_o}
+    COMMAND ${SIMFUZZ_OBJCOPY} --keep-global-symbol=sfp_main_${pname} --remove-section=.group
+            ${_o}.tmp3 ${_o}
     DEPENDS ${_t} $<TARGET_OBJECTS:${_t}> ${_calls} ${dir}/${pname}_globals.ld ${plibs}
             ${_simfuzz_program_dir}/program_check.cmake
     COMMENT "program ${pname}${flavour}: interposed object"

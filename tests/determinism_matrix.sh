@@ -85,7 +85,7 @@ if [ "$(uname -m)" = x86_64 ]; then
   matrix program sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c \
     harness/run/sites.c harness/run/features.c harness/run/feedback.c harness/adapter/libc.c \
     harness/adapter/record.c harness/program/program.c harness/program/fiber.c harness/program/net.c harness/program/fs.c \
-    harness/program/client.c harness/check/linearize.c \
+    harness/program/client.c harness/program/iov.c harness/check/linearize.c \
     "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c tests/programs/beacon_x.c \
     "$out/program.o" -lprotobuf-c
   pre=""

@@ -10,6 +10,8 @@
 #include <simfuzz/simfuzz_client.h>
 
 #include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 
 /* the runtime's models of the calls the programs below make */
@@ -21,6 +23,12 @@ void sfp_exit(int status) __attribute__((noreturn));
 int sfp_sf_client_next(sf_client_op *op);
 size_t sfp_sf_client_invoke(uint32_t kind, uint64_t key, uint64_t arg, uint64_t arg2);
 void sfp_sf_client_complete(size_t id, uint64_t out);
+int sfp_timerfd_create(int clock, int flags);
+int sfp_timerfd_settime(int fd, int flags, const struct itimerspec *nv, struct itimerspec *old);
+int sfp_epoll_create1(int flags);
+int sfp_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev);
+int sfp_epoll_wait(int ep, struct epoll_event *events, int max, int timeout_ms);
+ssize_t sfp_read(int fd, void *buf, size_t len);
 
 static unsigned char small_g[8];    /* program A's globals */
 static unsigned char large_g[4096]; /* program B's */
@@ -147,6 +155,47 @@ TEST(an_exit_after_a_disk_error_is_a_crash_not_a_failure) {
   world_end(w, ctx);
 }
 
+static int ticks;
+static int64_t tick_gap_max;
+
+/* A periodic timerfd of 3 ms under epoll, with no timeout of its own. */
+static int main_ticker(int argc, char **argv) {
+  (void)argc, (void)argv;
+  int t = sfp_timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK), ep = sfp_epoll_create1(0);
+  struct itimerspec every = {{0, 3000000}, {0, 3000000}};
+  struct epoll_event ev = {.events = EPOLLIN, .data.fd = t};
+  CHECK(t >= 0 && ep >= 0 && sfp_timerfd_settime(t, 0, &every, NULL) == 0);
+  CHECK_EQ(sfp_epoll_ctl(ep, EPOLL_CTL_ADD, t, &ev), 0);
+  int64_t last = sim_clock_mono(sim_current(NULL), 0);
+  for (;;) {
+    CHECK_EQ(sfp_epoll_wait(ep, &ev, 1, -1), 1);
+    uint64_t n = 0;
+    CHECK_EQ(sfp_read(t, &n, sizeof n), (ssize_t)sizeof n);
+    CHECK_EQ(n, 1);
+    int64_t now = sim_clock_mono(sim_current(NULL), 0);
+    if (now - last > tick_gap_max)
+      tick_gap_max = now - last;
+    last = now;
+    ticks++;
+  }
+}
+
+static const sf_program ticker = {"ticker", main_ticker, NULL, NULL, no_args, 0, NULL, 0};
+
+/* A blocked call wakes at a timerfd's expiry: epoll with no timeout sees
+ * each of a periodic timer's expirations, 3 ms apart. */
+TEST(a_timerfd_wakes_a_blocked_epoll_at_each_expiry) {
+  void *ctx;
+  sim_world *w = world_of(&ticker, 1, 1, &ctx);
+  ticks = 0;
+  tick_gap_max = 0;
+  for (int i = 0; i < 400 && sim_step(w) == 1; i++)
+    ;
+  CHECK(ticks >= 300);
+  CHECK(tick_gap_max <= 3001000); /* each expiry, to the wait's 1 us */
+  world_end(w, ctx);
+}
+
 static int main_idle(int argc, char **argv) {
   (void)argc, (void)argv;
   for (;;)
@@ -203,4 +252,5 @@ TEST(client_nodes_take_operations_and_record_a_history) {
 
 TEST_MAIN(T(two_programs_interleaved_keep_their_globals), T(a_sleep_under_drift_moves_time_on),
           T(an_exit_after_a_disk_error_is_a_crash_not_a_failure),
-          T(client_nodes_take_operations_and_record_a_history))
+          T(client_nodes_take_operations_and_record_a_history),
+          T(a_timerfd_wakes_a_blocked_epoll_at_each_expiry))

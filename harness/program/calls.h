@@ -162,6 +162,15 @@
   X(puts, MODEL, "to the node's captured output")                                        \
   X(putchar, MODEL, "to the node's captured output")                                     \
   X(perror, MODEL, "to the node's captured output")                                      \
+  /* scatter-gather: one read or write of the whole vector (iov.c) */                   \
+  X(readv, MODEL, "one read, scattered")                                                 \
+  X(writev, MODEL, "one write, gathered")                                                \
+  X(sendmsg, MODEL, "one send of the gathered vector; no ancillary data")                \
+  X(recvmsg, MODEL, "one receive, scattered; no ancillary data")                         \
+  /* timerfd: a timer as a descriptor (net.c) */                                         \
+  X(timerfd_create, MODEL, "monotonic, boottime or realtime; readable when it expires")  \
+  X(timerfd_settime, MODEL, "relative or absolute, once or periodic")                    \
+  X(timerfd_gettime, MODEL, "the time left and the period")                              \
   /* a CLIENT's (simfuzz_client.h; only on a client node) */                          \
   X(sf_client_next, MODEL, "the client's next operation of the scenario")                \
   X(sf_client_invoke, MODEL, "records an operation's invocation in the history")          \
@@ -184,12 +193,7 @@
   X(kill, REFUSE, "signals")                                                             \
   X(mmap, REFUSE, "mapped files and memory")                                             \
   X(syscall, REFUSE, "raw system calls")                                                 \
-  X(sendmsg, REFUSE, "scatter-gather sockets (not modelled yet)")                      \
-  X(recvmsg, REFUSE, "scatter-gather sockets (not modelled yet)")                      \
-  X(readv, REFUSE, "scatter-gather I/O (not modelled yet)")                             \
-  X(writev, REFUSE, "scatter-gather I/O (not modelled yet)")                            \
   X(epoll_pwait, REFUSE, "epoll_pwait (not modelled yet: use epoll_wait)")               \
-  X(timerfd_create, REFUSE, "timerfd (not modelled yet)")                                \
   X(socketpair, REFUSE, "socket pairs (not modelled yet)")                               \
   X(dup, REFUSE, "duplicated descriptors (not modelled yet)")                            \
   X(dup2, REFUSE, "duplicated descriptors (not modelled yet)")                           \

@@ -36,7 +36,8 @@ typedef enum {
   FD_FILE,
   FD_PIPE_R, /* a pipe's read end: its bytes in rx */
   FD_PIPE_W, /* its write end: peer is the read end's index */
-  FD_EVENT   /* an eventfd: its counter in seq */
+  FD_EVENT,  /* an eventfd: its counter in count */
+  FD_TIMER   /* a timerfd: expirations not yet read in count */
 } fd_kind;
 
 /* A TCP socket's state. */
@@ -83,6 +84,10 @@ typedef struct sfp_fd {
   /* EVENT: the counter, and whether reads take one at a time */
   uint64_t count;
   int semaphore;
+  /* TIMER: armed, its next expiry on the node's monotonic clock, its
+   * period (0: once), the clock it was created on */
+  int t_armed, t_clock;
+  int64_t t_next, t_every;
   /* FILE: an inode of the node's file system, a position, open flags */
   int ino;
   uint64_t pos;
@@ -213,6 +218,10 @@ long sfp__file_write(sfp_fd *f, const void *buf, size_t len);
 
 /* The descriptor fd of the running node, of any kind, or NULL. */
 sfp_fd *sfp__fd(int fd);
+
+/* The earliest expiry still to come of the running node's armed timerfds
+ * (monotonic clock), or INT64_MAX: a blocked call wakes then too. */
+int64_t sfp__timers_next(void);
 
 /* read() and write() on a socket's descriptor (EBADF if it is none). */
 long sfp__sock_read(int fd, void *buf, size_t len);

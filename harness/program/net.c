@@ -30,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 
 #define SFP_DGRAM_MAX 65507u  /* a UDP payload, at most */
@@ -605,12 +606,16 @@ static long pipe_write(sfp_fd *f, const void *buf, size_t len);
 static long event_read(int fd, void *buf, size_t len);
 static long event_write(sfp_fd *f, const void *buf, size_t len);
 
+static long timer_read(int fd, void *buf, size_t len);
+
 long sfp__sock_read(int fd, void *buf, size_t len) {
   sfp_fd *f = fd_of(fd);
   if (f && f->kind == FD_PIPE_R)
     return pipe_read(fd, buf, len);
   if (f && f->kind == FD_EVENT)
     return event_read(fd, buf, len);
+  if (f && f->kind == FD_TIMER)
+    return timer_read(fd, buf, len);
   if (f && f->kind == FD_PIPE_W)
     return sfp__fail_errno(EBADF);
   return sfp_recvfrom(fd, buf, len, 0, NULL, NULL);
@@ -622,8 +627,8 @@ long sfp__sock_write(int fd, const void *buf, size_t len) {
     return pipe_write(f, buf, len);
   if (f && f->kind == FD_EVENT)
     return event_write(f, buf, len);
-  if (f && f->kind == FD_PIPE_R)
-    return sfp__fail_errno(EBADF);
+  if (f && (f->kind == FD_PIPE_R || f->kind == FD_TIMER))
+    return sfp__fail_errno(f->kind == FD_TIMER ? EINVAL : EBADF);
   return sfp_send(fd, buf, len, 0);
 }
 
@@ -760,6 +765,23 @@ int sfp_ioctl(int fd, unsigned long req, ...) {
 
 /* ---- readiness ---------------------------------------------------------- */
 
+/* A timerfd's expirations up to now join its count; returns the count. */
+static uint64_t timer_update(sfp_fd *f) {
+  int64_t now = sfp__mono_now();
+  if (!f->t_armed || now < f->t_next)
+    return f->count;
+  uint64_t n = 1;
+  if (f->t_every > 0) {
+    n += (uint64_t)((now - f->t_next) / f->t_every);
+    f->t_next += (int64_t)n * f->t_every;
+  } else {
+    f->t_armed = 0;
+  }
+  f->count = n > UINT64_MAX - f->count ? UINT64_MAX : f->count + n;
+  touch(sfp__self(), f);
+  return f->count;
+}
+
 /* What a descriptor is ready for now, as poll's bits (POLLNVAL if it is
  * not one). */
 static short ready_for(int fd) {
@@ -777,6 +799,7 @@ static short ready_for(int fd) {
   }
   case FD_EVENT:
     return (short)((f->count ? POLLIN : 0) | (f->count < UINT64_MAX - 1 ? POLLOUT : 0));
+  case FD_TIMER: return timer_update(f) ? POLLIN : 0;
   case FD_TCP: {
     short r = 0;
     if (f->rx_len || f->peer_eof || f->state == T_DEAD)
@@ -1098,6 +1121,100 @@ static long event_read(int fd, void *buf, size_t len) {
       return sfp__fail_errno(EAGAIN);
     sfp__block_until(INT64_MAX);
   }
+}
+
+/* ---- timerfd: a timer as a descriptor ------------------------------------ */
+
+int sfp_timerfd_create(int clock, int flags);
+int sfp_timerfd_create(int clock, int flags) {
+  if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME && clock != CLOCK_BOOTTIME)
+    return sfp__fail_errno(EINVAL);
+  sfp_node *me = sfp__self();
+  sfp_fd *f = fd_new(me, FD_TIMER);
+  if (!f)
+    return sfp__fail_errno(EMFILE);
+  f->nonblock = (flags & TFD_NONBLOCK) != 0;
+  f->t_clock = clock;
+  return fd_num(me, f);
+}
+
+static int64_t ts_ns(const struct timespec *t) {
+  int64_t s = t->tv_sec > 1000000000 ? 1000000000 : t->tv_sec; /* bounded: no overflow */
+  return s * 1000000000ll + t->tv_nsec;
+}
+
+static struct timespec ns_ts(int64_t ns) {
+  struct timespec t = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+  return t;
+}
+
+int sfp_timerfd_gettime(int fd, struct itimerspec *cur);
+int sfp_timerfd_gettime(int fd, struct itimerspec *cur) {
+  sfp_fd *f = fd_of(fd);
+  if (!f || f->kind != FD_TIMER)
+    return sfp__fail_errno(f ? EINVAL : EBADF);
+  timer_update(f);
+  int64_t left = f->t_armed ? f->t_next - sfp__mono_now() : 0;
+  cur->it_value = ns_ts(left > 0 ? left : 0);
+  cur->it_interval = ns_ts(f->t_every);
+  return 0;
+}
+
+/* Arm (or with a zero value disarm) a timerfd. An absolute time on the
+ * realtime clock is taken as the distance to it now: a later step of the
+ * clock does not move the expiry. */
+int sfp_timerfd_settime(int fd, int flags, const struct itimerspec *nv, struct itimerspec *old);
+int sfp_timerfd_settime(int fd, int flags, const struct itimerspec *nv, struct itimerspec *old) {
+  sfp_fd *f = fd_of(fd);
+  if (!f || f->kind != FD_TIMER)
+    return sfp__fail_errno(f ? EINVAL : EBADF);
+  if (!nv || nv->it_value.tv_nsec < 0 || nv->it_value.tv_nsec >= 1000000000 ||
+      nv->it_interval.tv_nsec < 0 || nv->it_interval.tv_nsec >= 1000000000 ||
+      nv->it_value.tv_sec < 0 || nv->it_interval.tv_sec < 0)
+    return sfp__fail_errno(EINVAL);
+  if (old && sfp_timerfd_gettime(fd, old) != 0)
+    return -1;
+  int64_t v = ts_ns(&nv->it_value), now = sfp__mono_now();
+  f->count = 0;
+  f->t_armed = v != 0;
+  f->t_every = ts_ns(&nv->it_interval);
+  if (!(flags & TFD_TIMER_ABSTIME))
+    f->t_next = now + v;
+  else if (f->t_clock == CLOCK_REALTIME)
+    f->t_next = now + (v - sim_clock(W, N));
+  else
+    f->t_next = v;
+  return 0;
+}
+
+static long timer_read(int fd, void *buf, size_t len) {
+  if (len < sizeof(uint64_t))
+    return sfp__fail_errno(EINVAL);
+  for (;;) {
+    sfp_fd *f = fd_of(fd);
+    if (!f)
+      return sfp__fail_errno(EBADF);
+    uint64_t n = timer_update(f);
+    if (n) {
+      f->count = 0;
+      memcpy(buf, &n, sizeof n);
+      return (long)sizeof n;
+    }
+    if (f->nonblock)
+      return sfp__fail_errno(EAGAIN);
+    sfp__block_until(f->t_armed ? f->t_next : INT64_MAX);
+  }
+}
+
+int64_t sfp__timers_next(void) {
+  sfp_node *me = sfp__self();
+  int64_t next = INT64_MAX, now = sfp__mono_now();
+  for (int i = 0; i < SFP_FDS; i++) { /* (one due already is ready: a wake-up is no use) */
+    const sfp_fd *f = &me->fd[i];
+    if (f->kind == FD_TIMER && f->t_armed && f->t_next > now && f->t_next < next)
+      next = f->t_next;
+  }
+  return next;
 }
 
 /* ---- select and ppoll: poll by other names ------------------------------- */

@@ -334,6 +334,9 @@ const char *sf_program_output(void *ctx, int k) {
 void sfp__block_until(int64_t until) {
   sfp_node *me = sfp__self();
   sim_timer t = 0;
+  int64_t timers = sfp__timers_next(); /* a timerfd's expiry makes a call ready */
+  if (timers < until)
+    until = timers;
   if (until != INT64_MAX) {
     /* at least 1 us: under drift, a wait of a few ns can be a timer of no
      * true time, after which the clock has not reached `until` yet and

@@ -4,22 +4,30 @@
  *   2  node 1 exits with status 3
  *   3  every node checks, in a loop with sleeps between, that its globals,
  *      its errno and its heap are its own, and that a restart begins from
- *      the program's initial values; time only moves forward
+ *      the program's initial values; time only moves forward; pipes,
+ *      eventfd, readv/writev, sendmsg/recvmsg and a periodic timerfd
+ *      under epoll work
  *   4  node 0 calls abort()
  *   5  node 0 writes past a buffer on its stack (AddressSanitizer must see
  *      it on the node's fiber)
  *   6  node 0 calls gethostname(), which simfuzz's table does not list */
 #define _GNU_SOURCE /* pipe2 */
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +61,46 @@ static void check_pipes(int pfd[2], int efd) {
   assert(select((pfd[0] > efd ? pfd[0] : efd) + 1, &rd, NULL, NULL, &tv) == 2);
   assert(read(pfd[0], &c, 1) == 1 && c == 'x' && read(pfd[0], &c, 1) < 0 && errno == EAGAIN);
   assert(read(efd, &got, sizeof got) == sizeof got && got == 3);
+}
+
+/* readv and writev over the self-pipe; sendmsg and recvmsg of a datagram
+ * to the node's own socket, its sender's port returned. */
+static void check_vectors(int pfd[2], int udp, uint16_t port) {
+  char a[3] = "ab", b[4] = "cde", x[2], y[8];
+  struct iovec out[2] = {{a, 2}, {b, 3}}, in[2] = {{x, 2}, {y, sizeof y}};
+  assert(writev(pfd[1], out, 2) == 5);
+  assert(readv(pfd[0], in, 2) == 5 && memcmp(x, "ab", 2) == 0 && memcmp(y, "cde", 3) == 0);
+  struct sockaddr_in to = {0}, from = {0};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  struct msghdr m = {0};
+  m.msg_name = &to;
+  m.msg_namelen = sizeof to;
+  m.msg_iov = out;
+  m.msg_iovlen = 2;
+  assert(sendmsg(udp, &m, 0) == 5);
+  memset(&m, 0, sizeof m);
+  memset(y, 0, sizeof y);
+  m.msg_name = &from;
+  m.msg_namelen = sizeof from;
+  m.msg_iov = in;
+  m.msg_iovlen = 2;
+  assert(recvmsg(udp, &m, 0) == 5 && memcmp(y, "cde", 3) == 0);
+  assert(m.msg_namelen == sizeof from && ntohs(from.sin_port) == port && m.msg_controllen == 0);
+}
+
+/* A periodic timerfd of 3 ms: its expirations since the last read add up,
+ * and epoll wakes for the next one. */
+static void check_timer(int tfd, int ep) {
+  uint64_t n = 0;
+  assert(read(tfd, &n, sizeof n) == sizeof n && n >= 3); /* after the ~10 ms sleep */
+  struct epoll_event ev; /* (how soon: test_program; a pause may hold it up here) */
+  int64_t t0 = mono_ns();
+  assert(epoll_wait(ep, &ev, 1, -1) == 1 && ev.data.fd == tfd && mono_ns() > t0);
+  assert(read(tfd, &n, sizeof n) == sizeof n && n >= 1);
+  struct itimerspec cur;
+  assert(timerfd_gettime(tfd, &cur) == 0 && cur.it_interval.tv_nsec == 3000000);
 }
 
 static void check_own_state(int id) {
@@ -101,9 +149,23 @@ int main(int argc, char **argv) {
   int pfd[2];
   int efd = eventfd(0, EFD_NONBLOCK);
   assert(pipe2(pfd, O_NONBLOCK) == 0 && efd >= 0);
+  int udp = socket(AF_INET, SOCK_DGRAM, 0);
+  struct sockaddr_in me = {0};
+  me.sin_family = AF_INET;
+  me.sin_port = htons((uint16_t)(9100 + id));
+  assert(udp >= 0 && bind(udp, (struct sockaddr *)&me, sizeof me) == 0);
+  int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK), ep = epoll_create1(0);
+  struct itimerspec every3ms = {{0, 3000000}, {0, 3000000}};
+  struct epoll_event tev = {.events = EPOLLIN, .data.fd = tfd};
+  assert(tfd >= 0 && timerfd_settime(tfd, 0, &every3ms, NULL) == 0);
+  assert(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &tev) == 0);
   for (;;) {
     check_pipes(pfd, efd);
     errno = 100 + id; /* (the checks above set it) */
     check_own_state(id);
+    if (n == 3) {
+      check_vectors(pfd, udp, (uint16_t)(9100 + id));
+      check_timer(tfd, ep);
+    }
   }
 }
