@@ -77,7 +77,14 @@ program_object() { # CC OPT SAN: $out/program.o
   ld -r -T "$out/globals.ld" -o "$out/program.tmp.o" "$out/beacon.o"
   grep -o 'X([A-Za-z0-9_]*, \(MODEL\|REFUSE\),' harness/program/calls.h |
     sed 's/^X(\([A-Za-z0-9_]*\),.*/\1 sfp_\1/' > "$out/syms.map"
-  objcopy --redefine-syms="$out/syms.map" "$out/program.tmp.o" "$out/program.o"
+  objcopy --redefine-syms="$out/syms.map" "$out/program.tmp.o" "$out/program.1.o"
+  # one copy per node (5 at most), each with its own globals section
+  objcopy --keep-global-symbol=sfp_main "$out/program.1.o" "$out/program.2.o"
+  for j in 0 1 2 3 4; do
+    objcopy --redefine-sym sfp_main=sfp_main_$j --rename-section sfp_globals=sfp_globals_$j \
+      "$out/program.2.o" "$out/program_$j.o"
+  done
+  ld -r -o "$out/program.o" "$out"/program_[0-4].o
 }
 if [ "$(uname -m)" = x86_64 ]; then
   pre=program_object

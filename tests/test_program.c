@@ -53,10 +53,10 @@ static int main_b(int argc, char **argv) {
 }
 
 static const char *const no_args[] = {NULL};
-static const sf_program prog_a = {"a",     main_a, small_g, small_g + sizeof small_g,
-                                  no_args, 0,      NULL,    0};
-static const sf_program prog_b = {"b",     main_b, large_g, large_g + sizeof large_g,
-                                  no_args, 0,      NULL,    0};
+static const sf_program prog_a = {"a", main_a, small_g, small_g + sizeof small_g, no_args, 0, NULL,
+                                  0,   NULL,   0};
+static const sf_program prog_b = {"b", main_b, large_g, large_g + sizeof large_g, no_args, 0, NULL,
+                                  0,   NULL,   0};
 
 TEST(two_programs_interleaved_keep_their_globals) {
   void *ca = sf_program_create(&prog_a, 1), *cb = sf_program_create(&prog_b, 1);
@@ -98,6 +98,54 @@ static void world_end(sim_world *w, void *ctx) {
   sf_program_destroy(ctx);
 }
 
+/* A program linked twice (simfuzz_add_program's copies): each copy's code
+ * is bound to its own globals. */
+static unsigned char copy_g[2][64] = {{5}, {5}};
+static int copy_ok[2] = {-1, -1}, copy_boots[2];
+
+static int copy_main(int j) {
+  unsigned char *g = copy_g[j];
+  copy_ok[j] = g[0] == 5 && g[1] == 0; /* the image's values at every boot */
+  copy_boots[j]++;
+  g[1] = (unsigned char)(10 + j);
+  for (;;) {
+    sfp_usleep(1000);
+    copy_ok[j] &= g[1] == 10 + j;
+  }
+}
+static int copy_main0(int argc, char **argv) {
+  (void)argc, (void)argv;
+  return copy_main(0);
+}
+static int copy_main1(int argc, char **argv) {
+  (void)argc, (void)argv;
+  return copy_main(1);
+}
+
+static const sf_program_copy two_copies[] = {{copy_main0, copy_g[0], copy_g[0] + 64},
+                                             {copy_main1, copy_g[1], copy_g[1] + 64}};
+static const sf_program copied = {"copied", copy_main0, copy_g[0], copy_g[0] + 64, no_args,
+                                  0,        NULL,       0,         two_copies,     2};
+
+/* Node k runs copy k on its own globals, with nothing copied when the
+ * nodes take turns, and a restart loads the image into its copy. */
+TEST(nodes_on_copies_of_their_own_keep_their_globals) {
+  void *ctx;
+  sim_world *w = world_of(&copied, 2, 2, &ctx);
+  for (int i = 0; i < 20; i++)
+    CHECK_EQ(sim_step(w), 1);
+  CHECK_EQ(copy_ok[0], 1);
+  CHECK_EQ(copy_ok[1], 1);
+  CHECK_EQ(copy_g[1][1], 11); /* live in its section while node 0 runs too */
+  CHECK_EQ(sim_node_crash(w, 1), 0);
+  CHECK_EQ(sim_node_restart(w, 1), 0);
+  for (int i = 0; i < 20; i++)
+    CHECK_EQ(sim_step(w), 1);
+  CHECK_EQ(copy_boots[1], 2);
+  CHECK_EQ(copy_ok[1], 1); /* the restart saw the image's values */
+  world_end(w, ctx);
+}
+
 static int naps;
 
 static int main_napper(int argc, char **argv) {
@@ -108,7 +156,7 @@ static int main_napper(int argc, char **argv) {
   }
 }
 
-static const sf_program napper = {"napper", main_napper, NULL, NULL, no_args, 0, NULL, 0};
+static const sf_program napper = {"napper", main_napper, NULL, NULL, no_args, 0, NULL, 0, NULL, 0};
 
 /* Under drift a local wait of d ns is a timer of d * 1e6 / (1e6 + drift)
  * true ns, rounded down; the clock can then read a nanosecond short of the
@@ -136,7 +184,8 @@ static int main_stopper(int argc, char **argv) {
   }
 }
 
-static const sf_program stopper = {"stopper", main_stopper, NULL, NULL, no_args, 0, NULL, 0};
+static const sf_program stopper = {"stopper", main_stopper, NULL, NULL, no_args,
+                                   0,         NULL,         0,    NULL, 0};
 
 /* A program that exits with an error status after the disk failed it is a
  * fail-stop: the node goes down as at a crash, and the run goes on. */
@@ -180,7 +229,7 @@ static int main_ticker(int argc, char **argv) {
   }
 }
 
-static const sf_program ticker = {"ticker", main_ticker, NULL, NULL, no_args, 0, NULL, 0};
+static const sf_program ticker = {"ticker", main_ticker, NULL, NULL, no_args, 0, NULL, 0, NULL, 0};
 
 /* A blocked call wakes at a timerfd's expiry: epoll with no timeout sees
  * each of a periodic timer's expirations, 3 ms apart. */
@@ -220,8 +269,9 @@ static int main_client(int argc, char **argv) {
 }
 
 static const char *const client_args[] = {"client", "{node}", "{nodes}", NULL};
-static const sf_program client_prog = {"c", main_client, NULL, NULL, client_args, 3, NULL, 0};
-static const sf_program served = {"s", main_idle, NULL, NULL, no_args, 0, &client_prog, 2};
+static const sf_program client_prog = {"c", main_client, NULL, NULL, client_args,
+                                       3,   NULL,        0,    NULL, 0};
+static const sf_program served = {"s", main_idle, NULL, NULL, no_args, 0, &client_prog, 2, NULL, 0};
 
 /* Two servers and two clients: operation k goes to client k % 2, each in
  * its turn; the probe, when liveness is first asked, to both; the history
@@ -253,4 +303,5 @@ TEST(client_nodes_take_operations_and_record_a_history) {
 TEST_MAIN(T(two_programs_interleaved_keep_their_globals), T(a_sleep_under_drift_moves_time_on),
           T(an_exit_after_a_disk_error_is_a_crash_not_a_failure),
           T(client_nodes_take_operations_and_record_a_history),
-          T(a_timerfd_wakes_a_blocked_epoll_at_each_expiry))
+          T(a_timerfd_wakes_a_blocked_epoll_at_each_expiry),
+          T(nodes_on_copies_of_their_own_keep_their_globals))

@@ -105,25 +105,59 @@ void sfp_fiber_main(sfp_fiber *f) {
   abort(); /* a finished fiber is never resumed */
 }
 
+/* Stacks of freed fibers, kept for the next ones: a mapping, its guard
+ * page and its first-touch page faults cost more than a short run of a
+ * node (a program restarts its nodes at every crash and every run). What
+ * a stack held is never read: a fiber starts on the frame it is given. */
+#define SFP_SPARE_STACKS 16
+static struct {
+  uint8_t *map;
+  size_t len;
+} spare[SFP_SPARE_STACKS];
+static int nspare;
+
+static uint8_t *stack_get(size_t len) {
+  for (int i = nspare - 1; i >= 0; i--)
+    if (spare[i].len == len) {
+      uint8_t *m = spare[i].map;
+      spare[i] = spare[--nspare];
+      return m;
+    }
+  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED)
+    return NULL;
+  mprotect(m, page_size(), PROT_NONE); /* an overflow faults instead of corrupting */
+  return m;
+}
+
+static void stack_put(uint8_t *m, size_t len) {
+  if (nspare < SFP_SPARE_STACKS) {
+    spare[nspare].map = m;
+    spare[nspare++].len = len;
+  } else {
+    munmap(m, len);
+  }
+}
+
 sfp_fiber *sfp_fiber_new(void (*fn)(void *arg), void *arg, size_t stack_bytes) {
   size_t pg = page_size();
   size_t len = ((stack_bytes + pg - 1) / pg + 1) * pg; /* + the guard page */
   sfp_fiber *f = calloc(1, sizeof *f);
   if (!f)
     return NULL;
-  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) {
+  uint8_t *m = stack_get(len);
+  if (!m) {
     free(f);
     return NULL;
   }
   f->map = m;
   f->map_len = len;
   /* a dropped fiber's frames (a crash drops them as they are) leave their
-   * red zones poisoned in ASan's shadow, which the next stack mapped at
-   * the same address would inherit: a false alarm at its first use */
+   * red zones poisoned in ASan's shadow, which the next stack at the same
+   * address (this one, reused, or a new mapping) would inherit: a false
+   * alarm at its first use */
   if (__asan_unpoison_memory_region)
-    __asan_unpoison_memory_region(f->map, len);
-  mprotect(f->map, pg, PROT_NONE); /* an overflow faults instead of corrupting */
+    __asan_unpoison_memory_region(f->map + pg, len - pg);
   f->fn = fn;
   f->arg = arg;
   /* the first switch pops: control words, r15, r14, r13, r12 (the fiber),
@@ -169,6 +203,6 @@ void sfp_fiber_free(sfp_fiber *f) {
   if (!f)
     return;
   SIM_ASSERT(f != running);
-  munmap(f->map, f->map_len);
+  stack_put(f->map, f->map_len);
   free(f);
 }

@@ -62,7 +62,7 @@ typedef struct sfp_fd {
   int nonblock;
   uint16_t port; /* the local port, 0 before bind or first use */
   /* UDP */
-  dgram q[SFP_RXQ];
+  dgram *q; /* SFP_RXQ of them, allocated at the first datagram */
   uint32_t qhead, qlen;
   /* TCP */
   tcp_state state;
@@ -136,7 +136,8 @@ typedef struct sfp_node {
   int blocked; /* in a blocking call, waiting for an event */
   int err;     /* errno */
   sfp_fiber *fiber;
-  unsigned char *globals; /* this node's copy of the program's globals */
+  unsigned char *globals;      /* this node's copy of the program's globals */
+  const sf_program_copy *copy; /* or the copy of the program it runs on its own */
   sfp_fd fd[SFP_FDS];
   uint64_t accept_seq;
   blk heap; /* list head of the node's blocks */

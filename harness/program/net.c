@@ -76,8 +76,10 @@ static sfp_fd *fd_new(sfp_node *me, fd_kind kind) {
 }
 
 static void fd_free(sfp_fd *f) {
+  SIM_ASSERT(f->q || !f->qlen); /* enqueue's pair */
   for (uint32_t i = 0; i < f->qlen; i++)
     free(f->q[(f->qhead + i) % SFP_RXQ].data);
+  free(f->q);
   free(f->rx);
   free(f->ep);
   memset(f, 0, sizeof *f);
@@ -146,6 +148,8 @@ static void enqueue(sfp_fd *f, const uint8_t *data, size_t len, uint32_t from_ad
                     uint16_t from_port) {
   if (f->qlen == SFP_RXQ)
     return; /* a full socket buffer drops, as UDP does */
+  if (!f->q && !(f->q = calloc(SFP_RXQ, sizeof *f->q)))
+    sf_out_of_memory("a program's datagram queue");
   dgram *d = &f->q[(f->qhead + f->qlen) % SFP_RXQ];
   d->data = malloc(len ? len : 1);
   if (!d->data)

@@ -52,18 +52,38 @@ static int owner_n = -1;
 static struct {
   const sf_program *p;
   unsigned char *image;
+  int busy; /* a live cluster runs on its copies */
 } initial[SFP_PROGRAMS];
 
 static size_t globals_len(const sf_program *p) {
   return p->globals && p->globals_end > p->globals ? (size_t)(p->globals_end - p->globals) : 0;
 }
 
-/* Copy without instrumentation or a memcpy call (see the top). */
-__attribute__((no_sanitize("address"))) static void raw_copy(unsigned char *dst,
-                                                             const unsigned char *src, size_t n) {
-  volatile unsigned char *d = dst;
-  for (size_t i = 0; i < n; i++)
-    d[i] = src[i];
+/* Copy without instrumentation or a call to memcpy (see the top; ASan
+ * intercepts memcpy and would check the red zones), in 8-byte words where
+ * both sides allow it, which the compiler may vectorize: a node switch
+ * copies the globals twice, and byte by byte that was most of a program
+ * run's time. */
+#if defined(__clang__)
+#define SFP_NO_MEMCPY __attribute__((no_sanitize("address"), no_builtin("memcpy")))
+#else
+#define SFP_NO_MEMCPY                                                                              \
+  __attribute__((no_sanitize("address"), optimize("no-tree-loop-distribute-patterns")))
+#endif
+SFP_NO_MEMCPY static void raw_copy(unsigned char *dst, const unsigned char *src, size_t n) {
+  size_t i = 0;
+  if (((uintptr_t)dst & 7) == ((uintptr_t)src & 7)) {
+    for (; i < n && ((uintptr_t)(dst + i) & 7); i++)
+      dst[i] = src[i];
+    uint64_t *dw = (uint64_t *)(void *)(dst + i);
+    const uint64_t *sw = (const uint64_t *)(const void *)(src + i);
+    size_t words = (n - i) / 8;
+    for (size_t w = 0; w < words; w++)
+      dw[w] = sw[w];
+    i += words * 8;
+  }
+  for (; i < n; i++)
+    dst[i] = src[i];
 }
 
 /* The program node k runs: the target's program, or on a client node the
@@ -78,8 +98,8 @@ static const sf_program *prog_of(const sfp_cluster *c, int k) {
 static void globals_in(sfp_cluster *c, int n) {
   const sf_program *p = prog_of(c, n);
   size_t len = globals_len(p);
-  if (!len || (owner_c == c && owner_n == n))
-    return;
+  if (!len || (owner_c == c && owner_n == n) || c->node[n].copy)
+    return; /* (a node on a copy of its own has its globals live for good) */
   if (owner_c && owner_n >= 0 && owner_c->node[owner_n].globals) {
     const sf_program *op = prog_of(owner_c, owner_n);
     raw_copy(owner_c->node[owner_n].globals, op->globals, globals_len(op));
@@ -262,6 +282,24 @@ static const unsigned char *image_of(const sf_program *p) {
   return initial[i].image;
 }
 
+/* The copies of a program (and of its client) belong to one cluster at a
+ * time: take them (take = 1) or give them back. */
+static void claim_copies(const sfp_cluster *c, int take) {
+  const sf_program *ps[2] = {c->p, c->p->client};
+  for (int i = 0; i < 2; i++) {
+    if (!ps[i] || !ps[i]->copies)
+      continue;
+    size_t slot = 0;
+    while (slot < SFP_PROGRAMS && initial[slot].p != ps[i])
+      slot++;
+    if (slot == SFP_PROGRAMS)
+      continue; /* no globals (image_of registers the others): nothing to share */
+    /* one run at a time uses a program's copies (simfuzz_program.h) */
+    SIM_ASSERT(initial[slot].busy != take);
+    initial[slot].busy = take;
+  }
+}
+
 void *sf_program_create(const sf_program *p, int nodes) {
   size_t len = globals_len(p), clen = p->client ? globals_len(p->client) : 0;
   const unsigned char *image = len ? image_of(p) : NULL;
@@ -282,13 +320,22 @@ void *sf_program_create(const sf_program *p, int nodes) {
     return NULL;
   }
   for (int k = 0; k < c->total; k++) {
-    size_t l = globals_len(prog_of(c, k));
+    const sf_program *pk = prog_of(c, k);
+    int j = k < nodes ? k : k - nodes;
+    size_t l = globals_len(pk);
+    if (pk->copies && j < pk->ncopies) { /* its own copy: its section is its globals */
+      c->node[k].copy = &pk->copies[j];
+      c->node[k].globals = pk->copies[j].globals;
+      SIM_ASSERT((size_t)(pk->copies[j].globals_end - pk->copies[j].globals) == l);
+      continue;
+    }
     c->node[k].globals = l ? malloc(l) : NULL;
     if (l && !c->node[k].globals) {
       sf_program_destroy(c);
       return NULL;
     }
   }
+  claim_copies(c, 1);
   return c;
 }
 
@@ -298,8 +345,10 @@ void sf_program_destroy(void *ctx) {
     return;
   for (int k = 0; k < c->total; k++) {
     SIM_ASSERT(!c->node[k].fiber); /* the world tore every node down first */
-    free(c->node[k].globals);
+    if (!c->node[k].copy)
+      free(c->node[k].globals);
   }
+  claim_copies(c, 0);
   sf_history_free(&c->hist);
   if (owner_c == c)
     owner_c = NULL, owner_n = -1;
@@ -426,7 +475,8 @@ void sfp_exit(int status) __attribute__((noreturn));
 
 static void node_main(void *arg) {
   sfp_node *me = arg;
-  sfp_exit(prog_of(sfp__cur_c, sfp__cur_n)->main(me->argc, me->argv)); /* main returned */
+  int (*entry)(int, char **) = me->copy ? me->copy->main : prog_of(sfp__cur_c, sfp__cur_n)->main;
+  sfp_exit(entry(me->argc, me->argv)); /* main returned */
 }
 
 void sfp_exit(int status) {

@@ -24,6 +24,13 @@ extern "C" {
 
 #define SF_PROGRAM_MAX_ARGS 32 /**< command-line words of a node, at most */
 
+/** One of a program's copies (simfuzz_add_program links one per node, each
+ *  with its own globals, so that switching nodes copies nothing). */
+typedef struct sf_program_copy {
+  int (*main)(int argc, char **argv);   /**< this copy's main */
+  unsigned char *globals, *globals_end; /**< this copy's globals section */
+} sf_program_copy;
+
 /** A program, as simfuzz_add_program() describes it. */
 typedef struct sf_program {
   const char *name;                   /**< the target's name */
@@ -41,6 +48,12 @@ typedef struct sf_program {
    *  client nodes, after the servers; NULL without one. */
   const struct sf_program *client;
   int clients; /**< client nodes (the target's client_nodes) */
+  /** Copies of the program, node k running copy k on its own globals (and
+   *  client j copy j of the client); NULL, 0: one copy, whose globals
+   *  section each node's saved globals are swapped in and out of. With
+   *  copies, one run at a time in a process may use the program. */
+  const sf_program_copy *copies;
+  int ncopies;
 } sf_program;
 
 /** The per-run context of a program target (sf_target.create). NULL if

@@ -331,8 +331,10 @@ static void replicate(const pending *p) {
 /* Answer a waiting write if it may be: one backup logged it, and so did
  * every backup that may hold a lease. */
 static void try_answer(pending *p) {
+  if (!p->used || !p->acked_by)
+    return;
   int64_t now = now_ms();
-  if (!p->used || !p->acked_by || now < quiet_until)
+  if (now < quiet_until)
     return;
   for (int k = 1; k < nodes; k++)
     if (lease_until[k] > now && !(p->acked_by & 1u << k))
