@@ -8,27 +8,32 @@
  *   client -> primary   PUT key value      -> OK
  *   client -> any node  GET key            -> VAL value (0: never written),
  *                                             or NOLEASE from a backup
- *   primary -> backup   SET key value ... UPTO seq  -> HAVE seq
+ *   primary -> backup   RESET, SET key value ..., UPTO seq  -> HAVE seq
  *                       REP seq key value  -> ACK seq
+ *                       COMMIT seq key value
  *   backup -> primary   LEASE? n           -> GRANT n
  *
  * Writes. The primary logs a PUT in its write-ahead log (the file "wal",
- * one line "seq key value" per record) and fsyncs it, applies it and sends
- * it to every backup. It answers the client once one backup has logged it
- * (a majority of three) and every backup that may hold a read lease has
- * too. A write still waiting is sent again every RETRY_MS, on a new
- * connection if need be; a new connection first carries the whole state
- * (SET lines, then UPTO). When the log holds COMPACT records, a node writes
+ * one line "seq key value" per record), fsyncs it and sends it to every
+ * backup. It commits writes in order: one once one backup has logged it (a
+ * majority of three) and every backup that may hold a read lease has too.
+ * Then it answers the client, the value is what reads return, and the
+ * backups hear of it (COMMIT). A write still waiting is sent again every
+ * RETRY_MS, on a new connection if need be; a new connection first carries
+ * the committed state (RESET, SET lines, UPTO). When the log holds COMPACT records, a node writes
  * every key to "snap.tmp", fsyncs it, renames it over "snap", fsyncs the
  * directory and empties the log. At start a node reads "snap", then "wal".
  *
- * Reads. The primary answers any GET. A backup answers one while it holds
- * a read lease: it asks for one every RETRY_MS, and a grant makes it valid
- * for LEASE_B ms from the moment it asked. The primary grants only to a
- * backup that has every write it acknowledged, and then counts the lease
- * LEASE_P ms from the grant: LEASE_B / 0.9 < LEASE_P / 1.1, so with clocks
- * that drift by up to 10 % the backup's lease ends first. A primary that
- * starts waits LEASE_P before it acknowledges anything (its last life's
+ * Reads return committed values only. The primary answers any GET. A
+ * backup answers one while it holds a read lease, unless the key has a
+ * write it logged and has not seen committed (the primary may have
+ * answered it, or may yet): it asks for a lease every RETRY_MS, and a
+ * grant makes it valid for LEASE_B ms from the moment it asked. The primary
+ * grants only to a backup that has every committed write (else it sends it
+ * the state again), and counts the lease LEASE_P ms from the grant:
+ * LEASE_B / 0.9 < LEASE_P / 1.1, so with clocks that drift by up to 10 %
+ * the backup's lease ends first. A primary that restarts takes what it
+ * logged as committed, and answers nothing for LEASE_P ms (its last life's
  * grants). Lease times are on CLOCK_MONOTONIC, which no one sets.
  *
  * Planted bugs, each behind a define (the top CMakeLists.txt):
@@ -87,7 +92,11 @@ typedef struct pending {
 
 static int id, nodes;
 static struct sockaddr_in addr[MAXN];
-static unsigned long val[KEYS];
+static unsigned long val[KEYS];   /* the latest value logged */
+static unsigned long cval[KEYS];  /* the latest value committed: what reads return */
+static unsigned long dirty[KEYS]; /* a backup: a logged write not known committed */
+static unsigned long committed;   /* a backup: every write up to this one is committed */
+static int syncing;               /* a backup: between RESET and UPTO (no reads) */
 static conn conns[CONNS];
 static pending pend[PENDING];
 static unsigned long next_seq;
@@ -159,6 +168,8 @@ static void sync_dir(void) {
 static long load(const char *path, int log) {
   FILE *f = fopen(path, "r");
   long good = 0;
+  if (!f && errno != ENOENT)
+    die(path);
   if (!f)
     return 0;
   char line[LINE];
@@ -178,6 +189,8 @@ static long load(const char *path, int log) {
     wal_records += log;
     good += (long)n;
   }
+  if (ferror(f))
+    die(path); /* a read error is no torn tail: what follows may be committed */
   fclose(f);
   return good;
 }
@@ -270,15 +283,17 @@ static conn *link_to(int k) {
   return NULL;
 }
 
-/* A new link to a backup carries the whole state first. */
+/* A new link to a backup carries the committed state first (and so does
+ * a link whose backup lacks a committed write when it asks for a lease). */
 static void send_state(conn *c) {
   char line[LINE];
+  say(c->fd, "RESET\n");
   for (unsigned k = 0; k < KEYS; k++)
-    if (val[k]) {
-      snprintf(line, sizeof line, "SET %u %lu\n", k, val[k]);
+    if (cval[k]) {
+      snprintf(line, sizeof line, "SET %u %lu\n", k, cval[k]);
       say(c->fd, line);
     }
-  snprintf(line, sizeof line, "UPTO %lu\n", next_seq);
+  snprintf(line, sizeof line, "UPTO %lu\n", acknowledged);
   say(c->fd, line);
 }
 
@@ -328,25 +343,39 @@ static void replicate(const pending *p) {
 
 /* ---- the primary -------------------------------------------------------- */
 
-/* Answer a waiting write if it may be: one backup logged it, and so did
- * every backup that may hold a lease. */
-static void try_answer(pending *p) {
-  if (!p->used || !p->acked_by)
-    return;
-  int64_t now = now_ms();
-  if (now < quiet_until)
-    return;
-  for (int k = 1; k < nodes; k++)
-    if (lease_until[k] > now && !(p->acked_by & 1u << k))
-      return;
-  say(p->client, "OK\n");
-  if (p->seq > acknowledged)
-    acknowledged = p->seq;
-  p->used = 0;
-  int waiting = 0;
+/* The waiting write with the lowest sequence number, or NULL. */
+static pending *oldest(void) {
+  pending *o = NULL;
   for (int i = 0; i < PENDING; i++)
-    waiting |= pend[i].used;
-  if (!waiting && wal_records >= COMPACT)
+    if (pend[i].used && (!o || pend[i].seq < o->seq))
+      o = &pend[i];
+  return o;
+}
+
+/* Commit the waiting writes that may be, in order: one backup logged the
+ * oldest, and so did every backup that may hold a lease. Committed, a
+ * value is what reads return, and the backups hear of it. */
+static void try_answer(void) {
+  int64_t now = now_ms();
+  for (pending *p; now >= quiet_until && (p = oldest()) != NULL;) {
+    if (!p->acked_by)
+      return;
+    for (int k = 1; k < nodes; k++)
+      if (lease_until[k] > now && !(p->acked_by & 1u << k))
+        return;
+    say(p->client, "OK\n");
+    acknowledged = p->seq;
+    cval[p->key] = p->value;
+    char line[LINE];
+    snprintf(line, sizeof line, "COMMIT %lu %u %lu\n", p->seq, p->key, p->value);
+    for (int k = 1; k < nodes; k++) {
+      conn *c = link_to(k);
+      if (c && !c->connecting)
+        say(c->fd, line);
+    }
+    p->used = 0;
+  }
+  if (!oldest() && wal_records >= COMPACT)
     compact();
 }
 
@@ -354,8 +383,7 @@ static void try_answer(pending *p) {
  * answer those whose leases ran out. */
 static void retry(void) {
   int64_t now = now_ms();
-  for (int i = 0; i < PENDING; i++)
-    try_answer(&pend[i]);
+  try_answer();
   if (now - last_retry < RETRY_MS)
     return;
   last_retry = now;
@@ -396,28 +424,37 @@ static void put(conn *c, unsigned k, unsigned long v) {
   replicate(p);
 }
 
-/* Backup k logged every write up to seq (HAVE), or write seq (ACK). */
+/* Backup k has every committed write up to seq (HAVE: the state it was
+ * sent), or logged write seq (ACK). */
 static void logged(int k, unsigned long seq, int all) {
   if (k <= 0 || k >= nodes)
     return;
   if (all) {
     have[k] = seq;
     synced[k] = 1;
-  } else if (synced[k] && seq == have[k] + 1) {
-    have[k] = seq; /* one link carries the writes in order */
+    return;
   }
+  if (synced[k] && seq == have[k] + 1)
+    have[k] = seq; /* it had every write before this one */
   for (int i = 0; i < PENDING; i++)
-    if (pend[i].used && (all ? pend[i].seq <= seq : pend[i].seq == seq)) {
+    if (pend[i].used && pend[i].seq == seq)
       pend[i].acked_by |= 1u << k;
-      try_answer(&pend[i]);
-    }
+  try_answer();
 }
 
-/* A backup asks for a lease: granted if it has every write answered OK. */
+/* A backup asks for a lease: granted if it has every committed write;
+ * else it is sent the committed state, and asks again. */
 static void lease_asked(conn *c, unsigned long n) {
   int k = c->peer;
-  if (k <= 0 || k >= nodes || !synced[k] || have[k] < acknowledged)
+  if (k <= 0 || k >= nodes)
     return;
+  if (!synced[k] || have[k] < acknowledged) {
+    if (synced[k]) { /* (a state is on its way otherwise) */
+      synced[k] = 0;
+      send_state(c);
+    }
+    return;
+  }
   lease_until[k] = now_ms() + LEASE_P;
   char line[LINE];
   snprintf(line, sizeof line, "GRANT %lu\n", n);
@@ -456,8 +493,11 @@ static void handle(conn *c, char *line) {
   if (sscanf(line, "PUT %u %lu", &k, &v) == 2 && id == 0 && k < KEYS) {
     put(c, k, v);
   } else if (sscanf(line, "GET %u", &k) == 1 && k < KEYS) {
-    if (id == 0 || lease_clock() < lease_end)
-      snprintf(reply, sizeof reply, "VAL %lu\n", val[k]);
+    /* the primary once its last life's leases are over; a backup while it
+     * holds one, for a key with no write it logged and has not seen
+     * committed */
+    if (id == 0 ? now_ms() >= quiet_until : lease_clock() < lease_end && !dirty[k] && !syncing)
+      snprintf(reply, sizeof reply, "VAL %lu\n", cval[k]);
     else
       snprintf(reply, sizeof reply, "NOLEASE\n");
     say(c->fd, reply);
@@ -466,17 +506,32 @@ static void handle(conn *c, char *line) {
     wal_append(seq, k, v);
     wal_sync();
     val[k] = v;
+    if (seq > committed) /* (a write sent again after its commit is not news) */
+      dirty[k] = seq;
     snprintf(reply, sizeof reply, "ACK %lu\n", seq);
     say(c->fd, reply);
+  } else if (sscanf(line, "COMMIT %lu %u %lu", &seq, &k, &v) == 3 && id != 0 && k < KEYS) {
+    cval[k] = v;
+    if (seq > committed)
+      committed = seq;
+    if (dirty[k] <= seq)
+      dirty[k] = 0;
+  } else if (strcmp(line, "RESET") == 0 && id != 0) {
+    from_primary(c);
+    memset(cval, 0, sizeof cval);
+    memset(dirty, 0, sizeof dirty);
+    syncing = 1;
   } else if (sscanf(line, "SET %u %lu", &k, &v) == 2 && id != 0 && k < KEYS) {
     from_primary(c);
     wal_append(0, k, v);
-    val[k] = v;
+    val[k] = cval[k] = v;
   } else if (sscanf(line, "UPTO %lu", &seq) == 1 && id != 0) {
     from_primary(c);
     wal_sync();
     if (seq > next_seq)
       next_seq = seq;
+    committed = seq;
+    syncing = 0;
     snprintf(reply, sizeof reply, "HAVE %lu\n", seq);
     say(c->fd, reply);
     if (wal_records >= 8 * COMPACT)
@@ -540,6 +595,10 @@ int main(int argc, char **argv) {
   int restart = access("wal", F_OK) == 0;
   load("snap", 0);
   long good = load("wal", 1);
+  if (id == 0) { /* what it logged is committed from now on (after its quiet time) */
+    memcpy(cval, val, sizeof cval);
+    acknowledged = next_seq;
+  }
   wal = open("wal", O_WRONLY | O_CREAT, 0644);
   if (wal < 0 || ftruncate(wal, good) != 0 || lseek(wal, good, SEEK_SET) != good)
     die("open wal"); /* a torn tail goes: new records follow the last whole one */
