@@ -4,7 +4,8 @@
 # runs for real and, unmodified, as simulated nodes with a CLIENT.
 #   1. for real: three processes on 127.0.0.1 and the kvctl client; the
 #      primary restarts on its files and still has what it acknowledged;
-#   2. simulated: the correct store passes a sweep; each planted bug is
+#   2. simulated: the correct store passes a sweep; the scenario's faults
+#      name servers only, never the client nodes; each planted bug is
 #      found by the sweep (the realtime one: its regression scenario),
 #      minimized, and replays with the same trace hash in the command line,
 #      libFuzzer and AFL++ binaries.
@@ -83,6 +84,18 @@ K=$B/bin/simfuzz-kvstore
 "$K" sweep --seeds 1-2000 -q > "$work/clean.log" 2>&1 ||
   fail "the correct kvstore failed the sweep: $(tail -n 3 "$work/clean.log")"
 ok "the correct kvstore passes 2,000 random scenarios"
+# the scenario's faults never name a client node: node numbers 3 and 4 of
+# a 3-node scenario are the servers 0 and 1, not the clients (n3, n4)
+{ echo "version: 1"; echo "nodes: 3"
+  echo "steps { at_us: 100000 op { node: 0 op: 0 key: 1 count: 6 interval_us: 30000 } }"
+  echo "steps { at_us: 150000 crash { node: 3 } }"
+  echo "steps { at_us: 160000 isolate { node: 4 } }"
+  echo "steps { at_us: 400000 restart { node: 3 } }"
+  echo "steps { at_us: 600000 liveness { } }"; } > "$work/clients.txt"
+"$K" replay "$work/clients.txt" > "$work/clients.log" 2>&1 && grep -q "n0  crash" "$work/clients.log" &&
+  ! grep -qE "n[34]  (crash|isolate)" "$work/clients.log" && grep -q "n3  send" "$work/clients.log" ||
+  fail "faults on client nodes: $(grep -E "crash|isolate|->" "$work/clients.log" | tail -n 5)"
+ok "the scenario's faults name servers only; the clients go on"
 hash_of() { "$@" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -n 1; }
 # each bug: BUG:SEEDS, a range of seeds in which the sweep finds it (the
 # search's power is measured in docs/BENCHMARKS.md, not here), or
