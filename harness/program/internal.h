@@ -150,6 +150,7 @@ typedef struct sfp_node {
   uint16_t next_port;
   uint64_t seg_draws; /* TCP writes cut or not so far (net.c) */
   int disk_failed;    /* the disk failed a call of this incarnation (fs.c) */
+  int has_timers;     /* it created a timerfd in this incarnation (net.c) */
   char out[SF_PROGRAM_OUTPUT];
   size_t outlen;
   sfp_fs fs;       /* survives a crash (fs.c) */

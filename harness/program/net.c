@@ -114,6 +114,7 @@ void sfp__net_boot(sfp_node *me) {
   memset(me->fd, 0, sizeof me->fd);
   me->next_port = SFP_EPHEMERAL;
   me->seg_draws = 0;
+  me->has_timers = 0;
   me->accept_seq = 0;
 }
 
@@ -1108,23 +1109,35 @@ static long event_write(sfp_fd *f, const void *buf, size_t len) {
   return (long)sizeof v;
 }
 
-static long event_read(int fd, void *buf, size_t len) {
+/* A read of an eventfd's or a timerfd's 8-byte count: what `take` takes
+ * from the descriptor (0: nothing yet), waiting for it unless the
+ * descriptor is non-blocking. */
+static long counter_read(int fd, void *buf, size_t len, uint64_t (*take)(sfp_fd *f)) {
   if (len < sizeof(uint64_t))
     return sfp__fail_errno(EINVAL);
   for (;;) {
     sfp_fd *f = fd_of(fd);
     if (!f)
       return sfp__fail_errno(EBADF);
-    if (f->count) {
-      uint64_t v = f->semaphore ? 1 : f->count;
-      f->count -= v;
+    uint64_t v = take(f);
+    if (v) {
       memcpy(buf, &v, sizeof v);
       return (long)sizeof v;
     }
     if (f->nonblock)
       return sfp__fail_errno(EAGAIN);
-    sfp__block_until(INT64_MAX);
+    sfp__block_until(f->kind == FD_TIMER && f->t_armed ? f->t_next : INT64_MAX);
   }
+}
+
+static uint64_t event_take(sfp_fd *f) {
+  uint64_t v = f->semaphore && f->count ? 1 : f->count;
+  f->count -= v;
+  return v;
+}
+
+static long event_read(int fd, void *buf, size_t len) {
+  return counter_read(fd, buf, len, event_take);
 }
 
 /* ---- timerfd: a timer as a descriptor ------------------------------------ */
@@ -1139,6 +1152,7 @@ int sfp_timerfd_create(int clock, int flags) {
     return sfp__fail_errno(EMFILE);
   f->nonblock = (flags & TFD_NONBLOCK) != 0;
   f->t_clock = clock;
+  me->has_timers = 1;
   return fd_num(me, f);
 }
 
@@ -1191,27 +1205,20 @@ int sfp_timerfd_settime(int fd, int flags, const struct itimerspec *nv, struct i
   return 0;
 }
 
+static uint64_t timer_take(sfp_fd *f) {
+  uint64_t n = timer_update(f);
+  f->count = 0;
+  return n;
+}
+
 static long timer_read(int fd, void *buf, size_t len) {
-  if (len < sizeof(uint64_t))
-    return sfp__fail_errno(EINVAL);
-  for (;;) {
-    sfp_fd *f = fd_of(fd);
-    if (!f)
-      return sfp__fail_errno(EBADF);
-    uint64_t n = timer_update(f);
-    if (n) {
-      f->count = 0;
-      memcpy(buf, &n, sizeof n);
-      return (long)sizeof n;
-    }
-    if (f->nonblock)
-      return sfp__fail_errno(EAGAIN);
-    sfp__block_until(f->t_armed ? f->t_next : INT64_MAX);
-  }
+  return counter_read(fd, buf, len, timer_take);
 }
 
 int64_t sfp__timers_next(void) {
   sfp_node *me = sfp__self();
+  if (!me->has_timers)
+    return INT64_MAX; /* (every blocked call asks: most programs have none) */
   int64_t next = INT64_MAX, now = sfp__mono_now();
   for (int i = 0; i < SFP_FDS; i++) { /* (one due already is ready: a wake-up is no use) */
     const sfp_fd *f = &me->fd[i];

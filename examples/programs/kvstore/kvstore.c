@@ -331,14 +331,19 @@ static void connect_backups(void) {
   }
 }
 
-static void replicate(const pending *p) {
-  char line[LINE];
-  snprintf(line, sizeof line, "REP %lu %u %lu\n", p->seq, p->key, p->value);
+/* A line to every backup the primary has a link up to. */
+static void to_backups(const char *line) {
   for (int k = 1; k < nodes; k++) {
     conn *c = link_to(k);
     if (c && !c->connecting)
       say(c->fd, line);
   }
+}
+
+static void replicate(const pending *p) {
+  char line[LINE];
+  snprintf(line, sizeof line, "REP %lu %u %lu\n", p->seq, p->key, p->value);
+  to_backups(line);
 }
 
 /* ---- the primary -------------------------------------------------------- */
@@ -368,11 +373,7 @@ static void try_answer(void) {
     cval[p->key] = p->value;
     char line[LINE];
     snprintf(line, sizeof line, "COMMIT %lu %u %lu\n", p->seq, p->key, p->value);
-    for (int k = 1; k < nodes; k++) {
-      conn *c = link_to(k);
-      if (c && !c->connecting)
-        say(c->fd, line);
-    }
+    to_backups(line);
     p->used = 0;
   }
   if (!oldest() && wal_records >= COMPACT)
