@@ -71,7 +71,6 @@ size_t sfp_sf_client_invoke(uint32_t kind, uint64_t key, uint64_t arg, uint64_t 
   size_t id = sf_history_invoke(&sfp__cur_c->hist, (uint32_t)(sfp__cur_n - sfp__cur_c->n), kind,
                                 key, arg, arg2, sim_now(sfp__cur_w));
   me->last_op = id;
-  me->last_done = 0;
   return id;
 }
 
@@ -79,11 +78,8 @@ void sfp_sf_client_complete(size_t id, uint64_t out);
 void sfp_sf_client_complete(size_t id, uint64_t out) {
   sfp_node *me = client_self("sf_client_complete");
   sf_history_complete(&sfp__cur_c->hist, id, out, sim_now(sfp__cur_w));
-  if (id == me->last_op && id != SIZE_MAX) {
-    me->last_done = 1;
-    if (me->probed == 2)
-      me->probed = 3;
-  }
+  if (id == me->last_op && id != SIZE_MAX && me->probed == 2)
+    me->probed = 3; /* an operation invoked after the probe completed */
 }
 
 /* The recorded history is linearizable (operations never completed may or

@@ -158,12 +158,13 @@ typedef struct sfp_node {
   void *files[16]; /* open stdio streams on files (fs.c), closed at its end */
   /* a client node (client.c): the operations the scenario gave it, not
    * yet taken; whether it waits in sf_client_next(); the operation it
-   * invoked last, and whether it completed */
+   * invoked last; its probe: 0 none, 1 given, 2 taken, 3 an operation
+   * invoked after it completed */
   sf_client_op opq[SFP_OPQ];
   uint32_t opq_head, opq_len;
   int waits_op;
   size_t last_op;
-  int last_done, probed;
+  int probed;
 } sfp_node;
 
 typedef struct sfp_cluster {
