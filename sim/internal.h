@@ -366,7 +366,8 @@ sim__trace_inline(sim_world *w, unsigned kind, unsigned reason, int node, int pe
                a * 0x165667b19e3779f9ull ^
                (b ^ ((uint64_t)msg_kind << 32 | (uint64_t)(uint32_t)len)) * 0xd6e8feb86659fd93ull;
   if (payload && pl &&
-      (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT)) {
+      (kind == SIM_EV_SEND || kind == SIM_EV_DISK_WRITE || kind == SIM_EV_CORRUPT ||
+       kind == SIM_EV_OUTPUT)) {
     static const uint64_t mul[] = {0x27d4eb2f165667c5ull, 0x94d049bb133111ebull,
                                    0xbf58476d1ce4e5b9ull};
     _Static_assert(sizeof mul / sizeof mul[0] * 8 == SIM_TRACE_PREFIX, "a constant per word");

@@ -22,6 +22,13 @@ void sim_note(sim_world *w, int node, uint64_t a, uint64_t b) {
   sim__trace(w, SIM_EV_NOTE, 0, node, -1, a, b, 0, NULL, 0);
 }
 
+void sim_output(sim_world *w, int node, const char *text, size_t len) {
+  SIM_ASSERT(node >= -1 && node < w->n);
+  SIM_ASSERT(text || !len);
+  sim__trace(w, SIM_EV_OUTPUT, 0, node, -1, 0, 0, 0, len ? text : NULL,
+             len < SIM_OUTPUT_MAX ? len : SIM_OUTPUT_MAX);
+}
+
 size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max) {
   uint64_t have = w->trace_n < w->ring_cap ? w->trace_n : w->ring_cap;
   if (max > have)
@@ -82,7 +89,37 @@ static const char *disk_op_name(unsigned op) {
       n += (size_t)k_;                                                                             \
   } while (0)
 
+/* Text as a quoted string, escaping what is not printable ASCII. */
+static size_t quote(const uint8_t *t, size_t len, int cut, char *buf, size_t cap, size_t n) {
+  APPEND(" \"");
+  for (size_t i = 0; i < len; i++) {
+    if (t[i] >= 0x20 && t[i] < 0x7f && t[i] != '"' && t[i] != '\\')
+      APPEND("%c", t[i]);
+    else if (t[i] == '\n')
+      APPEND("\\n");
+    else
+      APPEND("\\x%02x", t[i]);
+  }
+  APPEND(cut ? "\"..." : "\"");
+  return n;
+}
+
+static int format(const sim_world *w, const sim_trace_rec *r, const void *payload, size_t plen,
+                  char *buf, size_t cap);
+
 int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size_t cap) {
+  return format(w, r, NULL, 0, buf, cap);
+}
+
+int sim_trace_format_payload(const sim_world *w, const sim_trace_rec *r, const void *payload,
+                             size_t len, char *buf, size_t cap) {
+  return format(w, r, payload, len, buf, cap);
+}
+
+/* The record's line; its text from payload when it has one (else from the
+ * record's prefix). */
+static int format(const sim_world *w, const sim_trace_rec *r, const void *payload, size_t plen,
+                  char *buf, size_t cap) {
   size_t n = 0;
   if (cap)
     buf[0] = 0;
@@ -167,6 +204,12 @@ int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size
     break;
   case SIM_EV_FAULTPOINT: APPEND(" site=%" PRIu64 " hit=%" PRIu64, r->a, r->b); break;
   case SIM_EV_NOTE: APPEND(" %" PRIu64 " %" PRIu64, r->a, r->b); break;
+  case SIM_EV_OUTPUT:
+    if (payload && plen == r->len)
+      n = quote(payload, plen, 0, buf, cap, n);
+    else
+      n = quote(r->prefix, r->prefix_len, r->len > r->prefix_len, buf, cap, n);
+    break;
   case SIM_EV_FAIL:
     if (w && w->failed)
       APPEND(" %s: %s", w->fail.name, w->fail.message);

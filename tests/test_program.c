@@ -10,6 +10,7 @@
 #include <simfuzz/simfuzz_client.h>
 
 #include <fcntl.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <sys/types.h>
@@ -29,6 +30,7 @@ int sfp_epoll_create1(int flags);
 int sfp_epoll_ctl(int ep, int op, int fd, struct epoll_event *ev);
 int sfp_epoll_wait(int ep, struct epoll_event *events, int max, int timeout_ms);
 ssize_t sfp_read(int fd, void *buf, size_t len);
+int sfp_printf(const char *fmt, ...);
 
 static unsigned char small_g[8];    /* program A's globals */
 static unsigned char large_g[4096]; /* program B's */
@@ -245,6 +247,70 @@ TEST(a_timerfd_wakes_a_blocked_epoll_at_each_expiry) {
   world_end(w, ctx);
 }
 
+/* Lines a node printed: an OUTPUT record each, whole or cut at
+ * SIM_OUTPUT_MAX, a line unfinished at exit too; then at most
+ * SFP_OUT_LINES (256) per node and run, and one that says so. */
+static int main_talker(int argc, char **argv) {
+  (void)argc, (void)argv;
+  char big[301];
+  memset(big, 'b', 300);
+  big[300] = 0;
+  sfp_printf("hello from %d\n", 7);
+  sfp_printf("%s\n", big); /* 256 bytes, then 44 */
+  sfp_printf("a \"quoted\"\tline\n");
+  for (int i = 0; i < 300; i++)
+    sfp_printf("line %d\n", i);
+  sfp_printf("unfinished");
+  sfp_exit(0);
+}
+static const sf_program talker = {"talker", main_talker, NULL, NULL, no_args, 0, NULL, 0, NULL, 0};
+
+static char out_text[400][SIM_OUTPUT_MAX + 1];
+static int n_out;
+static char out_line[3][SIM_OUTPUT_MAX * 4 + 128];
+
+static void on_output(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
+                      size_t len) {
+  (void)ctx;
+  if (r->kind != SIM_EV_OUTPUT || n_out == 400)
+    return;
+  CHECK(len <= SIM_OUTPUT_MAX && r->node == 0 && r->len == len);
+  memcpy(out_text[n_out], payload, len);
+  out_text[n_out][len] = 0;
+  if (n_out < 3)
+    sim_trace_format_payload(w, r, payload, len, out_line[n_out], sizeof out_line[0]);
+  n_out++;
+}
+
+TEST(a_programs_output_lines_are_in_the_trace_and_bounded) {
+  void *ctx = sf_program_create(&talker, 1);
+  CHECK(ctx);
+  sim_config c = ops_config(&sf_program_ops, 1);
+  c.ctx = ctx;
+  c.trace = on_output;
+  n_out = 0;
+  sim_world *w = sim_world_create(&c);
+  CHECK(w);
+  CHECK_EQ(sim_step(w), 1); /* its one life */
+  CHECK(!sim_failed(w));
+  CHECK_EQ(n_out, 3 + 1 + 252 + 1); /* 256 lines, then the cut's */
+  CHECK(strcmp(out_text[0], "hello from 7") == 0);
+  CHECK_EQ(strlen(out_text[1]), SIM_OUTPUT_MAX);
+  CHECK_EQ(strlen(out_text[2]), 44);
+  CHECK(strcmp(out_text[3], "a \"quoted\"\tline") == 0);
+  CHECK(strcmp(out_text[255], "line 251") == 0);
+  CHECK(strstr(out_text[256], "more output") != NULL);
+  CHECK(strstr(out_line[0], "n0  output       \"hello from 7\"") != NULL);
+  /* the ring keeps 24 bytes: the report's line shows them, and that it was cut */
+  sim_trace_rec last;
+  CHECK_EQ(sim_trace_last(w, &last, 1), 1);
+  char line[256];
+  sim_trace_format(w, &last, line, sizeof line);
+  CHECK(last.kind == SIM_EV_OUTPUT && strstr(line, "\"(more output: see the no\"...") != NULL);
+  sim_world_destroy(w);
+  sf_program_destroy(ctx);
+}
+
 static int main_idle(int argc, char **argv) {
   (void)argc, (void)argv;
   for (;;)
@@ -300,7 +366,9 @@ TEST(client_nodes_take_operations_and_record_a_history) {
   world_end(w, ctx);
 }
 
-TEST_MAIN(T(two_programs_interleaved_keep_their_globals), T(a_sleep_under_drift_moves_time_on),
+TEST_MAIN(T(two_programs_interleaved_keep_their_globals),
+          T(a_programs_output_lines_are_in_the_trace_and_bounded),
+          T(a_sleep_under_drift_moves_time_on),
           T(an_exit_after_a_disk_error_is_a_crash_not_a_failure),
           T(client_nodes_take_operations_and_record_a_history),
           T(a_timerfd_wakes_a_blocked_epoll_at_each_expiry),

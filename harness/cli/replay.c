@@ -79,8 +79,6 @@ static int parse_node(const char *cmd, const char *v, void *dst) {
 static void on_record(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
                       size_t len) {
   timeline *tl = ctx;
-  (void)payload;
-  (void)len;
   if (!tl->print)
     return;
   if (r->kind != SIM_EV_FAIL) {
@@ -92,8 +90,8 @@ static void on_record(void *ctx, const sim_world *w, const sim_trace_rec *r, con
     if (tl->kinds && !(tl->kinds >> r->kind & 1))
       return;
   }
-  char line[512];
-  sim_trace_format(w, r, line, sizeof line);
+  char line[SIM_OUTPUT_MAX * 4 + 128]; /* an output line, each byte escaped */
+  sim_trace_format_payload(w, r, payload, len, line, sizeof line);
   fprintf(tl->out, "%s\n", line);
   tl->shown++;
 }

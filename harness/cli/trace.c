@@ -22,8 +22,6 @@ typedef struct {
 static void collect(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
                     size_t len) {
   evlist *l = ctx;
-  (void)payload;
-  (void)len;
   if (l->n == l->cap) {
     if (l->cap >= MAX_EXPORT) { /* keep the latest: drop the oldest half */
       size_t half = l->n / 2;
@@ -41,7 +39,7 @@ static void collect(void *ctx, const sim_world *w, const sim_trace_rec *r, const
   }
   ev *e = &l->v[l->n++];
   e->r = *r;
-  sim_trace_format(w, r, e->text, sizeof e->text);
+  sim_trace_format_payload(w, r, payload, len, e->text, sizeof e->text); /* output lines whole */
 }
 
 /* The text after the fixed "time node kind" columns of a timeline line. */

@@ -19,6 +19,7 @@
 #define SFP_EPOLL_MAX 64     /* descriptors one epoll instance watches */
 #define SFP_WAKE_TAG 0x5f50u /* the tag of a blocked call's wake-up timer */
 #define SFP_OPQ 32           /* a client's operations not yet taken, then dropped */
+#define SFP_OUT_LINES 256    /* output lines per node and run in the trace, then cut */
 
 typedef struct dgram {
   uint8_t *data;
@@ -153,9 +154,12 @@ typedef struct sfp_node {
   int has_timers;     /* it created a timerfd in this incarnation (net.c) */
   char out[SF_PROGRAM_OUTPUT];
   size_t outlen;
-  sfp_fs fs;       /* survives a crash (fs.c) */
-  void *dirs[8];   /* open directory streams (fs.c), freed at the node's end */
-  void *files[16]; /* open stdio streams on files (fs.c), closed at its end */
+  char line[SIM_OUTPUT_MAX]; /* the output line not yet in the trace */
+  size_t linelen;            /* (a crash drops it, as a line-buffered stream) */
+  uint32_t lines;            /* lines traced in this run, to SFP_OUT_LINES */
+  sfp_fs fs;                 /* survives a crash (fs.c) */
+  void *dirs[8];             /* open directory streams (fs.c), freed at the node's end */
+  void *files[16];           /* open stdio streams on files (fs.c), closed at its end */
   /* a client node (client.c): the operations the scenario gave it, not
    * yet taken; whether it waits in sf_client_next(); the operation it
    * invoked last; its probe: 0 none, 1 given, 2 taken, 3 an operation

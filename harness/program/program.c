@@ -117,6 +117,8 @@ sfp_node *sfp__self(void) {
   return &sfp__cur_c->node[sfp__cur_n];
 }
 
+static void flush_line(sfp_node *me);
+
 /* The node stops for good: its fiber is never resumed again. */
 static void __attribute__((noreturn)) stop_node(void) {
   sfp_node *me = sfp__self();
@@ -131,6 +133,7 @@ static void __attribute__((noreturn)) stop_node(void) {
  * kinds have different signatures. */
 static void __attribute__((noreturn))
 fail_node(const char *name, const char *file, int line, const char *msg) {
+  flush_line(sfp__self());
   if (sim__invariant_failed(sfp__cur_w, sfp__cur_n, name, file, line, "%s", msg))
     abort();
   stop_node();
@@ -210,6 +213,7 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   me->natexit = 0;
   me->err = 0;
   me->disk_failed = 0;
+  me->linelen = 0; /* a crash dropped its last line unfinished */
   const sf_program *p = prog_of(c, k);
   size_t len = globals_len(p);
   if (len)
@@ -453,6 +457,7 @@ static void crash_now(sim_world *w, void *arg) {
 void sfp__exit(int status) __attribute__((noreturn));
 void sfp__exit(int status) {
   sfp_node *me = sfp__self();
+  flush_line(me);
   if (status != 0 && me->disk_failed && sfp__cur_n < sfp__cur_c->n) {
     /* it stopped after the disk failed it: a fail-stop, as a crash (the
      * heal restarts it), not a failure of the run */
@@ -494,6 +499,7 @@ void sfp_abort(void) {
 void sfp___assert_fail(const char *expr, const char *file, unsigned line, const char *func)
     __attribute__((noreturn));
 void sfp___assert_fail(const char *expr, const char *file, unsigned line, const char *func) {
+  flush_line(sfp__self());
   if (sim__invariant_failed(sfp__cur_w, sfp__cur_n, "assert", file, (int)line,
                             "Assertion `%s' failed in %s", expr, func))
     abort();
@@ -681,12 +687,30 @@ void sfp_srandom(unsigned seed) {
 
 /* ---- standard streams ------------------------------------------------- */
 
+/* The node's pending output line into the trace, as an OUTPUT record, up
+ * to SFP_OUT_LINES per node and run (then one that says so). */
+static void flush_line(sfp_node *me) {
+  SIM_ASSERT(me->linelen <= sizeof me->line);
+  if (!me->linelen)
+    return;
+  if (me->lines < SFP_OUT_LINES)
+    sim_output(sfp__cur_w, sfp__cur_n, me->line, me->linelen);
+  else if (me->lines == SFP_OUT_LINES)
+    sim_output(sfp__cur_w, sfp__cur_n, "(more output: see the node's last lines)", 40);
+  me->lines += me->lines <= SFP_OUT_LINES;
+  me->linelen = 0;
+}
+
 static ssize_t out_write(void *cookie, const char *buf, size_t len) {
   (void)cookie;
   if (!sfp__cur_c || sfp__cur_n < 0)
     return (ssize_t)len;
   sfp_node *me = &sfp__cur_c->node[sfp__cur_n];
   for (size_t i = 0; i < len; i++) {
+    if (buf[i] == '\n' || me->linelen == sizeof me->line)
+      flush_line(me);
+    if (buf[i] != '\n')
+      me->line[me->linelen++] = buf[i];
     if (me->outlen + 1 >= sizeof me->out) { /* keep the last half */
       size_t keep = sizeof me->out / 2;
       memmove(me->out, me->out + me->outlen - keep, keep);

@@ -222,7 +222,8 @@ typedef struct sim_node_ops {
   X(CLOCK, "clock", 1, SIM_EVG_NODES, 1)                /* a = offset, b = drift ppm (int64) */    \
   X(FAULTPOINT, "faultpoint", 1, 0, 1)                  /* code fault point fired; a = site */     \
   X(NOTE, "note", 0, 0, 0)                              /* sim_note(); a, b its values */          \
-  X(FAIL, "FAIL", 1, 0, 1)                              /* an invariant or liveness failed */
+  X(FAIL, "FAIL", 1, 0, 1)                              /* an invariant or liveness failed */      \
+  X(OUTPUT, "output", 0, SIM_EVG_NODES, 0)              /* sim_output(); payload: the text */
 
 /** Trace record kinds (see SIM_EV_KINDS). */
 typedef enum {
@@ -730,6 +731,16 @@ uint64_t sim_trace_count(const sim_world *w);
 /** Add a user note to the trace (a, b: user values) for node (-1: the world). */
 void sim_note(sim_world *w, int node, uint64_t a, uint64_t b);
 
+/** Maximum bytes of text in one OUTPUT record (sim_output cuts the rest). */
+#define SIM_OUTPUT_MAX 256
+
+/** Add a line of text that node's code wrote (its standard output, say) to
+ *  the trace as an OUTPUT record, at the current virtual time: `len` bytes
+ *  of `text` (at most SIM_OUTPUT_MAX are kept), any bytes (the timeline
+ *  escapes what is not printable). Like every record, it enters the hash:
+ *  the same run prints the same text. */
+void sim_output(sim_world *w, int node, const char *text, size_t len);
+
 /** Copy the last up to `max` records (oldest first) into out; returns count. */
 size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max);
 
@@ -757,6 +768,12 @@ const char *sim_drop_name(unsigned reason);
 /** Format one record as a timeline line (no newline) using the configured
  *  describer. Returns the length that was (or would be) written. */
 int sim_trace_format(const sim_world *w, const sim_trace_rec *r, char *buf, size_t cap);
+
+/** sim_trace_format() with the record's whole payload at hand (a trace
+ *  hook's `payload` and `len`), where the record keeps only its first
+ *  SIM_TRACE_PREFIX bytes: an OUTPUT record's line is then shown whole. */
+int sim_trace_format_payload(const sim_world *w, const sim_trace_rec *r, const void *payload,
+                             size_t len, char *buf, size_t cap);
 
 /** Print the last `n` records as a timeline to f. */
 void sim_trace_dump(const sim_world *w, FILE *f, size_t n);
