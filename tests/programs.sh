@@ -97,6 +97,42 @@ if [ "${2:-OFF}" = ON ]; then
   ok "AddressSanitizer reports an overflow on a program node's own stack"
 fi
 
+# 2b. nothing reaches the host: program targets run under a seccomp filter
+# that kills the process at any network call or change to the host's file
+# system (tests/no_host_io.c); first shown to stop a real write here
+NH=$B/tests/no_host_io
+"$NH" true 2> "$work/nh.log"
+nh=$?
+if [ "$nh" = 77 ]; then
+  echo "skip: $(cat "$work/nh.log")"
+else
+  "$NH" sh -c ": > '$work/escaped'" 2> /dev/null
+  [ $? = 159 ] && [ ! -e "$work/escaped" ] || fail "no_host_io let a write through"
+  host_clean() { # LOG: only the tool's own lines, and no death by a signal
+    ! grep -v "^sweep: \|^seed [0-9]*: FAILED assert: " "$1" | grep -q . ||
+      fail "under no_host_io: $(grep -v "^sweep: " "$1" | head -n 3)"
+  }
+  # (the probe's whole surface: stdio on files, getaddrinfo, pipes, ...)
+  for f in own g3; do
+    "$NH" "$P" replay -q "$work/$f.pb" > "$work/nh-$f.log" 2>&1 ||
+      fail "the probe under no_host_io: $(tail -n 3 "$work/nh-$f.log")"
+  done
+  for t in tcpecho beacon kvstore; do
+    [ -x "$B/bin/simfuzz-$t" ] || continue
+    "$NH" "$B/bin/simfuzz-$t" sweep --seeds 1-100 -q > "$work/nh-$t.log" 2>&1 ||
+      fail "$t under no_host_io: $(tail -n 3 "$work/nh-$t.log")"
+    host_clean "$work/nh-$t.log"
+  done
+  # the renamer's own fsync assertions fail where the disk fails it: fine
+  "$NH" "$R" sweep --seeds 1-100 -q > "$work/nh-renamer.log" 2>&1
+  host_clean "$work/nh-renamer.log"
+  # and a program's output, there in the timeline, never on the host's terminal
+  "$NH" "$P" replay "$work/exit.pb" > "$work/nh-exit.log" 2>&1
+  grep -q "^ *[0-9.]*s n1  output  *\"probe 1: exiting with status 3\"" "$work/nh-exit.log" ||
+    fail "a program's output line in the timeline: $(cat "$work/nh-exit.log")"
+  ok "nothing reaches the host's network or files (a seccomp filter), output is in the timeline"
+fi
+
 # 3. the beacon: clean when correct, its planted bug found, minimized and
 # replayed with the same trace hash, every run deterministic
 "$BE" sweep --seeds 1-150 -q > "$work/be.log" 2>&1 || fail "beacon: $(tail -n 3 "$work/be.log")"

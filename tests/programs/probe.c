@@ -126,8 +126,10 @@ int main(int argc, char **argv) {
     fork();
     return 0;
   }
-  if (n == 2 && id == 1)
+  if (n == 2 && id == 1) {
+    fprintf(stderr, "probe %d: exiting with status 3", id); /* no newline: exit flushes it */
     exit(3);
+  }
   if (n == 4 && id == 0)
     abort();
   if (n == 5 && id == 0) {
