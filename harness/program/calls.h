@@ -90,7 +90,7 @@
   X(listen, MODEL, "TCP: a backlog of accepted connections")                            \
   X(accept, MODEL, "TCP: yields until a connection is queued, or EAGAIN")               \
   X(accept4, MODEL, "as accept, with SOCK_NONBLOCK")                                     \
-  X(connect, MODEL, "TCP to 10.0.0.(k+1): ECONNREFUSED if no one listens or the node is down") \
+  X(connect, MODEL, "TCP to 10.0.0.(k+1), or inside the node; ECONNREFUSED if no one listens") \
   X(send, MODEL, "TCP: EPIPE/ECONNRESET after a reset")                                  \
   X(sendto, MODEL, "UDP: a datagram to 10.0.0.(k+1) or 127.0.0.1; TCP: as send")        \
   X(recv, MODEL, "yields until bytes or a datagram arrive; 0 at the peer's shutdown")   \

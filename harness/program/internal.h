@@ -71,6 +71,7 @@ typedef struct sfp_fd {
   uint64_t seq;  /* the order of arrival in the accept queue */
   uint64_t conn; /* sim_conn */
   int peer;      /* the peer node */
+  int lpeer;     /* TCP inside the node: 1 + the other end's index, else 0 */
   uint16_t peer_port;
   int err;      /* the error the next call reports (ECONNRESET...) */
   int peer_eof; /* the peer shut down writing, or closed */

@@ -105,7 +105,8 @@ static sfp_fd *bound_to(sfp_node *me, fd_kind kind, uint16_t port) {
 
 static sfp_fd *by_conn(sfp_node *me, sim_conn c) {
   for (int i = 0; i < SFP_FDS; i++)
-    if (me->fd[i].kind == FD_TCP && me->fd[i].conn == c && me->fd[i].state != T_NEW)
+    if (me->fd[i].kind == FD_TCP && me->fd[i].conn == c && me->fd[i].state != T_NEW &&
+        !me->fd[i].lpeer)
       return &me->fd[i];
   return NULL;
 }
@@ -386,6 +387,8 @@ static int connect_wait(int fd) {
   }
 }
 
+static int local_connect(sfp_fd *f, uint16_t port);
+
 int sfp_connect(int fd, const struct sockaddr *sa, socklen_t len);
 int sfp_connect(int fd, const struct sockaddr *sa, socklen_t len) {
   sfp_fd *f = fd_of(fd);
@@ -407,8 +410,8 @@ int sfp_connect(int fd, const struct sockaddr *sa, socklen_t len) {
   int to = a == INADDR_LOOPBACK ? N : node_of(a);
   if (to < 0)
     return sfp__fail_errno(ENETUNREACH);
-  if (to == N) /* the simulator joins two nodes: TCP inside a node is not modelled */
-    return sfp__fail_errno(ECONNREFUSED);
+  if (to == N)
+    return local_connect(f, port);
   int64_t c = sim_connect(W, N, to);
   if (c < 0)
     return sfp__fail_errno(c == -EMFILE ? EAGAIN : ENETUNREACH);
@@ -421,6 +424,52 @@ int sfp_connect(int fd, const struct sockaddr *sa, socklen_t len) {
   if (f->nonblock)
     return sfp__fail_errno(EINPROGRESS);
   return connect_wait(fd);
+}
+
+/* The other end of a TCP connection inside the node, or NULL once it is
+ * closed (its slot free, or another descriptor's). */
+static sfp_fd *local_end(sfp_node *me, const sfp_fd *f) {
+  SIM_ASSERT(f->lpeer > 0 && f->lpeer <= SFP_FDS);
+  sfp_fd *p = &me->fd[f->lpeer - 1];
+  return p->kind == FD_TCP && p->lpeer == 1 + (int)(f - me->fd) ? p : NULL;
+}
+
+static sfp_fd *first_queued(sfp_node *me, uint16_t port);
+
+/* A connect to the node's own address: both ends are descriptors of the
+ * node, joined with no network between them (the scenario's faults are
+ * the network's, and loopback has none); the accepted end waits in the
+ * listener's queue. Open at once; EINPROGRESS when non-blocking, as Linux
+ * says for TCP, with the socket already writable. */
+static int local_connect(sfp_fd *f, uint16_t port) {
+  sfp_node *me = sfp__self();
+  sfp_fd *l = bound_to(me, FD_LISTEN, port);
+  int queued = 0;
+  for (int i = 0; l && i < SFP_FDS; i++)
+    queued += me->fd[i].kind == FD_TCP && me->fd[i].hidden && me->fd[i].port == port &&
+              me->fd[i].state == T_OPEN;
+  if (!l || queued >= l->backlog)
+    return sfp__fail_errno(ECONNREFUSED);
+  sfp_fd *a = fd_new(me, FD_TCP);
+  if (!a)
+    return sfp__fail_errno(EAGAIN); /* as a remote connect out of resources */
+  if (!f->port)
+    f->port = me->next_port++;
+  a->hidden = 1;
+  a->state = T_OPEN;
+  a->port = port;
+  a->peer = N;
+  a->peer_port = f->port;
+  a->seq = ++me->accept_seq;
+  a->lpeer = 1 + (int)(f - me->fd);
+  f->state = T_OPEN;
+  f->peer = N;
+  f->peer_port = port;
+  f->lpeer = 1 + (int)(a - me->fd);
+  SIM_ASSERT(local_end(me, f) == a && local_end(me, a) == f);
+  touch(me, l);
+  touch(me, f);
+  return f->nonblock ? sfp__fail_errno(EINPROGRESS) : 0;
 }
 
 static sfp_fd *first_queued(sfp_node *me, uint16_t port) {
@@ -482,6 +531,22 @@ static ssize_t tcp_send(int fd, sfp_fd *f, const void *buf, size_t len) {
     return sfp__fail_errno(ENOTCONN);
   if (f->wr_shut)
     return sfp__fail_errno(EPIPE);
+  if (f->lpeer) { /* inside the node: into the other end's bytes, whole */
+    sfp_node *me = sfp__self();
+    sfp_fd *p = local_end(me, f);
+    if (!p || p->state != T_OPEN)
+      return sfp__fail_errno(EPIPE);
+    if (p->rx_len + len > SFP_RX_MAX) { /* a reader that never reads, as below */
+      p->state = f->state = T_DEAD;
+      p->err = f->err = ECONNRESET;
+      touch(me, p);
+      touch(me, f);
+      return sfp__fail_errno(ECONNRESET);
+    }
+    buf_put(p, buf, len);
+    touch(me, p);
+    return (ssize_t)len;
+  }
   const uint8_t *b = buf;
   size_t cut = segment_cut(len);
   for (size_t off = 0; off < len;) {
@@ -646,7 +711,13 @@ int sfp_shutdown(int fd, int how) {
     return sfp__fail_errno(ENOTCONN);
   if ((how == SHUT_WR || how == SHUT_RDWR) && !f->wr_shut) {
     f->wr_shut = 1;
-    frame(W, N, f->conn, F_FIN, NULL, 0);
+    sfp_fd *p = f->lpeer ? local_end(sfp__self(), f) : NULL;
+    if (p) { /* inside the node: the other end reads end of file */
+      p->peer_eof = 1;
+      touch(sfp__self(), p);
+    } else if (!f->lpeer) {
+      frame(W, N, f->conn, F_FIN, NULL, 0);
+    }
   }
   return 0;
 }
@@ -657,11 +728,23 @@ int sfp_close(int fd) {
   if (!f)
     return sfp__fail_errno(EBADF);
   sfp_node *me = sfp__self();
-  if (f->kind == FD_TCP && f->state != T_NEW && f->state != T_DEAD)
+  sfp_fd *lp = f->kind == FD_TCP && f->lpeer ? local_end(me, f) : NULL;
+  if (lp) { /* inside the node: the other end reads end of file */
+    lp->peer_eof = 1;
+    touch(me, lp);
+  } else if (f->kind == FD_TCP && !f->lpeer && f->state != T_NEW && f->state != T_DEAD) {
     sim_conn_close(W, N, f->conn);
+  }
   if (f->kind == FD_LISTEN) /* its queue goes with it: those peers see a reset */
     for (sfp_fd *q; (q = first_queued(me, f->port)) != NULL;) {
-      sim_conn_reset(W, q->conn);
+      sfp_fd *c = q->lpeer ? local_end(me, q) : NULL;
+      if (c) {
+        c->state = T_DEAD;
+        c->err = ECONNRESET;
+        touch(me, c);
+      } else if (!q->lpeer) {
+        sim_conn_reset(W, q->conn);
+      }
       fd_free(q);
     }
   if (f->kind == FD_PIPE_W && me->fd[f->peer].kind == FD_PIPE_R) {

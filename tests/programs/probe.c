@@ -6,7 +6,7 @@
  *      its errno and its heap are its own, and that a restart begins from
  *      the program's initial values; time only moves forward; pipes,
  *      eventfd, readv/writev, sendmsg/recvmsg and a periodic timerfd
- *      under epoll work
+ *      under epoll work, and TCP inside the node (to 127.0.0.1)
  *   4  node 0 calls abort()
  *   5  node 0 writes past a buffer on its stack (AddressSanitizer must see
  *      it on the node's fiber)
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,34 @@ static void check_own_state(int id) {
   assert(strcmp(note, want) == 0);
 }
 
+/* TCP to the node itself: a non-blocking connect to 127.0.0.1, writable at
+ * once; bytes both ways; a half close read as end of file; a second
+ * connection refused once the listener is closed. */
+static void check_local_tcp(uint16_t port) {
+  int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert(l >= 0 && c >= 0 && bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0);
+  assert(fcntl(c, F_SETFL, O_NONBLOCK) == 0);
+  int r = connect(c, (struct sockaddr *)&a, sizeof a);
+  assert(r == 0 || errno == EINPROGRESS);
+  struct pollfd pw = {c, POLLOUT, 0};
+  assert(poll(&pw, 1, 0) == 1 && (pw.revents & POLLOUT));
+  int s = accept(l, NULL, NULL);
+  char buf[16];
+  assert(s >= 0 && write(c, "ping", 4) == 4 && read(s, buf, sizeof buf) == 4);
+  assert(memcmp(buf, "ping", 4) == 0 && send(s, "pong!", 5, 0) == 5);
+  assert(recv(c, buf, sizeof buf, 0) == 5 && memcmp(buf, "pong!", 5) == 0);
+  assert(read(c, buf, sizeof buf) == -1 && errno == EAGAIN);
+  assert(shutdown(s, SHUT_WR) == 0 && read(c, buf, sizeof buf) == 0);
+  assert(close(s) == 0 && close(l) == 0 && close(c) == 0);
+  c = socket(AF_INET, SOCK_STREAM, 0);
+  assert(connect(c, (struct sockaddr *)&a, sizeof a) == -1 && errno == ECONNREFUSED);
+  assert(close(c) == 0);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3)
     return 2;
@@ -156,6 +185,7 @@ int main(int argc, char **argv) {
   me.sin_family = AF_INET;
   me.sin_port = htons((uint16_t)(9100 + id));
   assert(udp >= 0 && bind(udp, (struct sockaddr *)&me, sizeof me) == 0);
+  check_local_tcp((uint16_t)(9200 + id));
   int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK), ep = epoll_create1(0);
   struct itimerspec every3ms = {{0, 3000000}, {0, 3000000}};
   struct epoll_event tev = {.events = EPOLLIN, .data.fd = tfd};
