@@ -84,6 +84,14 @@ K=$B/bin/simfuzz-kvstore
 "$K" sweep --seeds 1-2000 -q > "$work/clean.log" 2>&1 ||
   fail "the correct kvstore failed the sweep: $(tail -n 3 "$work/clean.log")"
 ok "the correct kvstore passes 2,000 random scenarios"
+# its protocol written as an adapter target (the yardstick of
+# bench/program_vs_adapter.sh) passes them too, on the same scenarios
+KA=$B/bin/simfuzz-kvstore_adapter
+if [ -x "$KA" ]; then
+  "$KA" sweep --seeds 1-2000 -q > "$work/adapter.log" 2>&1 ||
+    fail "the kvstore adapter failed the sweep: $(tail -n 3 "$work/adapter.log")"
+  ok "the kvstore protocol as an adapter target passes them too"
+fi
 # the scenario's faults never name a client node: node numbers 3 and 4 of
 # a 3-node scenario are the servers 0 and 1, not the clients (n3, n4)
 { echo "version: 1"; echo "nodes: 3"
