@@ -204,15 +204,29 @@ int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t le
 /* Decide the fate of every dirty sector (crash or failed sync). With
  * `reload`, the cache becomes the durable image (crash); otherwise the
  * cache keeps the new data the durable image may now lack (fsync EIO). */
+static void decide_dirty_in(sim_world *w, int node, int reload, uint64_t lo, uint64_t hi);
+
 static void decide_dirty(sim_world *w, int node, int reload) {
+  decide_dirty_in(w, node, reload, 0, UINT64_MAX);
+}
+
+/* Decide the fate of the dirty sectors lo..hi-1 (kept, corrupted or lost),
+ * as a crash or a failed sync does; the others stay dirty. */
+static void decide_dirty_in(sim_world *w, int node, int reload, uint64_t lo, uint64_t hi) {
   disk_t *d = &w->node[node].disk;
   uint32_t ss = d->p.sector_size;
   uint64_t sid = sim__sid(P_DISK, (uint32_t)node, 0);
   uint64_t base = (uint64_t)d->decided++ << 32;
   uint64_t lost = 0, bad = 0;
+  uint32_t left = 0; /* the dirty sectors outside the range, kept in order */
+  SIM_ASSERT(!reload || (lo == 0 && hi == UINT64_MAX)); /* a crash decides every one */
   for (uint32_t i = 0; i < d->ndirty; i++) {
     uint32_t s = d->dirty[i];
     SIM_ASSERT(d->isdirty[s]); /* each dirty sector once */
+    if (s < lo || s >= hi) {
+      d->dirty[left++] = s;
+      continue;
+    }
     uint64_t v = sim__draw(w, sid, base + i);
     uint64_t u = ((v >> 32) * SIM_PPM) >> 32;
     uint8_t *dst = sector(d, d->dpage, s);
@@ -229,6 +243,14 @@ static void decide_dirty(sim_world *w, int node, int reload) {
   }
   /* the size change was written if the data was (kept or corrupted) */
   uint64_t written = (uint64_t)d->p.unsynced_keep_ppm + d->p.unsynced_corrupt_ppm;
+  if (lo != 0 || hi != UINT64_MAX) { /* a failed sync of a range: the rest and the size wait */
+    d->ndirty = left;
+    w->stats.sectors_lost += lost;
+    w->stats.sectors_corrupted += bad;
+    if (lost || bad)
+      sim__trace(w, SIM_EV_DISK_LOST, 0, node, -1, lost, bad, 0, NULL, 0);
+    return;
+  }
   if (d->size != d->dsize && sim__chance(w, sim__sid(P_DISK, (uint32_t)node, 1), d->decided,
                                          (uint32_t)(written > SIM_PPM ? SIM_PPM : written)))
     d->dsize = d->size;
@@ -275,6 +297,39 @@ int sim_disk_sync(sim_world *w, int node) {
   d->dsize = d->size;
   w->stats.disk_syncs++;
   sim__trace(w, SIM_EV_DISK_SYNC, 0, node, -1, 0, n, 0, NULL, 0);
+  return 0;
+}
+
+int sim_disk_sync_range(sim_world *w, int node, uint64_t off, uint64_t len) {
+  SIM__CHECK_NODE(w, node);
+  disk_t *d = &w->node[node].disk;
+  uint32_t ss = d->p.sector_size;
+  uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+  uint64_t lo = off / ss, hi = end / ss + (end % ss != 0);
+  if (inject(w, node, SIM_DISK_SYNC)) {
+    decide_dirty_in(w, node, 0, lo, hi);
+    return -EIO;
+  }
+  uint64_t n = 0;
+  uint32_t left = 0;
+  for (uint32_t i = 0; i < d->ndirty; i++) {
+    uint32_t s = d->dirty[i];
+    SIM_ASSERT(d->isdirty[s]); /* mark_dirty's pair: listed once, marked */
+    if (s < lo || s >= hi) {
+      d->dirty[left++] = s;
+      continue;
+    }
+    memcpy(sector(d, d->dpage, s), sector(d, d->cpage, s), ss);
+    d->isdirty[s] = 0;
+    n++;
+  }
+  d->ndirty = left;
+  /* a disk that grew is durable up to the range's end (a shrink waits for
+   * a whole sync) */
+  if (d->size > d->dsize && end > d->dsize)
+    d->dsize = end < d->size ? end : d->size;
+  w->stats.disk_syncs++;
+  sim__trace(w, SIM_EV_DISK_SYNC, 0, node, -1, off, n, 0, NULL, 0);
   return 0;
 }
 

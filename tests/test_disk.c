@@ -162,6 +162,38 @@ TEST(sync_eio_loses_data_later_sync_cannot_save) {
   FX_END();
 }
 
+/* A range sync makes only the sectors it covers durable: two "files" at
+ * 0 and 4096, the second synced alone, the first's write lost at a crash;
+ * the disk's growth is durable to the range's end. A failed range sync
+ * decides its own sectors only: the other file's stay dirty, and a later
+ * sync of it saves them. */
+TEST(a_range_sync_makes_only_its_sectors_durable) {
+  recorder *r = recorder_new();
+  sim_world *w = disk_world(r, 0, 0, 1);
+  CHECK_EQ(sim_disk_write(w, 0, 0, "first", 5), 5);
+  CHECK_EQ(sim_disk_write(w, 0, 4096, "second", 6), 6);
+  CHECK_EQ(sim_disk_sync_range(w, 0, 4096, 4096), 0);
+  crash_restart(w);
+  char b[8] = {0};
+  CHECK_EQ(sim_disk_size(w, 0), 4102);
+  CHECK_EQ(sim_disk_read(w, 0, 4096, b, 6), 6);
+  CHECK(memcmp(b, "second", 6) == 0);
+  CHECK_EQ(sim_disk_read(w, 0, 0, b, 5), 5);
+  CHECK(memcmp(b, "\0\0\0\0\0", 5) == 0); /* never synced */
+  CHECK_EQ(sim_disk_write(w, 0, 0, "again", 5), 5);
+  CHECK_EQ(sim_disk_write(w, 0, 4096, "other!", 6), 6);
+  sim_disk_fail_nth(w, 0, SIM_DISK_SYNC, 1);
+  CHECK_EQ(sim_disk_sync_range(w, 0, 4096, 4096), -EIO); /* "other!" decided: lost */
+  CHECK_EQ(sim_disk_sync_range(w, 0, 0, 4096), 0);       /* "again" still dirty: saved */
+  CHECK_EQ(sim_disk_sync_range(w, 0, 0, 0), 0);          /* no data */
+  crash_restart(w);
+  CHECK_EQ(sim_disk_read(w, 0, 0, b, 5), 5);
+  CHECK(memcmp(b, "again", 5) == 0);
+  CHECK_EQ(sim_disk_read(w, 0, 4096, b, 6), 6);
+  CHECK(memcmp(b, "second", 6) == 0);
+  FX_END();
+}
+
 TEST(countdown_faults) {
   recorder *r = recorder_new();
   sim_world *w = disk_world(r, 0, 0, 1);
@@ -289,4 +321,4 @@ TEST_MAIN(T(write_read_size_truncate), T(stall_is_a_window_of_true_time),
           T(synced_data_survives_crash), T(unsynced_write_all_kept),
           T(unsynced_sectors_torn_at_crash), T(unsynced_sectors_corrupted), T(injected_eio_rates),
           T(sync_eio_loses_data_later_sync_cannot_save), T(countdown_faults), T(disk_budget),
-          T(sparse_images_match_a_flat_model))
+          T(sparse_images_match_a_flat_model), T(a_range_sync_makes_only_its_sectors_durable))

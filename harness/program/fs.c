@@ -309,18 +309,20 @@ int sfp_ftruncate(int fd, off_t len) {
   return 0;
 }
 
-/* fsync: the disk's dirty sectors become durable (the simulated disk syncs
- * as a whole), and so does this file's size; of a directory, its entries. */
+/* fsync: of a file, its data (the sectors of its slot) and its size become
+ * durable, and no other file's; of a directory, its entries. */
 int sfp_fsync(int fd);
 int sfp_fsync(int fd) {
   sfp_fd *f = sfp__fd(fd);
   if (!f || f->kind != FD_FILE)
     return sfp__fail_errno(f ? EINVAL : EBADF);
-  int64_t r = sim_disk_sync(W, N);
+  sfp_fs *s = fs();
+  int file = f->ino >= 0 && !s->ino[f->ino].is_dir;
+  int64_t r = file ? sim_disk_sync_range(W, N, slot(f->ino), SFP_FILE_MAX)
+                   : sim_disk_sync_range(W, N, 0, 0); /* no data; it can still fail */
   if (r != 0)
     return disk_error(r);
-  sfp_fs *s = fs();
-  if (f->ino >= 0 && !s->ino[f->ino].is_dir) {
+  if (file) {
     s->ino[f->ino].dsize = s->ino[f->ino].size;
     return 0;
   }

@@ -639,6 +639,14 @@ int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t le
 /** Make all writes durable. Returns 0 or -EIO if injected (see sync_eio_ppm). */
 int sim_disk_sync(sim_world *w, int node);
 
+/** Make the writes to bytes off..off+len-1 durable (the sectors they
+ *  touch), as an fsync of one file makes its own data durable and no other
+ *  file's; a disk that grew is durable up to the range's end. len 0 syncs
+ *  no data, and can still fail. Returns 0 or -EIO if injected (a failure
+ *  decides the range's unsynced sectors as a crash would; the rest stay
+ *  unsynced). */
+int sim_disk_sync_range(sim_world *w, int node, uint64_t off, uint64_t len);
+
 /** Current (cached) size of the node's disk. */
 uint64_t sim_disk_size(const sim_world *w, int node);
 
