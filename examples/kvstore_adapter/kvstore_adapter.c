@@ -15,9 +15,10 @@
  * records of simfuzz_record.h, and the compaction's atomic rename as a
  * snapshot written to the slot its generation names (the recovered state
  * is compacted at every boot, where the program truncates its log's torn
- * tail); the scenario's client operations submitted in process at the node
- * they name, a request a down or unleased node cannot answer staying
- * pending, as the program's client leaves it.
+ * tail); the scenario's client operations done in process by two clients
+ * as the program's two client nodes do them (one at a time; a read at the
+ * node the operation names, answered at once or left pending; a write at
+ * the primary, waited for up to a second and then left pending).
  *
  * Oracles as the program target's: the history is linearizable at the end
  * (linearize.h, the key-value model); liveness after the heal is a read
@@ -34,7 +35,10 @@
 
 #define MAXN 5
 #define KEYS 64
-#define CLIENT_KEYS 4 /* the keys the workload uses (kvclient.c) */
+#define CLIENT_KEYS 4   /* the keys the workload uses (kvclient.c) */
+#define CLIENTS 2       /* the program target's client nodes */
+#define CLIENT_QUEUE 32 /* operations a client has not taken yet, then dropped */
+#define CLIENT_WAIT_MS 1000
 #define PENDING 64
 #define RETRY_MS 200
 #define TICK_MS 50 /* the program's epoll_wait timeout */
@@ -42,7 +46,6 @@
 #define LEASE_P 1000
 #define LEASE_B 700
 #define WAL_MAX 4096 /* log records, then the disk is full */
-#define NO_HIST SIZE_MAX
 #define MS (1000 * 1000ull)
 
 enum { M_RESET = 1, M_SET, M_UPTO, M_HAVE, M_REP, M_ACK, M_COMMIT, M_LEASE_Q, M_GRANT };
@@ -96,10 +99,23 @@ typedef struct kvnode {
   int64_t asked_at, lease_end, last_ask;
 } kvnode;
 
+/* A client, as the program's client nodes (kvclient.c): the scenario's
+ * operations queued, done one at a time; a PUT waits for its answer up to
+ * CLIENT_WAIT_MS, then stays pending and the client goes on. */
+typedef struct client {
+  struct cluster *c;
+  sf_op q[CLIENT_QUEUE];
+  uint32_t head, len;
+  int busy;       /* a PUT waits for its answer */
+  size_t hid;     /* its history entry */
+  uint64_t until; /* when the client gives up on it */
+} client;
+
 typedef struct cluster {
   int n;
   sim_world *w;
   sf_history hist;
+  client cl[CLIENTS];
   int probing;
   int probe_done[2];
   int64_t probe_at[2];
@@ -241,6 +257,8 @@ static pending *oldest(kvnode *x) {
   return o;
 }
 
+static void answered(cluster *c, sim_world *w, size_t hid);
+
 static void try_answer(sim_world *w, kvnode *x, cluster *c) {
   int64_t now = now_ms(w, x->id);
   for (pending *p; now >= x->quiet_until && (p = oldest(x)) != NULL;) {
@@ -249,12 +267,11 @@ static void try_answer(sim_world *w, kvnode *x, cluster *c) {
     for (int k = 1; k < x->n; k++)
       if (x->lease_until[k] > now && !(p->acked_by & 1u << k))
         return;
-    if (p->hid != NO_HIST)
-      sf_history_complete(&c->hist, p->hid, 0, sim_now(w));
     x->acknowledged = p->seq;
     x->cval[p->key] = p->value;
     to_backups(w, x, M_COMMIT, p->seq, p->key, p->value);
     p->used = 0;
+    answered(c, w, p->hid);
   }
   if (!oldest(x) && x->wal_n >= COMPACT)
     compact(w, x);
@@ -275,13 +292,13 @@ static void retry(sim_world *w, kvnode *x, cluster *c) {
 }
 
 /* A client's PUT: logged, synced and replicated; answered at its commit. */
-static void put(sim_world *w, kvnode *x, unsigned k, uint64_t v, size_t hid) {
+static int put(sim_world *w, kvnode *x, unsigned k, uint64_t v, size_t hid) {
   pending *p = NULL;
   for (int i = 0; i < PENDING && !p; i++)
     if (!x->pend[i].used)
       p = &x->pend[i];
   if (!p)
-    return; /* BUSY: it stays pending in the history */
+    return 0; /* BUSY: it stays pending in the history */
   p->used = 1;
   p->seq = ++x->next_seq;
   p->hid = hid;
@@ -291,9 +308,10 @@ static void put(sim_world *w, kvnode *x, unsigned k, uint64_t v, size_t hid) {
   p->acked_by = 0;
   wal_append(w, x, p->seq, k, v, 1);
   if (x->dead)
-    return;
+    return 1; /* the client waits in vain */
   x->val[k] = v;
   to_backups(w, x, M_REP, p->seq, k, v);
+  return 1;
 }
 
 static void logged(sim_world *w, kvnode *x, cluster *c, int k, uint64_t seq, int all) {
@@ -493,18 +511,66 @@ static int get(cluster *c, sim_world *w, int i, unsigned key, uint32_t client) {
   return 1;
 }
 
+static void client_next(cluster *c, sim_world *w, client *cl);
+
+static void client_timeout(sim_world *w, void *arg) {
+  client *cl = arg;
+  if (cl->busy && sim_now(w) >= cl->until) { /* no answer: it stays pending */
+    cl->busy = 0;
+    client_next(cl->c, w, cl);
+  }
+}
+
+static void client_go_on(sim_world *w, void *arg) {
+  client *cl = arg;
+  client_next(cl->c, w, cl);
+}
+
+/* A PUT's answer (its commit): recorded if its client still waits. */
+static void answered(cluster *c, sim_world *w, size_t hid) {
+  for (int k = 0; k < CLIENTS; k++) {
+    client *cl = &c->cl[k];
+    if (cl->busy && cl->hid == hid) {
+      sf_history_complete(&c->hist, hid, 0, sim_now(w));
+      cl->busy = 0;
+      sim_at(w, sim_now(w), client_go_on, cl); /* after the node's event */
+      return;
+    }
+  }
+}
+
+/* The client's next operations, until one waits: a GET at the node the
+ * scenario names, answered or not at once; a PUT at the primary. */
+static void client_next(cluster *c, sim_world *w, client *cl) {
+  while (!cl->busy && cl->len) {
+    sf_op op = cl->q[cl->head];
+    cl->head = (cl->head + 1) % CLIENT_QUEUE;
+    cl->len--;
+    uint32_t who = (uint32_t)(cl - c->cl);
+    unsigned key = (unsigned)(op.key % CLIENT_KEYS);
+    if (op.op & 1) {
+      get(c, w, op.node, key, who);
+      continue;
+    }
+    uint64_t v = 100000u + op.seq % 800000u;
+    size_t hid = sf_history_invoke(&c->hist, who, SF_KV_PUT, key, v, 0, sim_now(w));
+    kvnode *p = kv(w, 0);
+    if (!p || !put(w, p, key, v, hid))
+      continue; /* refused or BUSY at once: pending, and on to the next */
+    cl->busy = 1;
+    cl->hid = hid;
+    cl->until = sim_now(w) + CLIENT_WAIT_MS * MS;
+    sim_at(w, cl->until, client_timeout, cl);
+  }
+}
+
 static void workload(void *ctx, sim_world *w, const sf_op *op) {
   cluster *c = the_cluster(ctx);
-  unsigned key = (unsigned)(op->key % CLIENT_KEYS);
-  if (op->op & 1) {
-    get(c, w, op->node, key, op->seq & 1);
+  client *cl = &c->cl[op->node % CLIENTS];
+  if (cl->len == CLIENT_QUEUE)
     return;
-  }
-  uint64_t v = 100000u + op->seq % 800000u;
-  size_t hid = sf_history_invoke(&c->hist, op->seq & 1, SF_KV_PUT, key, v, 0, sim_now(w));
-  kvnode *p = kv(w, 0);
-  if (p)
-    put(w, p, key, v, hid);
+  cl->q[(cl->head + cl->len++) % CLIENT_QUEUE] = *op;
+  client_next(c, w, cl);
 }
 
 /* After the heal: a read answered at node 0 and at node 1, each tried
@@ -535,6 +601,8 @@ static void *create(int nodes) {
   if (c) {
     c->n = nodes;
     c->probe_at[0] = c->probe_at[1] = -(int64_t)SIM_NS_PER_S;
+    for (int k = 0; k < CLIENTS; k++)
+      c->cl[k].c = c;
   }
   return c;
 }
