@@ -75,6 +75,7 @@
   X(gettimeofday, MODEL, "the node's realtime clock")                                    \
   X(time, MODEL, "the node's realtime clock")                                            \
   X(nanosleep, MODEL, "yields until the node's clock has moved on")                      \
+  X(clock_nanosleep, MODEL, "relative, or TIMER_ABSTIME on the node's clock")             \
   X(usleep, MODEL, "as nanosleep")                                                       \
   X(sleep, MODEL, "as nanosleep")                                                        \
   /* randomness: the node's random stream */                                             \
@@ -126,7 +127,7 @@
   X(__printf_chk, MODEL, "as printf")                                                    \
   X(__vprintf_chk, MODEL, "as vprintf")                                                  \
   /* files: the node's own tree on its simulated disk (fs.c) */                       \
-  X(open, MODEL, "O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECTORY; paths of the node's tree") \
+  X(open, MODEL, "files of the node's tree (O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECTORY); /dev/urandom") \
   X(open64, MODEL, "as open")                                                            \
   X(openat, MODEL, "AT_FDCWD or an absolute path")                                       \
   X(creat, MODEL, "as open")                                                             \

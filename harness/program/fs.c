@@ -142,8 +142,23 @@ static int zero_fill(int ino, uint64_t from, uint64_t to) {
 
 /* ---- descriptors -------------------------------------------------------- */
 
+/* A descriptor of the node's random stream (/dev/urandom, /dev/random). */
+static int random_fd(void) {
+  sfp_node *me = sfp__self();
+  int i = 0;
+  while (i < SFP_FDS && me->fd[i].kind != FD_FREE)
+    i++;
+  if (i == SFP_FDS)
+    return sfp__fail_errno(EMFILE);
+  memset(&me->fd[i], 0, sizeof me->fd[i]);
+  me->fd[i].kind = FD_RANDOM;
+  return SFP_FD_FIRST + i;
+}
+
 int sfp_open(const char *path, int flags, ...);
 int sfp_open(const char *path, int flags, ...) {
+  if (path && (strcmp(path, "/dev/urandom") == 0 || strcmp(path, "/dev/random") == 0))
+    return random_fd();
   char p[SFP_PATH];
   if (!path || norm(path, p) != 0)
     return sfp__fail_errno(ENAMETOOLONG);
@@ -537,13 +552,19 @@ int sfp_closedir(DIR *dir) {
  * closed without touching the node (the descriptor is gone already). */
 static int ending;
 
+ssize_t sfp_getrandom(void *buf, size_t len, unsigned flags);
+
 static ssize_t ck_read(void *ck, char *buf, size_t len) {
   sfp_fd *f = ending ? NULL : sfp__fd((int)(intptr_t)ck);
+  if (f && f->kind == FD_RANDOM)
+    return sfp_getrandom(buf, len, 0);
   return f ? sfp__file_read(f, buf, len) : -1;
 }
 
 static ssize_t ck_write(void *ck, const char *buf, size_t len) {
   sfp_fd *f = ending ? NULL : sfp__fd((int)(intptr_t)ck);
+  if (f && f->kind == FD_RANDOM)
+    return (ssize_t)len;
   long r = f ? sfp__file_write(f, buf, len) : -1;
   return r < 0 ? 0 : r; /* stdio: 0 is the error */
 }

@@ -38,7 +38,8 @@ typedef enum {
   FD_PIPE_R, /* a pipe's read end: its bytes in rx */
   FD_PIPE_W, /* its write end: peer is the read end's index */
   FD_EVENT,  /* an eventfd: its counter in count */
-  FD_TIMER   /* a timerfd: expirations not yet read in count */
+  FD_TIMER,  /* a timerfd: expirations not yet read in count */
+  FD_RANDOM  /* /dev/urandom or /dev/random: reads from the node's random stream */
 } fd_kind;
 
 /* A TCP socket's state. */

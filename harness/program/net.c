@@ -888,6 +888,7 @@ static short ready_for(int fd) {
   case FD_EVENT:
     return (short)((f->count ? POLLIN : 0) | (f->count < UINT64_MAX - 1 ? POLLOUT : 0));
   case FD_TIMER: return timer_update(f) ? POLLIN : 0;
+  case FD_RANDOM: return POLLIN | POLLOUT;
   case FD_TCP: {
     short r = 0;
     if (f->rx_len || f->peer_eof || f->state == T_DEAD)

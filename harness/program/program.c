@@ -642,6 +642,32 @@ int sfp_nanosleep(const struct timespec *req, struct timespec *rem) {
   return 0;
 }
 
+/* clock_nanosleep: relative, or to an absolute time of the clock, checked
+ * again at each wake-up (a realtime clock may be stepped meanwhile); it
+ * returns the error number, as POSIX says, not -1. */
+int sfp_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
+                        struct timespec *rem);
+int sfp_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
+                        struct timespec *rem) {
+  struct timespec now;
+  if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0 ||
+      sf_libc_clock(clock, &now) != 0)
+    return EINVAL;
+  if (!(flags & TIMER_ABSTIME))
+    return sfp_nanosleep(req, rem) == 0 ? 0 : EINVAL;
+  int64_t s = req->tv_sec > 1000000000 ? 1000000000 : req->tv_sec;
+  int64_t target = s * 1000000000ll + req->tv_nsec;
+  for (;;) {
+    sf_libc_clock(clock, &now);
+    int64_t left = target - ((int64_t)now.tv_sec * 1000000000ll + now.tv_nsec);
+    if (left <= 0)
+      return 0;
+    int64_t until = sfp__mono_now() + left;
+    while (sfp__mono_now() < until) /* (another event may wake it first) */
+      sfp__block_until(until);
+  }
+}
+
 int sfp_usleep(unsigned us);
 int sfp_usleep(unsigned us) {
   sleep_ns((int64_t)us * 1000);
@@ -787,6 +813,8 @@ ssize_t sfp_write(int fd, const void *buf, size_t len) {
   sfp_fd *f = sfp__fd(fd);
   if (f && f->kind == FD_FILE)
     return sfp__file_write(f, buf, len);
+  if (f && f->kind == FD_RANDOM)
+    return (ssize_t)len; /* (entropy offered: taken, and nothing changes) */
   return sfp__sock_write(fd, buf, len);
 }
 
@@ -797,6 +825,8 @@ ssize_t sfp_read(int fd, void *buf, size_t len) {
   sfp_fd *f = sfp__fd(fd);
   if (f && f->kind == FD_FILE)
     return sfp__file_read(f, buf, len);
+  if (f && f->kind == FD_RANDOM)
+    return sfp_getrandom(buf, len, 0);
   return sfp__sock_read(fd, buf, len);
 }
 

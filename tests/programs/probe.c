@@ -6,7 +6,8 @@
  *      its errno and its heap are its own, and that a restart begins from
  *      the program's initial values; time only moves forward; pipes,
  *      eventfd, readv/writev, sendmsg/recvmsg and a periodic timerfd
- *      under epoll work, and TCP inside the node (to 127.0.0.1)
+ *      under epoll work, TCP inside the node (to 127.0.0.1),
+ *      clock_nanosleep and /dev/urandom
  *   4  node 0 calls abort()
  *   5  node 0 writes past a buffer on its stack (AddressSanitizer must see
  *      it on the node's fiber)
@@ -145,6 +146,27 @@ static void check_local_tcp(uint16_t port) {
   assert(close(c) == 0);
 }
 
+/* clock_nanosleep to an absolute time and for a while; reads of
+ * /dev/urandom, by a descriptor and by a stdio stream. */
+static void check_clock_and_random(void) {
+  struct timespec a, t, b, rel = {0, 1000000};
+  assert(clock_gettime(CLOCK_MONOTONIC, &a) == 0);
+  t = a;
+  t.tv_nsec += 2000000;
+  if (t.tv_nsec >= 1000000000L)
+    t.tv_sec++, t.tv_nsec -= 1000000000L;
+  assert(clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == 0);
+  assert(clock_gettime(CLOCK_MONOTONIC, &b) == 0);
+  assert(b.tv_sec > t.tv_sec || (b.tv_sec == t.tv_sec && b.tv_nsec >= t.tv_nsec));
+  assert(clock_nanosleep(CLOCK_MONOTONIC, 0, &rel, NULL) == 0);
+  unsigned char r[16], z[16] = {0};
+  int fd = open("/dev/urandom", O_RDONLY);
+  assert(fd >= 0 && read(fd, r, sizeof r) == (ssize_t)sizeof r && close(fd) == 0);
+  assert(memcmp(r, z, sizeof r) != 0);
+  FILE *f = fopen("/dev/urandom", "r");
+  assert(f && fread(r, 1, sizeof r, f) == sizeof r && fclose(f) == 0);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3)
     return 2;
@@ -186,6 +208,7 @@ int main(int argc, char **argv) {
   me.sin_port = htons((uint16_t)(9100 + id));
   assert(udp >= 0 && bind(udp, (struct sockaddr *)&me, sizeof me) == 0);
   check_local_tcp((uint16_t)(9200 + id));
+  check_clock_and_random();
   int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK), ep = epoll_create1(0);
   struct itimerspec every3ms = {{0, 3000000}, {0, 3000000}};
   struct epoll_event tev = {.events = EPOLLIN, .data.fd = tfd};
