@@ -201,6 +201,18 @@ int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t le
   return (int64_t)len;
 }
 
+int64_t sim_disk_peek(const sim_world *w, int node, uint64_t off, void *buf, size_t len) {
+  if (node < 0 || node >= w->n || (!buf && len))
+    return -EINVAL;
+  const disk_t *d = &w->node[node].disk;
+  if (off >= d->size)
+    return 0;
+  if (len > d->size - off)
+    len = (size_t)(d->size - off);
+  cache_span((disk_t *)d, off, len, NULL, buf); /* (reads only, when given no source) */
+  return (int64_t)len;
+}
+
 /* Decide the fate of every dirty sector (crash or failed sync). With
  * `reload`, the cache becomes the durable image (crash); otherwise the
  * cache keeps the new data the durable image may now lack (fsync EIO). */

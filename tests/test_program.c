@@ -9,6 +9,7 @@
 #include <simfuzz/linearize.h>
 #include <simfuzz/simfuzz_client.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -236,7 +237,16 @@ TEST(an_fsync_makes_its_own_file_durable_and_no_other) {
   sim_world *w = world_of(&twofiles, 1, 1, &ctx); /* its boot: all of the above */
   sim_disk_params p = {512, 0, 0, 0, 0, 0};       /* unsynced sectors: all lost */
   CHECK_EQ(sim_disk_set_params(w, 0, &p), 0);
+  char got[8] = {0}; /* what an end check reads (sf_program_read_file): now */
+  CHECK_EQ(sf_program_read_file(ctx, w, 0, "a", got, sizeof got), 3);
+  CHECK(memcmp(got, "aaa", 3) == 0);
+  CHECK_EQ(sf_program_read_file(ctx, w, 0, "./b", got, 2), 2);
+  CHECK(memcmp(got, "ne", 2) == 0);
+  CHECK_EQ(sf_program_read_file(ctx, w, 0, "none", got, sizeof got), -ENOENT);
+  CHECK_EQ(sf_program_read_file(ctx, w, 1, "a", got, sizeof got), -EINVAL);
   CHECK_EQ(sim_node_crash(w, 0), 0);
+  CHECK_EQ(sf_program_read_file(ctx, w, 0, "b", got, sizeof got), 3); /* what survived */
+  CHECK(memcmp(got, "old", 3) == 0);
   CHECK_EQ(sim_node_restart(w, 0), 0);
   memset(seen_b, 0, sizeof seen_b);
   CHECK_EQ(sim_step(w), 1);

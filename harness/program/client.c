@@ -84,7 +84,7 @@ void sfp_sf_client_complete(size_t id, uint64_t out) {
 
 /* The recorded history is linearizable (operations never completed may or
  * may not have taken effect). */
-SF_ORACLE static void check_linearizable(void *ctx, sim_world *w) {
+SF_ORACLE void sf_program_check_history(void *ctx, sim_world *w) {
   sfp_cluster *c = ctx;
   sf_lin_report rep;
   sf_lin_result r = sf_history_check(&c->hist, &sf_kv_model, NULL, &rep);
@@ -93,7 +93,7 @@ SF_ORACLE static void check_linearizable(void *ctx, sim_world *w) {
 }
 
 const sf_check sf_program_end_checks[] = {
-    {"linearizable", check_linearizable},
+    {"linearizable", sf_program_check_history},
     {NULL, NULL},
 };
 

@@ -666,3 +666,28 @@ void sfp__fs_end(sfp_node *me, sim_teardown_why why) {
     s->ino[i].size = s->ino[i].dsize;
   collect(me);
 }
+
+/* ---- end checks ----------------------------------------------------------- */
+
+int64_t sf_program_read_file(void *ctx, const sim_world *w, int node, const char *path, void *buf,
+                             size_t cap) {
+  sfp_cluster *c = ctx;
+  char p[SFP_PATH];
+  if (!c || !w || node < 0 || node >= c->total || !path || (!buf && cap))
+    return -EINVAL;
+  if (norm(path, p) != 0)
+    return -ENAMETOOLONG;
+  sfp_fs *s = &c->node[node].fs;
+  const fs_dent *d = lookup(s->vol, p);
+  if (!d)
+    return -ENOENT;
+  SIM_ASSERT(d->ino >= 0 && d->ino < SFP_FILES && s->ino[d->ino].used); /* an entry's inode */
+  if (s->ino[d->ino].is_dir)
+    return -EISDIR;
+  uint64_t size = s->ino[d->ino].size;
+  size_t n = size < cap ? (size_t)size : cap;
+  int64_t r = sim_disk_peek(w, node, slot(d->ino), buf, n);
+  if (r >= 0 && (size_t)r < n) /* past the disk's end: zeros, as a read gives */
+    memset((uint8_t *)buf + r, 0, n - (size_t)r);
+  return r < 0 ? r : (int64_t)n;
+}

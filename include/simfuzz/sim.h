@@ -636,6 +636,11 @@ int64_t sim_disk_write(sim_world *w, int node, uint64_t off, const void *buf, si
  *  injected. */
 int64_t sim_disk_read(sim_world *w, int node, uint64_t off, void *buf, size_t len);
 
+/** What the node would read at off now, for checks outside the run: no
+ *  fault is injected, nothing is traced, nothing changes. Returns the bytes
+ *  copied (0 at/after the end) or -EINVAL. */
+int64_t sim_disk_peek(const sim_world *w, int node, uint64_t off, void *buf, size_t len);
+
 /** Make all writes durable. Returns 0 or -EIO if injected (see sync_eio_ppm). */
 int sim_disk_sync(sim_world *w, int node);
 

@@ -74,6 +74,10 @@ void sf_program_workload(void *ctx, sim_world *w, const sf_op *op);
  *  the clients' history is linearizable. */
 extern const sf_check sf_program_end_checks[];
 
+/** That check alone: the clients' history is linearizable (nothing to
+ *  check without a CLIENT). */
+void sf_program_check_history(void *ctx, sim_world *w);
+
 /** Liveness of a program target with a CLIENT (sf_target.live): each
  *  client completed an operation after the heal (simfuzz_client.h). */
 int sf_program_live(void *ctx, sim_world *w);
@@ -90,6 +94,14 @@ uint32_t sf_program_addr(int node);
 const char *sf_program_output(void *ctx, int node);
 
 #define SF_PROGRAM_OUTPUT 4096 /**< bytes of output kept per node */
+
+/** For end checks (simfuzz_add_program's CHECKS): read up to cap bytes of
+ *  the file at path (as the program names it, from its data directory) in
+ *  node's file system as it is now (a node that crashed: what survived),
+ *  with no fault injected. Returns the bytes read (the file's size, at
+ *  most cap), or -ENOENT, -EISDIR, -ENAMETOOLONG, -EINVAL. */
+int64_t sf_program_read_file(void *ctx, const sim_world *w, int node, const char *path, void *buf,
+                             size_t cap);
 
 #ifdef __cplusplus
 }
