@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define FILE_MAX 65536
+#define FILE_MAX (256 * 1024)
 
 static char text[FILE_MAX + 1];
 
@@ -28,13 +28,22 @@ static unsigned long snap_seq(void *ctx, const sim_world *w) {
   return s;
 }
 
+/* kvstore.c's record sum: a record that fails it is a damaged tail, which
+ * the next boot cuts. */
+static unsigned long record_sum(unsigned long seq, unsigned k, unsigned long v) {
+  unsigned long h = 14695981039346656037ul, x[3] = {seq, k, v};
+  for (int i = 0; i < 3; i++)
+    h = (h ^ x[i]) * 1099511628211ul;
+  return h & 0xfffffffful;
+}
+
 SF_ORACLE static void check_primary_log(void *ctx, sim_world *w) {
-  unsigned long first = snap_seq(ctx, w) + 1, expect = first, seq, v;
+  unsigned long first = snap_seq(ctx, w) + 1, expect = first, seq, v, sum;
   unsigned k;
   int64_t n = sf_program_read_file(ctx, w, 0, "wal", text, FILE_MAX);
   text[n > 0 ? n : 0] = 0;
   for (char *l = text; l && *l && strchr(l, '\n'); l = strchr(l, '\n') + 1) {
-    if (sscanf(l, "%lu %u %lu", &seq, &k, &v) != 3)
+    if (sscanf(l, "%lu %u %lu %lx", &seq, &k, &v, &sum) != 4 || sum != record_sum(seq, k, v))
       break; /* a torn tail, which the next boot cuts */
     if (seq < expect && expect == first)
       continue; /* the log's truncation after a compaction was lost: records the

@@ -14,7 +14,7 @@
  *   backup -> primary   LEASE? n           -> GRANT n
  *
  * Writes. The primary logs a PUT in its write-ahead log (the file "wal",
- * one line "seq key value" per record), fsyncs it and sends it to every
+ * one record "seq key value sum" per 512-byte block), fsyncs it and sends it to every
  * backup. It commits writes in order: one once one backup has logged it (a
  * majority of three) and every backup that may hold a read lease has too.
  * Then it answers the client, the value is what reads return, and the
@@ -71,6 +71,7 @@
 #define COMPACT 6
 #define LEASE_P 1000 /* ms: a lease as the primary counts it, from its grant */
 #define LEASE_B 700  /* ms: as a backup counts it, from its request */
+#define BLOCK 512    /* a log record's bytes: a disk sector of its own */
 
 typedef struct conn {
   int fd;         /* -1: free */
@@ -163,8 +164,15 @@ static void sync_dir(void) {
   close(d);
 }
 
-/* Read "snap" (lines "key value", then "S seq") or the log (lines "seq
- * key value"); returns the bytes of its whole records. */
+static unsigned long record_sum(unsigned long seq, unsigned k, unsigned long v) {
+  unsigned long h = 14695981039346656037ul, x[3] = {seq, k, v};
+  for (int i = 0; i < 3; i++)
+    h = (h ^ x[i]) * 1099511628211ul;
+  return h & 0xfffffffful;
+}
+
+/* Read "snap" (lines "key value", then "S seq") or the log (blocks
+ * "seq key value sum"); returns the bytes of its whole records. */
 static long load(const char *path, int log) {
   FILE *f = fopen(path, "r");
   long good = 0;
@@ -172,13 +180,14 @@ static long load(const char *path, int log) {
     die(path);
   if (!f)
     return 0;
-  char line[LINE];
+  char line[BLOCK + 1];
   while (fgets(line, sizeof line, f)) {
-    unsigned long seq = 0, v = 0;
+    unsigned long seq = 0, v = 0, sum = 0;
     unsigned k = 0;
     size_t n = strlen(line);
     int ok = n && line[n - 1] == '\n' &&
-             (log ? sscanf(line, "%lu %u %lu", &seq, &k, &v) == 3
+             (log ? n == BLOCK && sscanf(line, "%lu %u %lu %lx", &seq, &k, &v, &sum) == 4 &&
+                        sum == record_sum(seq, k, v)
                   : sscanf(line, "%u %lu", &k, &v) == 2 || sscanf(line, "S %lu", &seq) == 1);
     if (!ok || k >= KEYS)
       break; /* a torn last record: what follows is not ours */
@@ -200,10 +209,17 @@ static void wal_sync(void) {
     die("fsync wal");
 }
 
+/* A log record: "seq key value sum", padded to a block that ends in a
+ * newline. A torn or corrupted sector damages its own record only (a
+ * record that shared a sector with the next one's unsynced write could
+ * lose bytes it had made durable), and the sum tells a damaged record
+ * from a whole one. */
 static void wal_append(unsigned long seq, unsigned k, unsigned long v) {
-  char rec[LINE];
-  int n = snprintf(rec, sizeof rec, "%lu %u %lu\n", seq, k, v);
-  if (write(wal, rec, (size_t)n) != n)
+  char rec[BLOCK + 1];
+  int n = snprintf(rec, sizeof rec, "%lu %u %lu %lx", seq, k, v, record_sum(seq, k, v));
+  memset(rec + n, ' ', BLOCK - 1 - (size_t)n);
+  rec[BLOCK - 1] = '\n';
+  if (write(wal, rec, BLOCK) != BLOCK)
     die("write wal");
   wal_records++;
 }
