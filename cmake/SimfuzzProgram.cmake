@@ -4,7 +4,8 @@
 #                     ARGS <word>... [NODES <min> <max>]
 #                     [INCLUDES <dir>...] [DEFINES <def>...]
 #                     [COMPILE_OPTIONS <opt>...] [LIBRARIES <static lib>...]
-#                     [CLIENT <file.c>] [CHECKS <file.c>...] [CORPUS <dir>])
+#                     [CLIENT <file.c>] [CHECKS <file.c>...] [CORPUS <dir>]
+#                     [CALL_COST_NS <ns>])
 #
 # Compiles SOURCES as they are (no #include of simfuzz's), links them and
 # LIBRARIES (static archives, searched for what the sources need) into one
@@ -33,9 +34,11 @@
 # sources are) that define the array `const sf_check sf_program_checks[]`,
 # end checks run after the run's last event; they may read the nodes' files
 # (sf_program_read_file, simfuzz_program.h).
+# CALL_COST_NS: each call of the table the program makes costs it that much
+# virtual time (0, the default: calls are free, and nothing counts them).
 # See docs/programs.md.
 function(simfuzz_add_program)
-  cmake_parse_arguments(P "" "NAME;CORPUS;CLIENT"
+  cmake_parse_arguments(P "" "NAME;CORPUS;CLIENT;CALL_COST_NS"
     "SOURCES;INCLUDES;DEFINES;COMPILE_OPTIONS;LIBRARIES;ARGS;NODES;CHECKS" ${ARGN})
   if(P_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "simfuzz_add_program: unknown arguments: ${P_UNPARSED_ARGUMENTS}")
@@ -44,6 +47,13 @@ function(simfuzz_add_program)
     message(FATAL_ERROR "simfuzz_add_program: NAME (letters, digits, _) and SOURCES are required")
   endif()
   set(name ${P_NAME})
+  set(cost 0)
+  if(P_CALL_COST_NS)
+    if(NOT P_CALL_COST_NS MATCHES "^[0-9]+$")
+      message(FATAL_ERROR "simfuzz_add_program(${name}): CALL_COST_NS takes nanoseconds")
+    endif()
+    set(cost ${P_CALL_COST_NS})
+  endif()
   set(min 1)
   set(max 8)
   if(P_NODES)
@@ -113,7 +123,7 @@ function(simfuzz_add_program)
       "static const char *const client_args[] = {\"client\", \"{node}\", \"{nodes}\", NULL};\n"
       "static const sf_program client = {\"${name}_client\", sfp_main_${name}_client_0,\n"
       "    __start_sfp_globals_${name}_client_0, __stop_sfp_globals_${name}_client_0, client_args, 3,\n"
-      "    NULL, 0, ${name}_client_copies, ${clients}};\n")
+      "    NULL, 0, ${name}_client_copies, ${clients}, 0};\n")
     set(client_ref "&client, ${clients}")
   endif()
 
@@ -152,7 +162,7 @@ function(simfuzz_add_program)
     "static const char *const args[] = {${args}NULL};\n"
     "static const sf_program program = {\"${name}\", sfp_main_${name}_0,\n"
     "    __start_sfp_globals_${name}_0, __stop_sfp_globals_${name}_0, args, ${nargs},\n"
-    "    ${client_ref}, ${name}_copies, ${max}};\n"
+    "    ${client_ref}, ${name}_copies, ${max}, ${cost}};\n"
     "static void *create(int nodes) {\n  return sf_program_create(&program, nodes);\n}\n"
     "${checks_decl}"
     "const sf_target sf_target_${name} = {\n"
@@ -236,12 +246,16 @@ macro(_simfuzz_program_object pname flavour psources plibs)
   target_compile_definitions(${_t} PRIVATE ${P_DEFINES})
   target_compile_options(${_t} PRIVATE -UNDEBUG -fno-common ${P_COMPILE_OPTIONS})
   get_property(_calls GLOBAL PROPERTY SIMFUZZ_PROGRAM_CALLS)
+  set(_cost_flag "")
+  if("${pname}" STREQUAL "${name}" AND NOT cost EQUAL 0) # the server's calls, not its client's
+    set(_cost_flag -DCOST=1)
+  endif()
   add_custom_command(OUTPUT ${_o} ${_sfp_objs}
     COMMAND ${CMAKE_LINKER} -r -T ${dir}/${pname}_globals.ld -o ${_o}.tmp
             $<TARGET_OBJECTS:${_t}> ${plibs}
     # the map of its calls and the stubs of the ones it may not make
     COMMAND ${CMAKE_COMMAND} -DREADELF=${SIMFUZZ_READELF} -DNM=${CMAKE_NM} -DCALLS=${_calls}
-            -DOBJ=${_o}.tmp -DNAME=${pname} -DMAP=${_o}.map -DSTUBS=${_o}.stubs.s
+            -DOBJ=${_o}.tmp -DNAME=${pname} -DMAP=${_o}.map -DSTUBS=${_o}.stubs.s ${_cost_flag}
             -P ${_simfuzz_program_dir}/program_check.cmake
     # its calls renamed, the refused ones bound to their stubs, and of what
     # it defines only its main left global; no COMDAT groups, which the

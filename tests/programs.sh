@@ -133,6 +133,17 @@ else
   ok "nothing reaches the host's network or files (a seccomp filter), output is in the timeline"
 fi
 
+# 2c. CALL_COST_NS 1000: a program that computes for a millisecond of its
+# clock without blocking (one clock_gettime a loop) counts 1,000 loops, and
+# spends that millisecond at its first sleep
+SP=$B/bin/simfuzz-spinner
+scenario spin 1
+"$SP" replay "$work/spin.pb" > "$work/spin.log" 2>&1 &&
+  grep -q "n0  output  *\"spins 1000\"" "$work/spin.log" &&
+  grep -q "^ *0\.001003s n0  timer" "$work/spin.log" ||
+  fail "a call's cost: $(grep -v " timer " "$work/spin.log" | tail -n 3)"
+ok "CALL_COST_NS: a program's calls cost its clock time, spent at its next wait"
+
 # 3. the beacon: clean when correct, its planted bug found, minimized and
 # replayed with the same trace hash, every run deterministic
 "$BE" sweep --seeds 1-150 -q > "$work/be.log" 2>&1 || fail "beacon: $(tail -n 3 "$work/be.log")"

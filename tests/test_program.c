@@ -56,10 +56,10 @@ static int main_b(int argc, char **argv) {
 }
 
 static const char *const no_args[] = {NULL};
-static const sf_program prog_a = {"a", main_a, small_g, small_g + sizeof small_g, no_args, 0, NULL,
-                                  0,   NULL,   0};
-static const sf_program prog_b = {"b", main_b, large_g, large_g + sizeof large_g, no_args, 0, NULL,
-                                  0,   NULL,   0};
+static const sf_program prog_a = {
+    "a", main_a, small_g, small_g + sizeof small_g, no_args, 0, NULL, 0, NULL, 0, 0};
+static const sf_program prog_b = {
+    "b", main_b, large_g, large_g + sizeof large_g, no_args, 0, NULL, 0, NULL, 0, 0};
 
 TEST(two_programs_interleaved_keep_their_globals) {
   void *ca = sf_program_create(&prog_a, 1), *cb = sf_program_create(&prog_b, 1);
@@ -127,8 +127,8 @@ static int copy_main1(int argc, char **argv) {
 
 static const sf_program_copy two_copies[] = {{copy_main0, copy_g[0], copy_g[0] + 64},
                                              {copy_main1, copy_g[1], copy_g[1] + 64}};
-static const sf_program copied = {"copied", copy_main0, copy_g[0], copy_g[0] + 64, no_args,
-                                  0,        NULL,       0,         two_copies,     2};
+static const sf_program copied = {
+    "copied", copy_main0, copy_g[0], copy_g[0] + 64, no_args, 0, NULL, 0, two_copies, 2, 0};
 
 /* Node k runs copy k on its own globals, with nothing copied when the
  * nodes take turns, and a restart loads the image into its copy. */
@@ -159,7 +159,8 @@ static int main_napper(int argc, char **argv) {
   }
 }
 
-static const sf_program napper = {"napper", main_napper, NULL, NULL, no_args, 0, NULL, 0, NULL, 0};
+static const sf_program napper = {"napper", main_napper, NULL, NULL, no_args, 0,
+                                  NULL,     0,           NULL, 0,    0};
 
 /* Under drift a local wait of d ns is a timer of d * 1e6 / (1e6 + drift)
  * true ns, rounded down; the clock can then read a nanosecond short of the
@@ -187,8 +188,8 @@ static int main_stopper(int argc, char **argv) {
   }
 }
 
-static const sf_program stopper = {"stopper", main_stopper, NULL, NULL, no_args,
-                                   0,         NULL,         0,    NULL, 0};
+static const sf_program stopper = {"stopper", main_stopper, NULL, NULL, no_args, 0, NULL,
+                                   0,         NULL,         0,    0};
 
 /* A program that exits with an error status after the disk failed it is a
  * fail-stop: the node goes down as at a crash, and the run goes on. */
@@ -229,8 +230,8 @@ static int main_twofiles(int argc, char **argv) {
   for (;;)
     sfp_usleep(1000000);
 }
-static const sf_program twofiles = {"twofiles", main_twofiles, NULL, NULL, no_args,
-                                    0,          NULL,          0,    NULL, 0};
+static const sf_program twofiles = {"twofiles", main_twofiles, NULL, NULL, no_args, 0, NULL,
+                                    0,          NULL,          0,    0};
 
 TEST(an_fsync_makes_its_own_file_durable_and_no_other) {
   void *ctx;
@@ -279,7 +280,8 @@ static int main_ticker(int argc, char **argv) {
   }
 }
 
-static const sf_program ticker = {"ticker", main_ticker, NULL, NULL, no_args, 0, NULL, 0, NULL, 0};
+static const sf_program ticker = {"ticker", main_ticker, NULL, NULL, no_args, 0,
+                                  NULL,     0,           NULL, 0,    0};
 
 /* A blocked call wakes at a timerfd's expiry: epoll with no timeout sees
  * each of a periodic timer's expirations, 3 ms apart. */
@@ -311,7 +313,8 @@ static int main_talker(int argc, char **argv) {
   sfp_printf("unfinished");
   sfp_exit(0);
 }
-static const sf_program talker = {"talker", main_talker, NULL, NULL, no_args, 0, NULL, 0, NULL, 0};
+static const sf_program talker = {"talker", main_talker, NULL, NULL, no_args, 0,
+                                  NULL,     0,           NULL, 0,    0};
 
 static char out_text[400][SIM_OUTPUT_MAX + 1];
 static int n_out;
@@ -383,9 +386,10 @@ static int main_client(int argc, char **argv) {
 }
 
 static const char *const client_args[] = {"client", "{node}", "{nodes}", NULL};
-static const sf_program client_prog = {"c", main_client, NULL, NULL, client_args,
-                                       3,   NULL,        0,    NULL, 0};
-static const sf_program served = {"s", main_idle, NULL, NULL, no_args, 0, &client_prog, 2, NULL, 0};
+static const sf_program client_prog = {"c", main_client, NULL, NULL, client_args, 3, NULL,
+                                       0,   NULL,        0,    0};
+static const sf_program served = {"s",          main_idle, NULL, NULL, no_args, 0,
+                                  &client_prog, 2,         NULL, 0,    0};
 
 /* Two servers and two clients: operation k goes to client k % 2, each in
  * its turn; the probe, when liveness is first asked, to both; the history

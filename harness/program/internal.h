@@ -127,6 +127,10 @@ typedef struct sfp_fs {
 
 typedef enum { N_DOWN = 0, N_RUN, N_EXITED } nstate;
 
+/* Calls of the table made so far by programs built with a call cost (each
+ * one's trampoline counts it: cmake/program_check.cmake). */
+extern uint64_t sfp__calls;
+
 /* A block of the node's heap: the node frees all of them when it ends. */
 typedef struct blk {
   struct blk *prev, *next;
@@ -159,9 +163,13 @@ typedef struct sfp_node {
   char line[SIM_OUTPUT_MAX]; /* the output line not yet in the trace */
   size_t linelen;            /* (a crash drops it, as a line-buffered stream) */
   uint32_t lines;            /* lines traced in this run, to SFP_OUT_LINES */
-  sfp_fs fs;                 /* survives a crash (fs.c) */
-  void *dirs[8];             /* open directory streams (fs.c), freed at the node's end */
-  void *files[16];           /* open stdio streams on files (fs.c), closed at its end */
+  /* CALL_COST_NS: the calls' time not yet spent (ns), and sfp__calls when
+   * the node last resumed */
+  int64_t owed;
+  uint64_t mark;
+  sfp_fs fs;       /* survives a crash (fs.c) */
+  void *dirs[8];   /* open directory streams (fs.c), freed at the node's end */
+  void *files[16]; /* open stdio streams on files (fs.c), closed at its end */
   /* a client node (client.c): the operations the scenario gave it, not
    * yet taken; whether it waits in sf_client_next(); the operation it
    * invoked last; its probe: 0 none, 1 given, 2 taken, 3 an operation
@@ -201,6 +209,8 @@ void sfp__block_until(int64_t until);
 
 /* The node's monotonic clock. */
 int64_t sfp__mono_now(void);
+/* The time the running node's calls cost it and it has not spent (ns). */
+int64_t sfp__owed(void);
 
 /* Resume node k if it waits for an event (from a simulator callback). */
 void sfp__wake(sfp_cluster *c, sim_world *w, int k);

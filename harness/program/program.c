@@ -191,16 +191,42 @@ static size_t expand(const char *word, int k, int n, char *out, size_t cap) {
   return o + 1;
 }
 
+uint64_t sfp__calls;
+
+/* The time a node's calls cost it since it resumed joins what it owes. */
+static void bank_calls(sfp_cluster *c, int k) {
+  sfp_node *me = &c->node[k];
+  uint64_t cost = prog_of(c, k)->call_cost_ns;
+  SIM_ASSERT(sfp__calls >= me->mark); /* run_node's pair: marked at each resume */
+  me->owed += (int64_t)((sfp__calls - me->mark) * cost);
+  me->mark = sfp__calls;
+}
+
+/* What the running node's calls cost it and it has not spent yet (ns). */
+int64_t sfp__owed(void) {
+  if (!sfp__cur_c || sfp__cur_n < 0)
+    return 0;
+  bank_calls(sfp__cur_c, sfp__cur_n);
+  return sfp__cur_c->node[sfp__cur_n].owed;
+}
+
 /* Run node k's fiber, with its globals live, until it yields; the
- * running node is saved and restored around it (callbacks may nest). */
+ * running node is saved and restored around it (callbacks may nest: the
+ * outer node's calls are banked first, and its count goes on after). */
 static void run_node(sfp_cluster *c, sim_world *w, int k) {
   sfp_cluster *pc = sfp__cur_c;
   int pn = sfp__cur_n;
   sim_world *pw = sfp__cur_w;
+  if (pc && pn >= 0)
+    bank_calls(pc, pn);
   sfp__cur_c = c, sfp__cur_n = k, sfp__cur_w = w;
   globals_in(c, k);
+  c->node[k].mark = sfp__calls;
   sfp_fiber_resume(c->node[k].fiber);
+  bank_calls(c, k);
   sfp__cur_c = pc, sfp__cur_n = pn, sfp__cur_w = pw;
+  if (pc && pn >= 0)
+    pc->node[pn].mark = sfp__calls;
 }
 
 static void boot(void *ctx, sim_world *w, int k, int restart) {
@@ -214,6 +240,7 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   me->err = 0;
   me->disk_failed = 0;
   me->linelen = 0; /* a crash dropped its last line unfinished */
+  me->owed = 0;
   const sf_program *p = prog_of(c, k);
   size_t len = globals_len(p);
   if (len)
@@ -382,9 +409,23 @@ const char *sf_program_output(void *ctx, int k) {
 
 /* ---- blocking --------------------------------------------------------- */
 
+static void wait_once(int64_t until);
+
 /* Wait for the node's next event, or until the node's monotonic clock
- * reads `until` (INT64_MAX: no deadline). */
+ * reads `until` (INT64_MAX: no deadline). First the node spends the time
+ * its calls cost (CALL_COST_NS): events for it wait meanwhile. */
 void sfp__block_until(int64_t until) {
+  int64_t owed = sfp__owed();
+  if (owed > 0) {
+    sfp__self()->owed = 0;
+    int64_t spent = sfp__mono_now() + owed;
+    while (sfp__mono_now() < spent)
+      wait_once(spent);
+  }
+  wait_once(until);
+}
+
+static void wait_once(int64_t until) {
   sfp_node *me = sfp__self();
   sim_timer t = 0;
   int64_t timers = sfp__timers_next(); /* a timerfd's expiry makes a call ready */
@@ -600,16 +641,30 @@ char *sfp_strdup(const char *s) {
 
 /* ---- time and randomness ---------------------------------------------- */
 
+/* The node's clock as the program reads it: on by the time its calls
+ * cost and it has not spent yet (CALL_COST_NS). */
+static int node_clock(clockid_t clock, struct timespec *ts) {
+  if (sf_libc_clock(clock, ts) != 0)
+    return -1;
+  int64_t owed = sfp__owed();
+  if (owed > 0) {
+    int64_t ns = (int64_t)ts->tv_nsec + owed % 1000000000;
+    ts->tv_sec += (time_t)(owed / 1000000000 + ns / 1000000000);
+    ts->tv_nsec = (long)(ns % 1000000000);
+  }
+  return 0;
+}
+
 int sfp_clock_gettime(clockid_t clock, struct timespec *ts);
 int sfp_clock_gettime(clockid_t clock, struct timespec *ts) {
-  return sf_libc_clock(clock, ts) == 0 ? 0 : sfp__fail_errno(EINVAL);
+  return node_clock(clock, ts) == 0 ? 0 : sfp__fail_errno(EINVAL);
 }
 
 int sfp_gettimeofday(struct timeval *tv, void *tz);
 int sfp_gettimeofday(struct timeval *tv, void *tz) {
   (void)tz;
   struct timespec ts;
-  sf_libc_clock(CLOCK_REALTIME, &ts);
+  node_clock(CLOCK_REALTIME, &ts);
   tv->tv_sec = ts.tv_sec;
   tv->tv_usec = ts.tv_nsec / 1000;
   return 0;
@@ -618,7 +673,7 @@ int sfp_gettimeofday(struct timeval *tv, void *tz) {
 time_t sfp_time(time_t *t);
 time_t sfp_time(time_t *t) {
   struct timespec ts;
-  sf_libc_clock(CLOCK_REALTIME, &ts);
+  node_clock(CLOCK_REALTIME, &ts);
   if (t)
     *t = ts.tv_sec;
   return ts.tv_sec;
@@ -651,14 +706,14 @@ int sfp_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
                         struct timespec *rem) {
   struct timespec now;
   if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0 ||
-      sf_libc_clock(clock, &now) != 0)
+      node_clock(clock, &now) != 0)
     return EINVAL;
   if (!(flags & TIMER_ABSTIME))
     return sfp_nanosleep(req, rem) == 0 ? 0 : EINVAL;
   int64_t s = req->tv_sec > 1000000000 ? 1000000000 : req->tv_sec;
   int64_t target = s * 1000000000ll + req->tv_nsec;
   for (;;) {
-    sf_libc_clock(clock, &now);
+    node_clock(clock, &now);
     int64_t left = target - ((int64_t)now.tv_sec * 1000000000ll + now.tv_nsec);
     if (left <= 0)
       return 0;

@@ -54,6 +54,11 @@ typedef struct sf_program {
    *  copies, one run at a time in a process may use the program. */
   const sf_program_copy *copies;
   int ncopies;
+  /** Virtual time each call of the table costs the node (CALL_COST_NS):
+   *  its clock runs on by it as it computes, and it spends the time at its
+   *  next blocking call. 0: calls are free. Counted only in a program
+   *  object built with the cost (simfuzz_add_program). */
+  uint64_t call_cost_ns;
 } sf_program;
 
 /** The per-run context of a program target (sf_target.create). NULL if
