@@ -56,6 +56,10 @@ static int main_b(int argc, char **argv) {
 }
 
 static const char *const no_args[] = {NULL};
+/* A program with no globals section of its own, no arguments, no client. */
+#define SIMPLE(name, main_fn)                                                                      \
+  { name, main_fn, NULL, NULL, no_args, 0, NULL, 0, NULL, 0, 0 }
+
 static const sf_program prog_a = {
     "a", main_a, small_g, small_g + sizeof small_g, no_args, 0, NULL, 0, NULL, 0, 0};
 static const sf_program prog_b = {
@@ -159,8 +163,7 @@ static int main_napper(int argc, char **argv) {
   }
 }
 
-static const sf_program napper = {"napper", main_napper, NULL, NULL, no_args, 0,
-                                  NULL,     0,           NULL, 0,    0};
+static const sf_program napper = SIMPLE("napper", main_napper);
 
 /* Under drift a local wait of d ns is a timer of d * 1e6 / (1e6 + drift)
  * true ns, rounded down; the clock can then read a nanosecond short of the
@@ -188,8 +191,7 @@ static int main_stopper(int argc, char **argv) {
   }
 }
 
-static const sf_program stopper = {"stopper", main_stopper, NULL, NULL, no_args, 0, NULL,
-                                   0,         NULL,         0,    0};
+static const sf_program stopper = SIMPLE("stopper", main_stopper);
 
 /* A program that exits with an error status after the disk failed it is a
  * fail-stop: the node goes down as at a crash, and the run goes on. */
@@ -230,8 +232,7 @@ static int main_twofiles(int argc, char **argv) {
   for (;;)
     sfp_usleep(1000000);
 }
-static const sf_program twofiles = {"twofiles", main_twofiles, NULL, NULL, no_args, 0, NULL,
-                                    0,          NULL,          0,    0};
+static const sf_program twofiles = SIMPLE("twofiles", main_twofiles);
 
 TEST(an_fsync_makes_its_own_file_durable_and_no_other) {
   void *ctx;
@@ -280,8 +281,7 @@ static int main_ticker(int argc, char **argv) {
   }
 }
 
-static const sf_program ticker = {"ticker", main_ticker, NULL, NULL, no_args, 0,
-                                  NULL,     0,           NULL, 0,    0};
+static const sf_program ticker = SIMPLE("ticker", main_ticker);
 
 /* A blocked call wakes at a timerfd's expiry: epoll with no timeout sees
  * each of a periodic timer's expirations, 3 ms apart. */
@@ -313,8 +313,7 @@ static int main_talker(int argc, char **argv) {
   sfp_printf("unfinished");
   sfp_exit(0);
 }
-static const sf_program talker = {"talker", main_talker, NULL, NULL, no_args, 0,
-                                  NULL,     0,           NULL, 0,    0};
+static const sf_program talker = SIMPLE("talker", main_talker);
 
 static char out_text[400][SIM_OUTPUT_MAX + 1];
 static int n_out;

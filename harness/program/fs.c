@@ -142,17 +142,30 @@ static int zero_fill(int ino, uint64_t from, uint64_t to) {
 
 /* ---- descriptors -------------------------------------------------------- */
 
-/* A descriptor of the node's random stream (/dev/urandom, /dev/random). */
-static int random_fd(void) {
+/* The node's lowest free descriptor, cleared and of this kind; NULL (errno
+ * EMFILE) if it has none. */
+static sfp_fd *new_fd(fd_kind kind) {
   sfp_node *me = sfp__self();
   int i = 0;
   while (i < SFP_FDS && me->fd[i].kind != FD_FREE)
     i++;
-  if (i == SFP_FDS)
-    return sfp__fail_errno(EMFILE);
+  if (i == SFP_FDS) {
+    sfp__fail_errno(EMFILE);
+    return NULL;
+  }
   memset(&me->fd[i], 0, sizeof me->fd[i]);
-  me->fd[i].kind = FD_RANDOM;
-  return SFP_FD_FIRST + i;
+  me->fd[i].kind = kind;
+  return &me->fd[i];
+}
+
+static int num_of(const sfp_fd *f) {
+  return SFP_FD_FIRST + (int)(f - sfp__self()->fd);
+}
+
+/* A descriptor of the node's random stream (/dev/urandom, /dev/random). */
+static int random_fd(void) {
+  sfp_fd *f = new_fd(FD_RANDOM);
+  return f ? num_of(f) : -1;
 }
 
 int sfp_open(const char *path, int flags, ...);
@@ -181,20 +194,14 @@ int sfp_open(const char *path, int flags, ...) {
     return sfp__fail_errno(EISDIR);
   if (!dirent && (flags & O_DIRECTORY))
     return sfp__fail_errno(ENOTDIR);
-  sfp_node *me = sfp__self();
-  int i = 0;
-  while (i < SFP_FDS && me->fd[i].kind != FD_FREE)
-    i++;
-  if (i == SFP_FDS)
-    return sfp__fail_errno(EMFILE);
-  sfp_fd *f = &me->fd[i];
-  memset(f, 0, sizeof *f);
-  f->kind = FD_FILE;
+  sfp_fd *f = new_fd(FD_FILE);
+  if (!f)
+    return -1;
   f->ino = ino; /* -2: the top directory */
   f->oflags = flags;
   if ((flags & O_TRUNC) && !dirent && (flags & O_ACCMODE) != O_RDONLY)
     fs()->ino[ino].size = 0;
-  return SFP_FD_FIRST + i;
+  return num_of(f);
 }
 
 int sfp_open64(const char *path, int flags, ...);
