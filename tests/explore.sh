@@ -110,7 +110,7 @@ ok "explore creates missing parents of -o and --corpus"
 # and branch again there; on a target that is not deterministic the re-run
 # does not reach the same moment, and is counted and skipped
 revisits() { sed -n 's/^explore: .* branches (depth <= [0-9]*, \([0-9]*\) revisits).*/\1/p' "$1"; }
-"$B" explore -o "$work/r1" --roots 8000 --seed 5000 --warmup 100 -q > "$work/r1.log" 2>&1
+"$B" explore -o "$work/r1" --roots 4000 --seed 5000 --warmup 100 -q > "$work/r1.log" 2>&1
 n=$(revisits "$work/r1.log")
 [ -n "$n" ] && [ "$n" -gt 0 ] && ! grep -q "revisits diverged" "$work/r1.log" ||
   fail "revisits: $(cat "$work/r1.log")"

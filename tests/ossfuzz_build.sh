@@ -79,7 +79,7 @@ for fz in "$OUT"/*_fuzzer; do
       case $t in
         *_bug_*) ;;
         *)
-          timeout 120 afl-fuzz -i "$seeds" -o "$work/afl-$name" -V 5 -t 25000 -- "$fz" \
+          timeout 120 afl-fuzz -i "$seeds" -o "$work/afl-$name" -V 3 -t 25000 -- "$fz" \
             > "$work/$name.fuzz.log" 2>&1 || { tail -20 "$work/$name.fuzz.log"; fail "$name: afl-fuzz"; }
           ls "$work/afl-$name"/default/crashes/id:* > /dev/null 2>&1 && fail "$name: afl-fuzz crashed it"
           execs=$(awk '/execs_done/ {print $3}' "$work/afl-$name/default/fuzzer_stats")

@@ -335,7 +335,7 @@ TEST(trace_kinds_come_from_one_table) {
       {SIM_EVG_CONN, " conn-open conn-accept conn-up conn-data conn-close conn-reset "
                      "conn-refused conn-timeout conn-stall "},
       {SIM_EVG_DISK, " disk-write disk-sync disk-truncate disk-eio disk-lost "},
-      {SIM_EVG_NODES, " boot crash restart pause resume timer clock "}};
+      {SIM_EVG_NODES, " boot crash restart pause resume timer clock output "}};
   unsigned nfault = 0, ndrawn = 0;
   for (unsigned k = 1; k < SIM_EV__COUNT; k++) {
     const char *name = sim_ev_name(k);
