@@ -39,7 +39,7 @@ fi
 # the correct target stays clean under AFL++ (bounded)
 unset AFL_BENCH_UNTIL_CRASH
 AFL_CUSTOM_MUTATOR_LIBRARY="$B/fuzz/libsimfuzz_mutator.so" \
-  timeout 120 afl-fuzz -i "$B/corpus/pbstore" -o "$work/ok" -x "$B/fuzz/pbstore.dict" -t 10000 -V 30 \
+  timeout 120 afl-fuzz -i "$B/corpus/pbstore" -o "$work/ok" -x "$B/fuzz/pbstore.dict" -t 10000 -V 15 \
   -- "$B/fuzz/pbstore_afl" > "$work/afl-ok.log" 2>&1 || true
 done_execs=$(awk '/execs_done/ {print $3}' "$work/ok/default/fuzzer_stats" 2>/dev/null || echo 0)
 [ "${done_execs:-0}" -gt 10000 ] || fail "AFL++ on the correct pbstore did not run ($done_execs execs)"

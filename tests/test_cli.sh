@@ -165,7 +165,7 @@ if status 2 "$S" --target $T minimize "$crash" -o "$crash" && [ "$(cksum < "$cra
 if status 1 "$S" --target pbstore minimize "$B/corpus/pbstore/steady.pb" -o "$work/none.pb"; then
   ok "minimize of a passing scenario: exit 1"; else bad "minimize of a passing scenario: exit 1"; fi
 if [ -x "$B/fuzz/${T}_fuzzer" ]; then
-  "$B/fuzz/${T}_fuzzer" "$crash" -minimize_crash=1 -runs=3000 -seed=1 -exact_artifact_path="$work/lf.pb" \
+  "$B/fuzz/${T}_fuzzer" "$crash" -minimize_crash=1 -runs=1000 -seed=1 -exact_artifact_path="$work/lf.pb" \
     > "$work/lf.log" 2>&1
   [ -s "$work/lf.pb" ] || cp "$crash" "$work/lf.pb"
   lf=$(steps "$work/lf.pb")
