@@ -39,7 +39,8 @@ enum {
   MAX_TERMS = 8192, /* terms the oracle tracks */
   LM_SLOTS = 2048   /* (index, term) pairs the oracle remembers (power of 2) */
 };
-_Static_assert(RK_PUT == SF_KV_PUT && RK_GET == SF_KV_GET && RK_CAS == SF_KV_CAS,
+_Static_assert((int)RK_PUT == (int)SF_KV_PUT && (int)RK_GET == (int)SF_KV_GET &&
+                   (int)RK_CAS == (int)SF_KV_CAS,
                "raft_kv's operations are the key-value model's");
 
 typedef struct {
@@ -528,9 +529,9 @@ static void destroy(void *ctx) {
 /* Role; whether the log holds uncommitted entries, and whether any of them
  * are from an earlier term than the node's (the precondition of the Raft
  * paper's figure 8); whether its gateway waits for responses. */
-SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int node) {
+SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int k) {
   (void)w;
-  rk_node *p = rk(ctx, node);
+  rk_node *p = rk(ctx, k);
   if (!p)
     return 0;
   uint32_t ahead = p->len > p->commit;

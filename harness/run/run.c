@@ -651,13 +651,25 @@ void sf__run_assert_failed(const char *expr, const char *file, unsigned line, co
   }
 }
 
+/* Execute the run, and come back here if the system under test's failed
+ * assert() ends it (1; 0 when the run ended on its own, *stop saying how).
+ * Alone in its function, so that no local of the caller lives across the
+ * setjmp (gcc's -Wclobbered). */
+static int execute_guarded(run_state *rs, sim_stop *stop) {
+  if (setjmp(rs->crash_jmp) == 0) {
+    rs->in_execute = 1;
+    *stop = execute(rs);
+    return 0;
+  }
+  sim__abandon(rs->w, rs->cur_w, rs->cur_node); /* the run ended in a failed assert() */
+  return 1;
+}
+
 static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_opts *o,
                         sf_result *r) {
-  sf_run_opts defaults;
-  if (!o) {
-    memset(&defaults, 0, sizeof defaults);
+  static const sf_run_opts defaults; /* all zero */
+  if (!o)
     o = &defaults;
-  }
   run_state *rs = malloc(sizeof *rs);
   if (!rs)
     sf_out_of_memory("the runner");
@@ -685,14 +697,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->cur_w = sim_current(&rs->cur_node);
   set_active(rs);
   sim_stop stop = SIM_STOP_FAILURE;
-  int crashed = 0;
-  if (setjmp(rs->crash_jmp) == 0) {
-    rs->in_execute = 1;
-    stop = execute(rs);
-  } else { /* a failed assert() of the system under test ended the run */
-    crashed = 1;
-    sim__abandon(rs->w, rs->cur_w, rs->cur_node);
-  }
+  int crashed = execute_guarded(rs, &stop);
   rs->in_execute = 0;
   set_active(rs->outer);
   if (sim_budget_kind(rs->w) == SIM_BUDGET_MEMORY) /* the host's, never a finding */

@@ -111,13 +111,22 @@ void sf_draw_swarm(sf_choice *c, sf_swarm *w) {
 }
 
 uint8_t sf_draw_kind(sf_choice *c) {
-  uint32_t pick = sf_below(c, KIND_WEIGHTS);
-#define X(K, name, shape, fault, flags, weight, ends)                                              \
-  if (pick < (weight))                                                                             \
-    return SF_STEP_##K;                                                                            \
-  pick -= (weight);
-  SF_STEP_KINDS(X)
+  /* (a table, not a chain of ifs: gcc's -Wtype-limits refuses pick < 0 for
+   * a kind of weight 0) */
+  static const struct {
+    uint8_t kind;
+    uint32_t weight;
+  } kinds[] = {
+#define X(K, name, shape, fault, flags, weight, ends) {SF_STEP_##K, (weight)},
+      SF_STEP_KINDS(X)
 #undef X
+  };
+  uint32_t pick = sf_below(c, KIND_WEIGHTS);
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    if (pick < kinds[i].weight)
+      return kinds[i].kind;
+    pick -= kinds[i].weight;
+  }
   SIM_ASSERT(!"sf_draw_kind: the weights sum to KIND_WEIGHTS");
   return SF_STEP_OP;
 }
