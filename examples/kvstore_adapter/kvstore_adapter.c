@@ -502,8 +502,8 @@ static const sim_node_ops ops = {boot, NULL, timer, conn, teardown};
 /* ---- the client -------------------------------------------------------------- */
 
 /* A read at node i: answered now, or pending for good (down, no lease). */
-static int get(cluster *c, sim_world *w, int i, unsigned key, uint32_t client) {
-  size_t hid = sf_history_invoke(&c->hist, client, SF_KV_GET, key, 0, 0, sim_now(w));
+static int get(cluster *c, sim_world *w, int i, unsigned key, uint32_t who) {
+  size_t hid = sf_history_invoke(&c->hist, who, SF_KV_GET, key, 0, 0, sim_now(w));
   kvnode *x = kv(w, i);
   if (!x || !can_read(w, x, key))
     return 0;

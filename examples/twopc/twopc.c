@@ -177,7 +177,7 @@ static void coord_recv(tp_node *p, int from, uint8_t type, uint32_t t, uint32_t 
 #endif
       return;
     }
-    /* fall through: a late vote is answered like a status query */
+    /* fall through - a late vote is answered like a status query */
   case TP_STATUS:
     if (x->st == TP_C_COLLECTING)
       return; /* the decision is coming */

@@ -63,7 +63,8 @@ enum {
 };
 enum { TP_P_NONE = 0, TP_P_VOTED_NO, TP_P_PREPARED, TP_P_COMMITTED, TP_P_ABORTED };
 enum { TP_NST = 8 }; /* room for every state value of either kind */
-_Static_assert(TP_C_DONE_COMMIT < TP_NST && TP_P_ABORTED < TP_NST, "states fit TP_NST");
+_Static_assert((int)TP_C_DONE_COMMIT < (int)TP_NST && (int)TP_P_ABORTED < (int)TP_NST,
+               "states fit TP_NST");
 /** Outcomes a node records in its journal. */
 enum { TP_O_COMMIT = 1, TP_O_ABORT = 2 };
 

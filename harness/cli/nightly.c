@@ -174,6 +174,18 @@ static void phase(const char *name) {
 
 /* ---- files ------------------------------------------------------------------ */
 
+/* A path (or an argument naming one) into out, a PATHCAP buffer; a path
+ * that does not fit stops the night rather than name another file. */
+static void pathf(char *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pathf(char *out, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(out, PATHCAP, fmt, ap);
+  va_end(ap);
+  if (n < 0 || n >= PATHCAP)
+    die("path too long: %.200s...", out);
+}
+
 static void path2(char *out, const char *a, const char *b) {
   if (snprintf(out, PATHCAP, "%s/%s", a, b) >= PATHCAP)
     die("path too long: %s/%s", a, b);
@@ -304,7 +316,7 @@ static void stage(const char *src, const char *dst) {
 
 static void publish(const char *dst) {
   char tmp[PATHCAP];
-  snprintf(tmp, sizeof tmp, "%s.new", dst);
+  pathf(tmp, "%s.new", dst);
   if (rename(tmp, dst) != 0)
     die("cannot write %s: %s", dst, strerror(errno));
   for (size_t i = 0; i < N.nstaged; i++)
@@ -487,7 +499,7 @@ static unsigned long night_number(void) {
 
 static void tool(char *out, const char *t) {
   char b[PATHCAP];
-  snprintf(b, sizeof b, "%s/bin/simfuzz-%s", N.build, t);
+  pathf(b, "%s/bin/simfuzz-%s", N.build, t);
   snprintf(out, PATHCAP, "%s", b);
 }
 
@@ -502,9 +514,9 @@ static void campaign_target(target_stat *ts, unsigned long night, char *fz, char
                             char *inbox) {
   char cli[PATHCAP], out[PATHCAP], log[PATHCAP], json[PATHCAP], a_time[32], a_jobs[32], a_seed[32];
   tool(cli, ts->name);
-  snprintf(out, sizeof out, "%s/%s.fuzz", N.work, ts->name);
-  snprintf(log, sizeof log, "%s/%s.fuzz.log", N.work, ts->name);
-  snprintf(json, sizeof json, "%s/%s.fuzz.json", N.work, ts->name);
+  pathf(out, "%s/%s.fuzz", N.work, ts->name);
+  pathf(log, "%s/%s.fuzz.log", N.work, ts->name);
+  pathf(json, "%s/%s.fuzz.json", N.work, ts->name);
   snprintf(a_time, sizeof a_time, "%lu", N.budget);
   snprintf(a_jobs, sizeof a_jobs, "%lu", N.jobs);
   snprintf(a_seed, sizeof a_seed, "%lu", (night % 1000000ul) * 1000000000ul);
@@ -533,8 +545,8 @@ static void campaign_target(target_stat *ts, unsigned long night, char *fz, char
 static void reach_target(target_stat *ts) {
   char cli[PATHCAP], corpus[PATHCAP], log[PATHCAP];
   tool(cli, ts->name);
-  snprintf(corpus, sizeof corpus, "%s/corpus/%s", N.state, ts->name);
-  snprintf(log, sizeof log, "%s/%s.reach.json", N.work, ts->name);
+  pathf(corpus, "%s/corpus/%s", N.state, ts->name);
+  pathf(log, "%s/%s.reach.json", N.work, ts->name);
   char *argv[] = {cli, "reach", "--json", corpus, NULL};
   run(argv, log, 1);
   size_t len;
@@ -600,7 +612,7 @@ static unsigned seed_one(void *ctx, const char *path, const char *name) {
  * named by its SHA-1 as libFuzzer names inputs. */
 static void seed_corpus(const char *t, const char *corpus) {
   char seeds[PATHCAP];
-  snprintf(seeds, sizeof seeds, "%s/corpus/%s", N.build, t);
+  pathf(seeds, "%s/corpus/%s", N.build, t);
   cli_each_file(seeds, seed_one, (void *)corpus);
 }
 
@@ -614,7 +626,7 @@ static void merge_corpus(const char *t, char *fz, char *a_art, char *corpus, cha
   phase("merge");
   if (mkdir(merged, 0777) != 0)
     die("cannot create %s: %s", merged, strerror(errno));
-  snprintf(tmp, sizeof tmp, "%s/%s.merge.log", N.work, t);
+  pathf(tmp, "%s/%s.merge.log", N.work, t);
   char *merge_argv[] = {fz, "-merge=1", a_art, merged, corpus, NULL};
   int st = run(merge_argv, tmp, 0);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -638,11 +650,11 @@ static void merge_corpus(const char *t, char *fz, char *a_art, char *corpus, cha
 static void fuzz_target(target_stat *ts, unsigned long night) {
   const char *t = ts->name;
   char fz[PATHCAP], corpus[PATHCAP], old[PATHCAP], merged[PATHCAP], inbox[PATHCAP];
-  snprintf(fz, sizeof fz, "%s/fuzz/%s_fuzzer", N.build, t);
-  snprintf(corpus, sizeof corpus, "%s/corpus/%s", N.state, t);
-  snprintf(old, sizeof old, "%s.old", corpus);
-  snprintf(merged, sizeof merged, "%s/corpus/.merge-%s", N.state, t);
-  snprintf(inbox, sizeof inbox, "%s/inbox/%s", N.state, t);
+  pathf(fz, "%s/fuzz/%s_fuzzer", N.build, t);
+  pathf(corpus, "%s/corpus/%s", N.state, t);
+  pathf(old, "%s.old", corpus);
+  pathf(merged, "%s/corpus/.merge-%s", N.state, t);
+  pathf(inbox, "%s/inbox/%s", N.state, t);
   /* finish a corpus swap an earlier night left half done (renames only) */
   if (is_dir(old)) {
     if (is_dir(corpus))
@@ -669,7 +681,7 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
   damaged(corpus, 0, 0);
   damaged(inbox, 0, 0);
   char a_art[PATHCAP]; /* an input that fails in the merge: filed like any crash */
-  snprintf(a_art, sizeof a_art, "-artifact_prefix=%s/", inbox);
+  pathf(a_art, "-artifact_prefix=%s/", inbox);
   merge_corpus(t, fz, a_art, corpus, merged, old);
   ts->after = count_files(corpus);
   reach_target(ts);
@@ -702,7 +714,7 @@ static void file_failure(const char *t, char *cli, const char *f, const char *si
   snprintf(nf->sig, sizeof nf->sig, "%s", sig);
   char dir[PATHCAP], files[FILED_PER_FAILURE][PATHCAP];
   char *input = files[0], *min = files[1], *log = files[4];
-  snprintf(dir, sizeof dir, "%s/crashes/%s", N.state, t);
+  pathf(dir, "%s/crashes/%s", N.state, t);
   mkdirs(dir);
   for (;; N.next_id++) { /* an id none of whose files exist */
     snprintf(nf->id, sizeof nf->id, "f%04lu", N.next_id);
@@ -737,7 +749,7 @@ static void file_failure(const char *t, char *cli, const char *f, const char *si
 
 static void triage_target(const char *t) {
   char inbox[PATHCAP], cli[PATHCAP];
-  snprintf(inbox, sizeof inbox, "%s/inbox/%s", N.state, t);
+  pathf(inbox, "%s/inbox/%s", N.state, t);
   tool(cli, t);
   DIR *d = opendir(inbox);
   if (!d)
@@ -1072,7 +1084,7 @@ static void catch_signals(void) {
  * build, sorted; each must have its fuzzer and its tool. */
 static void find_targets(const char *targets) {
   char p[PATHCAP];
-  snprintf(p, sizeof p, "%s/fuzz", N.build);
+  pathf(p, "%s/fuzz", N.build);
   if (!targets) { /* every fuzzer of the build */
     DIR *d = opendir(p);
     struct dirent *e;
@@ -1113,7 +1125,7 @@ static void find_targets(const char *targets) {
       die("'%s' is not a target name (letters, digits and _)", N.t[i].name);
   for (int i = 0; i < N.ntargets; i++) {
     char fz[PATHCAP], cli[PATHCAP];
-    snprintf(fz, sizeof fz, "%s/fuzz/%s_fuzzer", N.build, N.t[i].name);
+    pathf(fz, "%s/fuzz/%s_fuzzer", N.build, N.t[i].name);
     tool(cli, N.t[i].name);
     if (access(fz, X_OK) != 0 || access(cli, X_OK) != 0)
       die("no fuzzer or tool for target %s in %s", N.t[i].name, N.build);
