@@ -291,33 +291,16 @@ static void decide_dirty_in(sim_world *w, int node, int reload, uint64_t lo, uin
 }
 
 int sim_disk_sync(sim_world *w, int node) {
-  SIM__CHECK_NODE(w, node);
-  disk_t *d = &w->node[node].disk;
-  if (inject(w, node, SIM_DISK_SYNC)) {
-    decide_dirty(w, node, 0);
-    return -EIO;
-  }
-  uint32_t ss = d->p.sector_size;
-  uint64_t n = d->ndirty;
-  for (uint32_t i = 0; i < d->ndirty; i++) {
-    uint32_t s = d->dirty[i];
-    SIM_ASSERT(d->isdirty[s]); /* mark_dirty's pair: listed once, marked */
-    memcpy(sector(d, d->dpage, s), sector(d, d->cpage, s), ss);
-    d->isdirty[s] = 0;
-  }
-  d->ndirty = 0;
-  d->dsize = d->size;
-  w->stats.disk_syncs++;
-  sim__trace(w, SIM_EV_DISK_SYNC, 0, node, -1, 0, n, 0, NULL, 0);
-  return 0;
+  return sim_disk_sync_range(w, node, 0, UINT64_MAX); /* the whole disk, its size too */
 }
 
 int sim_disk_sync_range(sim_world *w, int node, uint64_t off, uint64_t len) {
   SIM__CHECK_NODE(w, node);
   disk_t *d = &w->node[node].disk;
   uint32_t ss = d->p.sector_size;
+  int whole = off == 0 && len == UINT64_MAX; /* sim_disk_sync */
   uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
-  uint64_t lo = off / ss, hi = end / ss + (end % ss != 0);
+  uint64_t lo = off / ss, hi = whole ? UINT64_MAX : end / ss + (end % ss != 0);
   if (inject(w, node, SIM_DISK_SYNC)) {
     decide_dirty_in(w, node, 0, lo, hi);
     return -EIO;
@@ -338,7 +321,9 @@ int sim_disk_sync_range(sim_world *w, int node, uint64_t off, uint64_t len) {
   d->ndirty = left;
   /* a disk that grew is durable up to the range's end (a shrink waits for
    * a whole sync) */
-  if (d->size > d->dsize && end > d->dsize)
+  if (whole)
+    d->dsize = d->size;
+  else if (d->size > d->dsize && end > d->dsize)
     d->dsize = end < d->size ? end : d->size;
   w->stats.disk_syncs++;
   sim__trace(w, SIM_EV_DISK_SYNC, 0, node, -1, off, n, 0, NULL, 0);

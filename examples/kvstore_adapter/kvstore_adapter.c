@@ -121,10 +121,6 @@ typedef struct cluster {
   int64_t probe_at[2];
 } cluster;
 
-static cluster *the_cluster(void *ctx) {
-  return ctx;
-}
-
 static kvnode *kv(sim_world *w, int i) {
   kvnode *x = sim_node_data(w, i);
   return x && !x->dead ? x : NULL;
@@ -426,7 +422,7 @@ static void tick(sim_world *w, kvnode *x, cluster *c) {
 }
 
 static void boot(void *ctx, sim_world *w, int i, int restart) {
-  cluster *c = the_cluster(ctx);
+  cluster *c = ctx;
   c->w = w;
   kvnode *x = sim_node_alloc(w, i, sizeof *x);
   x->id = i;
@@ -455,12 +451,12 @@ static void timer(void *ctx, sim_world *w, int i, uint64_t tag) {
   if (!x)
     return;
   sim_timer_start(w, i, TICK_MS * MS, 0);
-  tick(w, x, the_cluster(ctx));
+  tick(w, x, ctx);
 }
 
 static void conn(void *ctx, sim_world *w, int i, sim_conn h, sim_conn_event ev, const void *data,
                  size_t len) {
-  cluster *c = the_cluster(ctx);
+  cluster *c = ctx;
   kvnode *x = kv(w, i);
   if (!x)
     return;
@@ -565,7 +561,7 @@ static void client_next(cluster *c, sim_world *w, client *cl) {
 }
 
 static void workload(void *ctx, sim_world *w, const sf_op *op) {
-  cluster *c = the_cluster(ctx);
+  cluster *c = ctx;
   client *cl = &c->cl[op->node % CLIENTS];
   if (cl->len == CLIENT_QUEUE)
     return;
@@ -576,7 +572,7 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 /* After the heal: a read answered at node 0 and at node 1, each tried
  * every 100 ms until it is. */
 SF_ORACLE static int live(void *ctx, sim_world *w) {
-  cluster *c = the_cluster(ctx);
+  cluster *c = ctx;
   int64_t now = (int64_t)sim_now(w);
   c->probing = 1;
   for (int j = 0; j < 2; j++)
@@ -588,7 +584,7 @@ SF_ORACLE static int live(void *ctx, sim_world *w) {
 }
 
 SF_ORACLE static void check_linearizable(void *ctx, sim_world *w) {
-  cluster *c = the_cluster(ctx);
+  cluster *c = ctx;
   sf_lin_report rep;
   sf_lin_result r = sf_history_check(&c->hist, &sf_kv_model, NULL, &rep);
   SIM_INVARIANT(w, -1, r != SF_LIN_VIOLATION, "linearizable", "%s", rep.message);

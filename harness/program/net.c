@@ -228,14 +228,20 @@ static void rx_append(sim_world *w, sfp_fd *f, const uint8_t *data, size_t len) 
   buf_put(f, data, len);
 }
 
+/* Connections accepted on the port and not yet taken by accept(). */
+static int queued_on(const sfp_node *me, uint16_t port) {
+  int n = 0;
+  for (int i = 0; i < SFP_FDS; i++)
+    n += me->fd[i].kind == FD_TCP && me->fd[i].hidden && me->fd[i].port == port &&
+         me->fd[i].state == T_OPEN;
+  return n;
+}
+
 /* The peer's first frame: the port it connects to. */
 static void on_prelude(sim_world *w, int k, sfp_node *me, sfp_fd *f, const uint8_t *d, size_t len) {
   uint16_t port = len >= 4 ? (uint16_t)(d[0] | d[1] << 8) : 0;
   sfp_fd *l = len >= 4 ? bound_to(me, FD_LISTEN, port) : NULL;
-  int queued = 0;
-  for (int i = 0; l && i < SFP_FDS; i++)
-    queued += me->fd[i].kind == FD_TCP && me->fd[i].hidden && me->fd[i].port == port &&
-              me->fd[i].state == T_OPEN;
+  int queued = l ? queued_on(me, port) : 0;
   if (!l || queued >= l->backlog) { /* nobody listens, or the backlog is full */
     sim_conn_reset(w, f->conn);
     fd_free(f);
@@ -444,10 +450,7 @@ static sfp_fd *first_queued(sfp_node *me, uint16_t port);
 static int local_connect(sfp_fd *f, uint16_t port) {
   sfp_node *me = sfp__self();
   sfp_fd *l = bound_to(me, FD_LISTEN, port);
-  int queued = 0;
-  for (int i = 0; l && i < SFP_FDS; i++)
-    queued += me->fd[i].kind == FD_TCP && me->fd[i].hidden && me->fd[i].port == port &&
-              me->fd[i].state == T_OPEN;
+  int queued = l ? queued_on(me, port) : 0;
   if (!l || queued >= l->backlog)
     return sfp__fail_errno(ECONNREFUSED);
   sfp_fd *a = fd_new(me, FD_TCP);

@@ -196,8 +196,10 @@ uint64_t sfp__calls;
 /* The time a node's calls cost it since it resumed joins what it owes. */
 static void bank_calls(sfp_cluster *c, int k) {
   sfp_node *me = &c->node[k];
-  uint64_t cost = prog_of(c, k)->call_cost_ns;
   SIM_ASSERT(sfp__calls >= me->mark); /* run_node's pair: marked at each resume */
+  if (sfp__calls == me->mark) /* (always, without CALL_COST_NS: each resume) */
+    return;
+  uint64_t cost = prog_of(c, k)->call_cost_ns;
   me->owed += (int64_t)((sfp__calls - me->mark) * cost);
   me->mark = sfp__calls;
 }
