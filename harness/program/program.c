@@ -197,7 +197,8 @@ uint64_t sfp__calls;
 static void bank_calls(sfp_cluster *c, int k) {
   sfp_node *me = &c->node[k];
   SIM_ASSERT(sfp__calls >= me->mark); /* run_node's pair: marked at each resume */
-  if (sfp__calls == me->mark) /* (always, without CALL_COST_NS: each resume) */
+  /* Nothing changed: always so without CALL_COST_NS. */
+  if (sfp__calls == me->mark)
     return;
   uint64_t cost = prog_of(c, k)->call_cost_ns;
   me->owed += (int64_t)((sfp__calls - me->mark) * cost);
