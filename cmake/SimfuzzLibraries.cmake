@@ -53,7 +53,7 @@ set(SF_HARNESS_SOURCES
   ${SF_SRC}/harness/check/linearize.c ${SF_SRC}/harness/adapter/record.c
   ${SF_SRC}/harness/adapter/libc.c ${SF_SRC}/harness/program/program.c
   ${SF_SRC}/harness/program/fiber.c ${SF_SRC}/harness/program/net.c ${SF_SRC}/harness/program/fs.c
-  ${SF_SRC}/harness/program/client.c ${SF_SRC}/harness/program/iov.c
+  ${SF_SRC}/harness/program/client.c ${SF_SRC}/harness/program/iov.c ${SF_SRC}/harness/program/thread.c
   ${SF_PROTO_OUT}/scenario.pb-c.c)
 set(SF_FEEDBACK_SOURCE ${SF_SRC}/harness/run/feedback.c)
 # public headers, installed as <simfuzz/NAME.h>: what a target's author

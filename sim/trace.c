@@ -29,6 +29,21 @@ void sim_output(sim_world *w, int node, const char *text, size_t len) {
              len < SIM_OUTPUT_MAX ? len : SIM_OUTPUT_MAX);
 }
 
+void sim_thread_event(sim_world *w, int node, unsigned op, uint64_t a, uint64_t b) {
+  SIM_ASSERT(op > 0 && op < SIM_THREAD__COUNT); /* a row of SIM_THREAD_OPS */
+  SIM_ASSERT(node >= 0 && node < w->n);
+  sim__trace(w, SIM_EV_THREAD, (uint16_t)op, node, -1, a, b, 0, NULL, 0);
+}
+
+static const char *thread_op_name(unsigned op) {
+  static const char *const names[SIM_THREAD__COUNT] = {
+#define SIM_THREAD_NAME_(op, name, what) [SIM_THREAD_##op] = name,
+      SIM_THREAD_OPS(SIM_THREAD_NAME_)
+#undef SIM_THREAD_NAME_
+  };
+  return op > 0 && op < SIM_THREAD__COUNT ? names[op] : "?";
+}
+
 size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max) {
   uint64_t have = w->trace_n < w->ring_cap ? w->trace_n : w->ring_cap;
   if (max > have)
@@ -209,6 +224,17 @@ static int format(const sim_world *w, const sim_trace_rec *r, const void *payloa
       n = quote(payload, plen, 0, buf, cap, n);
     else
       n = quote(r->prefix, r->prefix_len, r->len > r->prefix_len, buf, cap, n);
+    break;
+  case SIM_EV_THREAD:
+    APPEND(" %s", thread_op_name(r->reason));
+    if (r->reason == SIM_THREAD_SPAWN)
+      APPEND(" t%" PRIu64 " by t%" PRIu64, r->a, r->b);
+    else if (r->reason == SIM_THREAD_SWITCH)
+      APPEND(" t%" PRIu64 " -> t%" PRIu64, r->a, r->b);
+    else if (r->reason == SIM_THREAD_HANDOFF)
+      APPEND(" t%" PRIu64 " takes lock %" PRIu64, r->a, r->b);
+    else
+      APPEND(" t%" PRIu64, r->a);
     break;
   case SIM_EV_FAIL:
     if (w && w->failed)

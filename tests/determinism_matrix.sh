@@ -68,33 +68,51 @@ echo "determinism matrix: $count harness runs (pbstore_bug_reset_skip, random sc
 # An unmodified program (examples/programs/beacon, the correct one: whole runs),
 # its object interposed as simfuzz_add_program() does: one relocatable
 # object, .data and .bss in one section, calls.h's calls renamed.
-program_object() { # CC OPT SAN: $out/program.o
+# interpose CC OPT SAN SOURCE NAME MAIN GLOBALS COPIES [CFLAGS]: $out/NAME.o,
+# SOURCE's object with its calls renamed, COPIES copies of it, copy j with
+# its main renamed MAIN_j and its globals section GLOBALS_j
+interpose() {
   # shellcheck disable=SC2086
-  $1 -std=c11 $2 $3 -w -UNDEBUG -fno-common -c \
-    examples/programs/beacon/beacon.c -o "$out/beacon.o"
+  $1 -std=c11 $2 $3 -w -UNDEBUG -fno-common ${9:-} -c "$4" -o "$out/$5.src.o"
   printf 'SECTIONS\n{\n  sfp_globals : { *(.data .data.rel .data.rel.local .data.rel.local.* .data.[!r]* .bss .bss.* COMMON) }\n}\n' \
     > "$out/globals.ld"
-  ld -r -T "$out/globals.ld" -o "$out/program.tmp.o" "$out/beacon.o"
+  ld -r -T "$out/globals.ld" -o "$out/$5.tmp.o" "$out/$5.src.o"
   grep -o 'X([A-Za-z0-9_]*, \(MODEL\|REFUSE\),' harness/program/calls.h |
     sed 's/^X(\([A-Za-z0-9_]*\),.*/\1 sfp_\1/' > "$out/syms.map"
-  objcopy --redefine-syms="$out/syms.map" "$out/program.tmp.o" "$out/program.1.o"
-  # one copy per node (5 at most), each with its own globals section
-  objcopy --keep-global-symbol=sfp_main "$out/program.1.o" "$out/program.2.o"
-  for j in 0 1 2 3 4; do
-    objcopy --redefine-sym sfp_main=sfp_main_$j --rename-section sfp_globals=sfp_globals_$j \
-      "$out/program.2.o" "$out/program_$j.o"
+  objcopy --redefine-syms="$out/syms.map" "$out/$5.tmp.o" "$out/$5.1.o"
+  objcopy --keep-global-symbol=sfp_main "$out/$5.1.o" "$out/$5.2.o"
+  j=0
+  while [ "$j" -lt "$8" ]; do
+    objcopy --redefine-sym "sfp_main=$6_$j" --rename-section "sfp_globals=$7_$j" \
+      "$out/$5.2.o" "$out/$5_$j.o"
+    j=$((j + 1))
   done
-  ld -r -o "$out/program.o" "$out"/program_[0-4].o
+  ld -r -o "$out/$5.o" "$out/$5"_[0-9].o
 }
+program_object() { # CC OPT SAN: $out/program.o, the beacon, a copy per node (5 at most)
+  interpose "$1" "$2" "$3" examples/programs/beacon/beacon.c program sfp_main sfp_globals 5
+}
+# A threaded program with a client (examples/programs/poolkv, the correct
+# one): its threads' schedules are drawn from the scenario, and so are the
+# same in every build.
+poolkv_objects() { # CC OPT SAN: $out/server.o (one node) and $out/client.o (two)
+  interpose "$1" "$2" "$3" examples/programs/poolkv/poolkv.c server sfp_main sfp_globals 1
+  interpose "$1" "$2" "$3" examples/programs/poolkv/poolclient.c client sfp_cmain sfp_cglobals 2 -Iinclude
+}
+program_sources="sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c \
+  harness/run/sites.c harness/run/features.c harness/run/feedback.c harness/adapter/libc.c \
+  harness/adapter/record.c harness/program/program.c harness/program/fiber.c harness/program/net.c \
+  harness/program/fs.c harness/program/client.c harness/program/iov.c harness/program/thread.c \
+  harness/check/linearize.c $out/proto/scenario.pb-c.c tests/harness_fingerprint.c"
 if [ "$(uname -m)" = x86_64 ]; then
   pre=program_object
   extra="-Iinclude -Isim -Iharness -I$out/proto"
-  matrix program sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c \
-    harness/run/sites.c harness/run/features.c harness/run/feedback.c harness/adapter/libc.c \
-    harness/adapter/record.c harness/program/program.c harness/program/fiber.c harness/program/net.c harness/program/fs.c \
-    harness/program/client.c harness/program/iov.c harness/check/linearize.c \
-    "$out/proto/scenario.pb-c.c" tests/harness_fingerprint.c tests/programs/beacon_x.c \
-    "$out/program.o" -lprotobuf-c
-  pre=""
+  # shellcheck disable=SC2086 # the list of sources: words
+  matrix program $program_sources tests/programs/beacon_x.c "$out/program.o" -lprotobuf-c
   echo "determinism matrix: $count program runs (beacon, random scenarios) identical across: $configs"
+  pre=poolkv_objects
+  # shellcheck disable=SC2086
+  matrix poolkv $program_sources tests/programs/poolkv_x.c "$out/server.o" "$out/client.o" -lprotobuf-c
+  pre=""
+  echo "determinism matrix: $count threaded program runs (poolkv, random scenarios) identical across: $configs"
 fi

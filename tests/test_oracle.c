@@ -335,7 +335,7 @@ TEST(trace_kinds_come_from_one_table) {
       {SIM_EVG_CONN, " conn-open conn-accept conn-up conn-data conn-close conn-reset "
                      "conn-refused conn-timeout conn-stall "},
       {SIM_EVG_DISK, " disk-write disk-sync disk-truncate disk-eio disk-lost "},
-      {SIM_EVG_NODES, " boot crash restart pause resume timer clock output "}};
+      {SIM_EVG_NODES, " boot crash restart pause resume timer clock output thread "}};
   unsigned nfault = 0, ndrawn = 0;
   for (unsigned k = 1; k < SIM_EV__COUNT; k++) {
     const char *name = sim_ev_name(k);
@@ -364,6 +364,7 @@ TEST(trace_kinds_come_from_one_table) {
   CHECK_EQ(sim_ev_drawn(SIM_EV__COUNT) + sim_ev_is_fault(SIM_EV__COUNT), 0);
   CHECK_EQ(SIM_EV_BOOT, 1); /* the numbers are stable: traces record them */
   CHECK_EQ(SIM_EV_FAIL, 35);
+  CHECK_EQ(SIM_EV_THREAD, 37);
 }
 
 TEST_MAIN(T(invariant_failure_is_recorded_and_stops_the_run),

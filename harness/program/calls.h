@@ -42,7 +42,7 @@
  * gmtime gmtime_r strftime timegm
  * htons htonl ntohs ntohl inet_ntop inet_ntoa inet_addr inet_aton
  * getopt getopt_long optind optarg opterr optopt basename dirname __xpg_basename
- * gai_strerror
+ * gai_strerror sigemptyset sigfillset sigaddset sigdelset sigismember
  * _setjmp setjmp longjmp __longjmp_chk __sigsetjmp siglongjmp
  * __stack_chk_fail __cxa_finalize __cxa_atexit
  * pure-end */
@@ -176,6 +176,60 @@
   X(sf_client_next, MODEL, "the client's next operation of the scenario")                \
   X(sf_client_invoke, MODEL, "records an operation's invocation in the history")          \
   X(sf_client_complete, MODEL, "records its response")                                     \
+  /* threads: coroutines of the node, one running at a time (thread.c) */              \
+  X(pthread_create, MODEL, "a coroutine of the node, run one thread at a time")        \
+  X(pthread_exit, MODEL, "the thread ends; the last one ends the process with 0")      \
+  X(pthread_join, MODEL, "waits for the thread to end")                                \
+  X(pthread_detach, MODEL, "its slot is freed when it ends")                           \
+  X(pthread_self, MODEL, "the thread's number in the node, from 1")                    \
+  X(pthread_equal, MODEL, "compares two threads")                                      \
+  X(pthread_attr_init, MODEL, "attributes: detach state and stack size")               \
+  X(pthread_attr_destroy, MODEL, "attributes: nothing to free")                        \
+  X(pthread_attr_setdetachstate, MODEL, "joinable or detached")                        \
+  X(pthread_attr_getdetachstate, MODEL, "joinable or detached")                        \
+  X(pthread_attr_setstacksize, MODEL, "recorded; every thread has a 256 KiB stack")    \
+  X(pthread_attr_getstacksize, MODEL, "the recorded size")                             \
+  X(pthread_setname_np, MODEL, "accepted and ignored")                                 \
+  X(pthread_sigmask, MODEL, "accepted: no signal reaches a node")                      \
+  X(sched_yield, MODEL, "a switch point")                                              \
+  X(pthread_mutex_init, MODEL, "normal, recursive or error-checking")                  \
+  X(pthread_mutex_destroy, MODEL, "EBUSY while held")                                  \
+  X(pthread_mutex_lock, MODEL, "a switch point; waits while another thread holds it")  \
+  X(pthread_mutex_trylock, MODEL, "a switch point; EBUSY while held")                  \
+  X(pthread_mutex_timedlock, MODEL, "as lock, until a realtime deadline")              \
+  X(pthread_mutex_unlock, MODEL, "wakes its waiters; a switch point")                  \
+  X(pthread_mutexattr_init, MODEL, "the default type")                                 \
+  X(pthread_mutexattr_destroy, MODEL, "nothing to free")                               \
+  X(pthread_mutexattr_settype, MODEL, "normal, recursive or error-checking")           \
+  X(pthread_mutexattr_gettype, MODEL, "the type")                                      \
+  X(pthread_cond_init, MODEL, "a condition variable, on its clock")                    \
+  X(pthread_cond_destroy, MODEL, "nothing to free")                                    \
+  X(pthread_cond_wait, MODEL, "releases the mutex and waits for a signal")             \
+  X(pthread_cond_timedwait, MODEL, "as wait, until a deadline on the condition's clock")\
+  X(pthread_cond_signal, MODEL, "wakes one waiter, drawn among them; a switch point")  \
+  X(pthread_cond_broadcast, MODEL, "wakes every waiter; a switch point")               \
+  X(pthread_condattr_init, MODEL, "realtime clock")                                    \
+  X(pthread_condattr_destroy, MODEL, "nothing to free")                                \
+  X(pthread_condattr_setclock, MODEL, "realtime or monotonic")                         \
+  X(pthread_rwlock_init, MODEL, "a read-write lock")                                   \
+  X(pthread_rwlock_destroy, MODEL, "EBUSY while held")                                 \
+  X(pthread_rwlock_rdlock, MODEL, "a switch point; waits while a writer holds it")     \
+  X(pthread_rwlock_wrlock, MODEL, "a switch point; waits while anyone holds it")       \
+  X(pthread_rwlock_tryrdlock, MODEL, "a switch point; EBUSY while a writer holds it")  \
+  X(pthread_rwlock_trywrlock, MODEL, "a switch point; EBUSY while anyone holds it")    \
+  X(pthread_rwlock_unlock, MODEL, "wakes its waiters; a switch point")                 \
+  X(pthread_once, MODEL, "runs the function once per node incarnation")                \
+  X(pthread_key_create, MODEL, "a per-thread value, with a destructor at thread exit") \
+  X(pthread_key_delete, MODEL, "frees the key")                                        \
+  X(pthread_getspecific, MODEL, "the thread's value")                                  \
+  X(pthread_setspecific, MODEL, "sets the thread's value")                             \
+  X(sem_init, MODEL, "an unnamed semaphore of the node (not shared between processes)")\
+  X(sem_destroy, MODEL, "nothing to free")                                             \
+  X(sem_wait, MODEL, "a switch point; waits while it is 0")                            \
+  X(sem_trywait, MODEL, "a switch point; EAGAIN while it is 0")                        \
+  X(sem_timedwait, MODEL, "as wait, until a realtime deadline")                        \
+  X(sem_post, MODEL, "wakes its waiters; a switch point")                              \
+  X(sem_getvalue, MODEL, "its value")                                                  \
   /* refused: they would reach the host, or are not modelled yet */                      \
   X(fork, REFUSE, "a second process")                                                    \
   X(vfork, REFUSE, "a second process")                                                   \
@@ -187,7 +241,8 @@
   X(system, REFUSE, "a shell")                                                           \
   X(popen, REFUSE, "a shell")                                                            \
   X(daemon, REFUSE, "a second process")                                                  \
-  X(pthread_create, REFUSE, "threads (issue 39)")                                        \
+  X(pthread_cancel, REFUSE, "thread cancellation")                                     \
+  X(pthread_kill, REFUSE, "signals to a thread")                                        \
   X(signal, REFUSE, "signal handlers")                                                   \
   X(sigaction, REFUSE, "signal handlers")                                                \
   X(raise, REFUSE, "signals")                                                            \

@@ -42,7 +42,10 @@ void sf_program_workload(void *ctx, sim_world *w, const sf_op *op) {
   sfp_cluster *c = ctx;
   if (c->total == c->n)
     return; /* no CLIENT: operations have no one to do them */
-  int k = c->n + op->node % (c->total - c->n);
+  /* the client of the server the step names; with one server, which says
+   * nothing, the clients take the operations in turn */
+  uint32_t who = c->n > 1 ? (uint32_t)op->node : op->seq;
+  int k = c->n + (int)(who % (uint32_t)(c->total - c->n));
   sf_client_op o = {op->op, op->node, op->key, op->value, op->seq, 0};
   hand_over(c, w, k, &o);
 }

@@ -338,6 +338,7 @@ int sfp_fsync(int fd) {
   sfp_fd *f = sfp__fd(fd);
   if (!f || f->kind != FD_FILE)
     return sfp__fail_errno(f ? EINVAL : EBADF);
+  sfp__io_pause(); /* in a node with threads it takes time: the others run meanwhile */
   sfp_fs *s = fs();
   int file = f->ino >= 0 && !s->ino[f->ino].is_dir;
   int64_t r = file ? sim_disk_sync_range(W, N, slot(f->ino), SFP_FILE_MAX)

@@ -16,10 +16,11 @@
 #define SFP_RXQ 64     /* datagrams queued per UDP socket, then dropped */
 #define SFP_ATEXIT 32  /* atexit handlers per node */
 #define SFP_ARG_BYTES 4096u
-#define SFP_EPOLL_MAX 64     /* descriptors one epoll instance watches */
-#define SFP_WAKE_TAG 0x5f50u /* the tag of a blocked call's wake-up timer */
-#define SFP_OPQ 32           /* a client's operations not yet taken, then dropped */
-#define SFP_OUT_LINES 256    /* output lines per node and run in the trace, then cut */
+#define SFP_EPOLL_MAX 64         /* descriptors one epoll instance watches */
+#define SFP_WAKE_TAG 0x5f50u     /* the tag of a blocked call's wake-up timer */
+#define SFP_OPQ 32               /* a client's operations not yet taken, then dropped */
+#define SFP_OUT_LINES 256        /* output lines per node and run in the trace, then cut */
+#define SFP_STACK (256u * 1024u) /* a thread's stack */
 
 typedef struct dgram {
   uint8_t *data;
@@ -127,6 +128,32 @@ typedef struct sfp_fs {
 
 typedef enum { N_DOWN = 0, N_RUN, N_EXITED } nstate;
 
+/* Threads of a node (thread.c): coroutines, one running at a time. */
+#define SFP_THREADS 16 /* threads per node, main's included */
+#define SFP_KEYS 32    /* pthread keys per node */
+
+typedef enum {
+  TH_FREE = 0, /* the slot is unused */
+  TH_RUN,      /* runnable, or running (the node's cur) */
+  TH_IO,       /* in a blocking call: waits for an event of the node or a deadline */
+  TH_SYNC,     /* waits for another thread: a lock, a condition, a join */
+  TH_DONE      /* ended, not yet joined */
+} th_state;
+
+typedef struct sfp_thread {
+  th_state state;
+  sfp_fiber *fiber; /* NULL once it ended */
+  int err;          /* its errno */
+  void *(*fn)(void *);
+  void *arg, *ret;
+  int detached;
+  int wait;       /* TH_SYNC: what it waits for (thread.c's W_*) */
+  const void *on; /* ... on which object (a join: the thread's slot) */
+  int64_t until;  /* a timed wait's deadline (monotonic), else INT64_MAX */
+  int woken;      /* a condition variable's signal chose it */
+  void *key[SFP_KEYS];
+} sfp_thread;
+
 /* Calls of the table made so far by programs built with a call cost (each
  * one's trampoline counts it: cmake/program_check.cmake). */
 extern uint64_t sfp__calls;
@@ -140,9 +167,15 @@ typedef struct blk {
 
 typedef struct sfp_node {
   nstate state;
-  int blocked; /* in a blocking call, waiting for an event */
-  int err;     /* errno */
-  sfp_fiber *fiber;
+  int blocked; /* no thread runs: the node waits for an event */
+  sfp_thread th[SFP_THREADS];
+  int cur;              /* the thread running (or that ran last) */
+  int next;             /* the thread a switch point chose to run next, or -1 */
+  int spawned;          /* it created a thread in this incarnation: its switches are traced */
+  uint64_t sched_draws; /* scheduling decisions drawn so far */
+  uint32_t locks;       /* locks numbered so far (for the trace and feedback) */
+  void (*key_dtor[SFP_KEYS])(void *);
+  uint8_t key_used[SFP_KEYS];
   unsigned char *globals;      /* this node's copy of the program's globals */
   const sf_program_copy *copy; /* or the copy of the program it runs on its own */
   sfp_fd fd[SFP_FDS];
@@ -207,10 +240,37 @@ int sfp__fail_errno(int e);
  * `until` (INT64_MAX: no deadline). */
 void sfp__block_until(int64_t until);
 
+/* Arm the running node's wake-up timer for when its monotonic clock reads
+ * `until` (0, no timer, for INT64_MAX). The caller cancels it once awake. */
+sim_timer sfp__wake_at(int64_t until);
+
 /* The node's monotonic clock. */
 int64_t sfp__mono_now(void);
 /* The time the running node's calls cost it and it has not spent (ns). */
 int64_t sfp__owed(void);
+
+/* Threads (thread.c). The node's first thread runs fn(arg) (its main). */
+void sfp__threads_boot(sfp_node *me, void (*fn)(void *), void *arg);
+/* Free every thread's stack (the node ended: its frames are dropped). */
+void sfp__threads_end(sfp_node *me);
+/* Run the node's threads, one at a time, until none can run (from the
+ * scheduler's stack, with the node current); then the node waits for an
+ * event, or, if every thread waits for another, fails the run: a deadlock. */
+void sfp__threads_run(sfp_node *me, sim_world *w, int k);
+/* An event of the node: threads in a blocking call check again (and
+ * timed waits whose deadline passed). */
+void sfp__poke(sfp_node *me);
+/* From a thread: wait in a blocking call, until an event of the node or
+ * `until` (the caller arms the wake-up). */
+void sfp__thread_wait_io(void);
+/* From a thread: a point where a real scheduler could switch threads. */
+void sfp__switch_point(void);
+
+/* From a thread: a call that takes the device time (an fsync). In a node
+ * that started threads, the thread waits 50 us to 2 ms (drawn) while the
+ * others run and events arrive; in a node with one thread it takes no
+ * time, as every call does. */
+void sfp__io_pause(void);
 
 /* Resume node k if it waits for an event (from a simulator callback). */
 void sfp__wake(sfp_cluster *c, sim_world *w, int k);

@@ -89,6 +89,7 @@ static void fd_free(sfp_fd *f) {
  * watches it (edge-triggered reports). */
 static void touch(sfp_node *me, const sfp_fd *f) {
   int num = fd_num(me, f);
+  sfp__poke(me); /* its threads in blocking calls check again */
   for (int i = 0; i < SFP_FDS; i++)
     if (me->fd[i].kind == FD_EPOLL)
       for (int j = 0; j < me->fd[i].ep_n; j++)
@@ -956,6 +957,7 @@ int sfp_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
     return sfp__fail_errno(EBADF);
   if (e->kind != FD_EPOLL || fd == epfd)
     return sfp__fail_errno(EINVAL);
+  sfp__poke(sfp__self()); /* a thread in epoll_wait on it checks again */
   int j = 0;
   while (j < e->ep_n && e->ep[j].fd != fd)
     j++;

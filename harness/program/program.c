@@ -33,7 +33,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define SFP_STACK (256u * 1024u) /* a node's stack */
 #define SFP_HEAP_MAX (64u << 20) /* bytes a node may hold */
 #define SFP_MIN_WAIT 1000u       /* ns: the shortest wait of a blocked call */
 #define BLK_LIVE 0x5346504c49564521ull
@@ -225,7 +224,7 @@ static void run_node(sfp_cluster *c, sim_world *w, int k) {
   sfp__cur_c = c, sfp__cur_n = k, sfp__cur_w = w;
   globals_in(c, k);
   c->node[k].mark = sfp__calls;
-  sfp_fiber_resume(c->node[k].fiber);
+  sfp__threads_run(&c->node[k], w, k);
   bank_calls(c, k);
   sfp__cur_c = pc, sfp__cur_n = pn, sfp__cur_w = pw;
   if (pc && pn >= 0)
@@ -236,11 +235,10 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   (void)restart;
   sfp_cluster *c = ctx;
   sfp_node *me = &c->node[k];
-  SIM_ASSERT(me->state == N_DOWN && !me->fiber); /* teardown's pair */
+  SIM_ASSERT(me->state == N_DOWN && !me->th[0].fiber); /* teardown's pair */
   sfp__net_boot(me);
   me->heap.next = me->heap.prev = &me->heap;
   me->natexit = 0;
-  me->err = 0;
   me->disk_failed = 0;
   me->linelen = 0; /* a crash dropped its last line unfinished */
   me->owed = 0;
@@ -259,18 +257,18 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
       break;
   }
   me->argv[me->argc] = NULL;
-  me->fiber = sfp_fiber_new(node_main, me, SFP_STACK);
-  if (!me->fiber)
-    sf_out_of_memory("a program node's stack");
+  sfp__threads_boot(me, node_main, me);
   me->state = N_RUN;
   run_node(c, w, k); /* main, until it first blocks */
 }
 
 void sfp__wake(sfp_cluster *c, sim_world *w, int k) {
   sfp_node *me = &c->node[k];
-  if (me->state != N_RUN || !me->blocked || sim_failed(w))
+  if (me->state != N_RUN || sim_failed(w))
     return;
-  run_node(c, w, k);
+  sfp__poke(me);   /* its threads in blocking calls check again */
+  if (me->blocked) /* (else it runs: a callback nested in its own call) */
+    run_node(c, w, k);
 }
 
 static void timer_cb(void *ctx, sim_world *w, int k, uint64_t tag) {
@@ -281,8 +279,7 @@ static void timer_cb(void *ctx, sim_world *w, int k, uint64_t tag) {
 static void teardown(void *ctx, sim_world *w, int k, sim_teardown_why why) {
   sfp_cluster *c = ctx;
   sfp_node *me = &c->node[k];
-  sfp_fiber_free(me->fiber); /* its frames are dropped, as a crash drops them */
-  me->fiber = NULL;
+  sfp__threads_end(me); /* their frames are dropped, as a crash drops them */
   sfp__net_end(me, w, k);
   sfp__fs_end(me, why);
   heap_free_all(me);
@@ -378,7 +375,7 @@ void sf_program_destroy(void *ctx) {
   if (!c)
     return;
   for (int k = 0; k < c->total; k++) {
-    SIM_ASSERT(!c->node[k].fiber); /* the world tore every node down first */
+    SIM_ASSERT(!c->node[k].th[0].fiber); /* the world tore every node down first */
     if (!c->node[k].copy)
       free(c->node[k].globals);
   }
@@ -428,24 +425,22 @@ void sfp__block_until(int64_t until) {
   wait_once(until);
 }
 
+sim_timer sfp__wake_at(int64_t until) {
+  if (until == INT64_MAX)
+    return 0;
+  /* at least 1 us: under drift, a wait of a few ns can be a timer of no
+   * true time, after which the clock has not reached `until` yet and the
+   * caller would wait again at the same moment, for ever */
+  int64_t now = sfp__mono_now();
+  uint64_t d = until > now ? (uint64_t)(until - now) : 0;
+  return sim_timer_start(sfp__cur_w, sfp__cur_n, d && d < SFP_MIN_WAIT ? SFP_MIN_WAIT : d,
+                         SFP_WAKE_TAG);
+}
+
 static void wait_once(int64_t until) {
-  sfp_node *me = sfp__self();
-  sim_timer t = 0;
   int64_t timers = sfp__timers_next(); /* a timerfd's expiry makes a call ready */
-  if (timers < until)
-    until = timers;
-  if (until != INT64_MAX) {
-    /* at least 1 us: under drift, a wait of a few ns can be a timer of no
-     * true time, after which the clock has not reached `until` yet and
-     * the caller would wait again at the same moment, for ever */
-    int64_t now = sfp__mono_now();
-    uint64_t d = until > now ? (uint64_t)(until - now) : 0;
-    t = sim_timer_start(sfp__cur_w, sfp__cur_n, d && d < SFP_MIN_WAIT ? SFP_MIN_WAIT : d,
-                        SFP_WAKE_TAG);
-  }
-  me->blocked = 1;
-  sfp_fiber_yield();
-  me->blocked = 0;
+  sim_timer t = sfp__wake_at(timers < until ? timers : until);
+  sfp__thread_wait_io();
   if (t)
     sim_timer_cancel(sfp__cur_w, t);
 }
@@ -554,11 +549,13 @@ int *sfp___errno_location(void);
 int *sfp___errno_location(void) {
   if (!sfp__cur_c || sfp__cur_n < 0)
     return __errno_location();
-  return &sfp__cur_c->node[sfp__cur_n].err;
+  sfp_node *me = &sfp__cur_c->node[sfp__cur_n];
+  return &me->th[me->cur].err;
 }
 
 int sfp__fail_errno(int e) {
-  sfp__self()->err = e;
+  sfp_node *me = sfp__self();
+  me->th[me->cur].err = e;
   return -1;
 }
 
@@ -568,12 +565,12 @@ void *sfp_malloc(size_t n);
 void *sfp_malloc(size_t n) {
   sfp_node *me = sfp__self();
   if (n > SFP_HEAP_MAX - me->heap_bytes || n > SFP_HEAP_MAX) {
-    me->err = ENOMEM;
+    me->th[me->cur].err = ENOMEM;
     return NULL;
   }
   blk *b = sf_malloc(sizeof *b + (n ? n : 1)); /* fails at the allocation fault point */
   if (!b) {
-    me->err = ENOMEM;
+    me->th[me->cur].err = ENOMEM;
     return NULL;
   }
   b->size = n;
@@ -606,7 +603,7 @@ void *sfp_calloc(size_t n, size_t size);
 void *sfp_calloc(size_t n, size_t size) {
   size_t total;
   if (__builtin_mul_overflow(n, size, &total))
-    return sfp__self()->err = ENOMEM, NULL;
+    return *sfp___errno_location() = ENOMEM, NULL;
   void *p = sfp_malloc(total);
   if (p)
     memset(p, 0, total);
@@ -859,7 +856,7 @@ int sfp_putchar(int ch) {
 void sfp_perror(const char *s);
 void sfp_perror(const char *s) {
   fprintf(sfp_stderr, "%s%s%s\n", s && *s ? s : "", s && *s ? ": " : "",
-          strerror(sfp__self()->err));
+          strerror(*sfp___errno_location()));
 }
 
 /* ---- descriptors: the standard streams and sockets -------------------- */

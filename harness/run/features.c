@@ -134,10 +134,22 @@ static void stale(sf_features *f, const sim_trace_rec *r) {
     f->fly[slot].id1 = 0;
 }
 
+/* The order of lock acquisitions across a node's threads: each handoff
+ * of a lock to another thread, with the node's handoff before it. */
+static void handoff(sf_features *f, const sim_trace_rec *r) {
+  if (r->reason != SIM_THREAD_HANDOFF || r->node < 0 || r->node >= f->n)
+    return;
+  uint32_t now = (uint32_t)(r->a & 0xff) << 16 | (uint32_t)(r->b & 0xffff); /* 24 bits */
+  add(f, TAG(SF_FT_LOCK) | (uint64_t)f->handoff[r->node] << 24 | now);
+  f->handoff[r->node] = now;
+}
+
 void sf_features_trace(sf_features *f, const sim_trace_rec *r) {
   unsigned k = r->kind;
   if (r->node >= 0)
     f->last_node = r->node;
+  if (k == SIM_EV_THREAD && !(f->off >> SF_FT_LOCK & 1))
+    handoff(f, r);
   if ((k == SIM_EV_SEND || k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA) &&
       !(f->off >> SF_FT_STALE & 1))
     stale(f, r);

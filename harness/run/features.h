@@ -47,7 +47,10 @@ uint64_t sf_features_class_value(uint32_t k);
   XX(SITE, site, "an assertion site hit, or a new best value of one")                              \
   XX(STALE, stale,                                                                                 \
      "a delivery: message kind x whether sender and receiver changed state since the send "        \
-     "x log2 of the time in flight")
+     "x log2 of the time in flight")                                                               \
+  XX(LOCK, lock,                                                                                   \
+     "a lock handed from one thread of a node to another, after the node's last such handoff "     \
+     "(the order of lock acquisitions across threads)")
 
 /** What a feature describes: the top 4 bits of its 64-bit value. */
 typedef enum {
@@ -74,8 +77,9 @@ typedef struct sf_features {
   int n;                      /* nodes */
   uint32_t off;               /* bit t: kind t is not computed (sf_search_off) */
   uint32_t role[SIM_MAX_NODES];
-  uint32_t moves[SIM_MAX_NODES]; /* how often each node's role changed */
-  uint64_t role_vec;             /* hash of the sorted roles */
+  uint32_t moves[SIM_MAX_NODES];   /* how often each node's role changed */
+  uint64_t role_vec;               /* hash of the sorted roles */
+  uint32_t handoff[SIM_MAX_NODES]; /* each node's last lock handoff: thread << 16 | lock */
   /* messages in flight: id + 1 (0: empty), send time, and how often sender
    * and receiver had changed role at the send */
   struct {

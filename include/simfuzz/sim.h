@@ -223,7 +223,8 @@ typedef struct sim_node_ops {
   X(FAULTPOINT, "faultpoint", 1, 0, 1)                  /* code fault point fired; a = site */     \
   X(NOTE, "note", 0, 0, 0)                              /* sim_note(); a, b its values */          \
   X(FAIL, "FAIL", 1, 0, 1)                              /* an invariant or liveness failed */      \
-  X(OUTPUT, "output", 0, SIM_EVG_NODES, 0)              /* sim_output(); payload: the text */
+  X(OUTPUT, "output", 0, SIM_EVG_NODES, 0)              /* sim_output(); payload: the text */      \
+  X(THREAD, "thread", 0, SIM_EVG_NODES, 0)              /* sim_thread_event(); reason: the op */
 
 /** Trace record kinds (see SIM_EV_KINDS). */
 typedef enum {
@@ -753,6 +754,28 @@ void sim_note(sim_world *w, int node, uint64_t a, uint64_t b);
  *  escapes what is not printable). Like every record, it enters the hash:
  *  the same run prints the same text. */
 void sim_output(sim_world *w, int node, const char *text, size_t len);
+
+/** What a THREAD record says happened among one node's threads (the
+ *  threads of a program node, simfuzz_program.h):
+ *    XX(OP, name, what a and b are) */
+#define SIM_THREAD_OPS(XX)                                                                         \
+  XX(SPAWN, "spawn", "a = the new thread, b = its creator")                                        \
+  XX(EXIT, "exit", "a = the thread that ended")                                                    \
+  XX(SWITCH, "switch", "a = the thread that ran, b = the thread that runs now")                    \
+  XX(HANDOFF, "handoff", "a = the thread that took lock b, which another thread held last")
+
+/** The ops of THREAD records (see SIM_THREAD_OPS). */
+typedef enum {
+  SIM_THREAD__NONE,
+#define SIM_THREAD_ENUM_(op, name, what) SIM_THREAD_##op,
+  SIM_THREAD_OPS(SIM_THREAD_ENUM_)
+#undef SIM_THREAD_ENUM_
+      SIM_THREAD__COUNT
+} sim_thread_op;
+
+/** Add a THREAD record for node: what happened among its threads (op, a
+ *  sim_thread_op) with its two values. */
+void sim_thread_event(sim_world *w, int node, unsigned op, uint64_t a, uint64_t b);
 
 /** Copy the last up to `max` records (oldest first) into out; returns count. */
 size_t sim_trace_last(const sim_world *w, sim_trace_rec *out, size_t max);
