@@ -104,7 +104,6 @@ fi
   ! grep -qE "n[34]  (crash|isolate)" "$work/clients.log" && grep -q "n3  send" "$work/clients.log" ||
   fail "faults on client nodes: $(grep -E "crash|isolate|->" "$work/clients.log" | tail -n 5)"
 ok "the scenario's faults name servers only; the clients go on"
-hash_of() { "$@" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -n 1; }
 # end checks on the nodes' files (CHECKS kvcheck.c): the dirsync bug's
 # lost rename leaves a hole in the primary's log, seen in its files at the
 # end of a run where the history shows nothing
@@ -114,42 +113,13 @@ grep -q "FAILED primary_log_has_no_hole" "$work/hole.log" ||
   fail "the end check on the files: $(tail -n 2 "$work/hole.log")"
 ok "an end check reads the nodes' files: the lost rename's hole in the primary's log"
 
-# each bug: BUG:SEEDS, a range of seeds in which the sweep finds it (the
-# search's power is measured in docs/BENCHMARKS.md, not here), or
-# BUG:@FILE, its regression scenario (realtime: the sweep needs about
-# 400,000 runs, too many for a test; that scenario was written by hand)
-for spec in dirsync:885-895 ack_early:1800-1810 partial:1-20 \
-  "realtime:@$SRC/tests/regressions/kvstore_bug_realtime/linearizable--a-backup-cut-off-after-its-clock-stepped-back-reads-past-its-lease.pb"; do
-  bug=${spec%%:*} seeds=${spec#*:}
-  V=$B/bin/simfuzz-kvstore_bug_$bug
-  case $seeds in
-    @*) crash=${seeds#@} ;;
-    *)
-      "$V" sweep --seeds "$seeds" -o "$work/found_$bug" -q > "$work/sw_$bug.log" 2>&1
-      [ $? = 1 ] || fail "kvstore_bug_$bug: the sweep over $seeds found nothing: $(tail -n 2 "$work/sw_$bug.log")"
-      crash=$(grep -l . "$work/found_$bug"/*.pb 2> /dev/null | head -n 1)
-      ;;
-  esac
-  [ -n "$crash" ] || fail "kvstore_bug_$bug: no crash file"
-  "$V" replay -q "$crash" > "$work/orig_$bug.log" 2>&1
-  inv=$(sed -n 's/.*-> FAILED \([a-z_]*\).*/\1/p' "$work/orig_$bug.log")
-  "$V" minimize "$crash" -o "$work/min_$bug.pb" --max-tries 150 -q > "$work/min_$bug.log" 2>&1 ||
-    fail "kvstore_bug_$bug: minimize: $(tail -n 3 "$work/min_$bug.log")"
-  before=$("$V" show "$crash" 2> /dev/null | grep -c "^steps {")
-  after=$("$V" show "$work/min_$bug.pb" 2> /dev/null | grep -c "^steps {")
-  [ "$after" -le "$before" ] || fail "kvstore_bug_$bug: minimize grew $before steps to $after"
-  c=$("$V" replay -q "$work/min_$bug.pb" 2>&1 | sed -n "s/.*hash \([0-9a-f]*\) -> FAILED $inv.*/\1/p")
-  [ -n "$c" ] || fail "kvstore_bug_$bug: the minimized scenario does not fail with $inv"
-  a=$c x=$c
-  LF=$B/fuzz/kvstore_bug_${bug}_fuzzer AF=$B/fuzz/kvstore_bug_${bug}_afl
-  [ ! -x "$LF" ] || a=$(hash_of "$LF" "$work/min_$bug.pb")
-  [ ! -x "$AF" ] || x=$(hash_of "$AF" "$work/min_$bug.pb")
-  [ "$a" = "$c" ] && [ "$x" = "$c" ] ||
-    fail "kvstore_bug_$bug: hash $c in the CLI, '$a' in libFuzzer, '$x' in AFL++"
-  "$K" replay -q "$work/min_$bug.pb" > /dev/null 2>&1 ||
-    fail "kvstore_bug_$bug: the correct kvstore fails the minimized scenario"
-  from="the sweep over seeds $seeds"
-  case $seeds in @*) from="its regression scenario" ;; esac
-  ok "kvstore_bug_$bug: $inv from $from, minimized to $after of $before steps, hash $c in all binaries"
-done
+# each bug, found by the sweep in a range of seeds (the search's power is
+# measured in docs/BENCHMARKS.md, not here), or, for realtime, on its
+# regression scenario (the sweep needs about 400,000 runs, too many for a
+# test; that scenario was written by hand)
+program_bug "$B" kvstore dirsync 885-895
+program_bug "$B" kvstore ack_early 1800-1810
+program_bug "$B" kvstore partial 1-20
+program_bug "$B" kvstore realtime \
+  "@$SRC/tests/regressions/kvstore_bug_realtime/linearizable--a-backup-cut-off-after-its-clock-stepped-back-reads-past-its-lease.pb"
 finish

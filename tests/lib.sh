@@ -72,3 +72,46 @@ build_outside() {
     return 1
   fi
 }
+# program_bug B NAME BUG SEEDS [WHAT]: the program target B/bin/simfuzz-NAME_bug_BUG
+# fails in the sweep over SEEDS (or, for SEEDS @FILE, on that regression
+# scenario), with WHAT in its report if given; the failure minimizes to no
+# more steps, replays to the same invariant with the same trace hash in the
+# command line, libFuzzer and AFL++ binaries, and the correct program
+# B/bin/simfuzz-NAME passes the minimized scenario. Prints the ok line.
+program_bug() {
+  pb_v=$1/bin/simfuzz-$2_bug_$3 pb_k=$1/bin/simfuzz-$2 pb_n=$2_bug_$3
+  case $4 in
+    @*) pb_crash=${4#@} pb_from="its regression scenario" ;;
+    *)
+      "$pb_v" sweep --seeds "$4" -o "$work/found_$pb_n" -q > "$work/sw_$pb_n.log" 2>&1
+      [ $? = 1 ] || fail "$pb_n: the sweep over $4 found nothing: $(tail -n 2 "$work/sw_$pb_n.log")"
+      pb_crash=$(grep -l . "$work/found_$pb_n"/*.pb 2> /dev/null | head -n 1)
+      pb_from="the sweep over seeds $4"
+      ;;
+  esac
+  [ -n "$pb_crash" ] || fail "$pb_n: no crash file"
+  "$pb_v" replay "$pb_crash" > "$work/orig_$pb_n.log" 2>&1
+  pb_inv=$(sed -n 's/.*-> FAILED \([a-z_]*\).*/\1/p' "$work/orig_$pb_n.log")
+  [ -z "${5:-}" ] || grep -q "$5" "$work/orig_$pb_n.log" ||
+    fail "$pb_n: the report does not say '$5': $(grep -m1 FAIL "$work/orig_$pb_n.log")"
+  "$pb_v" minimize "$pb_crash" -o "$work/min_$pb_n.pb" --max-tries 150 -q > "$work/min_$pb_n.log" 2>&1 ||
+    fail "$pb_n: minimize: $(tail -n 3 "$work/min_$pb_n.log")"
+  pb_before=$("$pb_v" show "$pb_crash" 2> /dev/null | grep -c "^steps {")
+  pb_after=$("$pb_v" show "$work/min_$pb_n.pb" 2> /dev/null | grep -c "^steps {")
+  [ "$pb_after" -le "$pb_before" ] || fail "$pb_n: minimize grew $pb_before steps to $pb_after"
+  pb_c=$("$pb_v" replay -q "$work/min_$pb_n.pb" 2>&1 | sed -n "s/.*hash \([0-9a-f]*\) -> FAILED $pb_inv.*/\1/p")
+  [ -n "$pb_c" ] || fail "$pb_n: the minimized scenario does not fail with $pb_inv"
+  pb_a=$pb_c pb_x=$pb_c
+  pb_lf=$1/fuzz/${pb_n}_fuzzer pb_af=$1/fuzz/${pb_n}_afl
+  [ ! -x "$pb_lf" ] || pb_a=$(pb_hash "$pb_lf" "$work/min_$pb_n.pb")
+  [ ! -x "$pb_af" ] || pb_x=$(pb_hash "$pb_af" "$work/min_$pb_n.pb")
+  [ "$pb_a" = "$pb_c" ] && [ "$pb_x" = "$pb_c" ] ||
+    fail "$pb_n: hash $pb_c in the CLI, '$pb_a' in libFuzzer, '$pb_x' in AFL++"
+  "$pb_k" replay -q "$work/min_$pb_n.pb" > /dev/null 2>&1 ||
+    fail "$pb_n: the correct $2 fails the minimized scenario"
+  ok "$pb_n: $pb_inv from $pb_from, minimized to $pb_after of $pb_before steps, hash $pb_c in all binaries"
+}
+# pb_hash BIN FILE: the trace hash of FILE's run in a fuzzer binary
+pb_hash() {
+  "$@" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -n 1
+}

@@ -59,37 +59,8 @@ K=$B/bin/simfuzz-poolkv
 "$K" sweep --seeds 1-2000 -q > "$work/clean.log" 2>&1 ||
   fail "the correct poolkv failed the sweep: $(tail -n 3 "$work/clean.log")"
 ok "the correct poolkv passes 2,000 random scenarios"
-hash_of() { "$@" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -n 1; }
-# each bug: BUG:SEEDS:WHAT, a range of seeds in which the sweep finds it
-# (the search's power is measured in docs/BENCHMARKS.md, not here) and
-# what its report says
-for spec in "lock_order:1-40:a cycle of threads" "lost_update:1-80:not linearizable"; do
-  bug=${spec%%:*} rest=${spec#*:}
-  seeds=${rest%%:*} what=${rest#*:}
-  V=$B/bin/simfuzz-poolkv_bug_$bug
-  "$V" sweep --seeds "$seeds" -o "$work/found_$bug" -q > "$work/sw_$bug.log" 2>&1
-  [ $? = 1 ] || fail "poolkv_bug_$bug: the sweep over $seeds found nothing: $(tail -n 2 "$work/sw_$bug.log")"
-  crash=$(grep -l . "$work/found_$bug"/*.pb 2> /dev/null | head -n 1)
-  [ -n "$crash" ] || fail "poolkv_bug_$bug: no crash file"
-  "$V" replay -q "$crash" > "$work/orig_$bug.log" 2>&1
-  inv=$(sed -n 's/.*-> FAILED \([a-z_]*\).*/\1/p' "$work/orig_$bug.log")
-  "$V" replay "$crash" 2>&1 | grep -q "FAILURE.*$inv" && "$V" replay "$crash" 2>&1 | grep -q "$what" ||
-    fail "poolkv_bug_$bug: the report does not say '$what': $(grep -m1 FAIL "$work/orig_$bug.log")"
-  "$V" minimize "$crash" -o "$work/min_$bug.pb" --max-tries 150 -q > "$work/min_$bug.log" 2>&1 ||
-    fail "poolkv_bug_$bug: minimize: $(tail -n 3 "$work/min_$bug.log")"
-  before=$("$V" show "$crash" 2> /dev/null | grep -c "^steps {")
-  after=$("$V" show "$work/min_$bug.pb" 2> /dev/null | grep -c "^steps {")
-  [ "$after" -le "$before" ] || fail "poolkv_bug_$bug: minimize grew $before steps to $after"
-  c=$("$V" replay -q "$work/min_$bug.pb" 2>&1 | sed -n "s/.*hash \([0-9a-f]*\) -> FAILED $inv.*/\1/p")
-  [ -n "$c" ] || fail "poolkv_bug_$bug: the minimized scenario does not fail with $inv"
-  a=$c x=$c
-  LF=$B/fuzz/poolkv_bug_${bug}_fuzzer AF=$B/fuzz/poolkv_bug_${bug}_afl
-  [ ! -x "$LF" ] || a=$(hash_of "$LF" "$work/min_$bug.pb")
-  [ ! -x "$AF" ] || x=$(hash_of "$AF" "$work/min_$bug.pb")
-  [ "$a" = "$c" ] && [ "$x" = "$c" ] ||
-    fail "poolkv_bug_$bug: hash $c in the CLI, '$a' in libFuzzer, '$x' in AFL++"
-  "$K" replay -q "$work/min_$bug.pb" > /dev/null 2>&1 ||
-    fail "poolkv_bug_$bug: the correct poolkv fails the minimized scenario"
-  ok "poolkv_bug_$bug: $inv from the sweep over seeds $seeds, minimized to $after of $before steps, hash $c in all binaries"
-done
+# each bug, found in a range of seeds (the search's power is measured in
+# docs/BENCHMARKS.md, not here), with what its report says
+program_bug "$B" poolkv lock_order 1-40 "a cycle of threads"
+program_bug "$B" poolkv lost_update 1-80 "not linearizable"
 finish

@@ -42,7 +42,7 @@
  * gmtime gmtime_r strftime timegm
  * htons htonl ntohs ntohl inet_ntop inet_ntoa inet_addr inet_aton
  * getopt getopt_long optind optarg opterr optopt basename dirname __xpg_basename
- * gai_strerror sigemptyset sigfillset sigaddset sigdelset sigismember
+ * gai_strerror __fdelt_chk sigemptyset sigfillset sigaddset sigdelset sigismember
  * _setjmp setjmp longjmp __longjmp_chk __sigsetjmp siglongjmp
  * __stack_chk_fail __cxa_finalize __cxa_atexit
  * pure-end */
@@ -60,6 +60,11 @@
   X(abort, MODEL, "fails the run: the program aborted")                                  \
   X(__assert_fail, MODEL, "fails the run at the assertion's site")                       \
   X(getpid, MODEL, "a per-node process id")                                             \
+  X(getuid, MODEL, "0: root, as in a container")                                       \
+  X(geteuid, MODEL, "0")                                                               \
+  X(getgid, MODEL, "0")                                                                \
+  X(getegid, MODEL, "0")                                                               \
+  X(sysconf, MODEL, "page size, processors (1), open files, clock ticks; else EINVAL") \
   X(chdir, MODEL, "only to the node's data directory (.)")                               \
   X(getenv, MODEL, "no variables: NULL")                                                 \
   /* memory: per node, freed when it crashes or exits */                                 \
@@ -84,6 +89,9 @@
   X(random, MODEL, "the node's random stream")                                           \
   X(srand, MODEL, "ignored: the stream is the scenario's")                               \
   X(srandom, MODEL, "ignored: the stream is the scenario's")                             \
+  X(arc4random, MODEL, "the node's random stream")                                     \
+  X(arc4random_buf, MODEL, "the node's random stream")                                 \
+  X(arc4random_uniform, MODEL, "the node's random stream, unbiased")                   \
   /* sockets: UDP as the simulator's datagrams, TCP as its stream connections; */         \
   /* every network fault of the scenario applies */                                      \
   X(socket, MODEL, "AF_INET, SOCK_DGRAM (UDP) or SOCK_STREAM (TCP)")                    \

@@ -106,7 +106,7 @@ static void collect(sfp_node *me) {
  * fails with EIO, or ENOSPC, and the node remembers that it was told (a
  * stop with an error status after it is a fail-stop: program.c). */
 static int disk_error(int64_t r) {
-  sfp__self()->disk_failed = 1;
+  sfp__self()->env_failed = 1;
   return sfp__fail_errno(r == -ENOSPC ? ENOSPC : EIO);
 }
 

@@ -189,7 +189,7 @@ typedef struct sfp_node {
   int argc;
   uint16_t next_port;
   uint64_t seg_draws; /* TCP writes cut or not so far (net.c) */
-  int disk_failed;    /* the disk failed a call of this incarnation (fs.c) */
+  int env_failed;     /* the disk (fs.c) or the heap failed a call of this incarnation */
   int has_timers;     /* it created a timerfd in this incarnation (net.c) */
   char out[SF_PROGRAM_OUTPUT];
   size_t outlen;

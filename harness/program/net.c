@@ -1345,12 +1345,15 @@ int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv) {
   int r = sfp_poll(p, np, ms);
   if (r < 0)
     return r;
+  /* only the words that hold descriptors below n, as the kernel writes:
+   * a caller may pass sets sized for n (libevent's select backend does) */
+  size_t bytes = ((size_t)n + NFDBITS - 1) / NFDBITS * sizeof(fd_mask);
   if (rd)
-    FD_ZERO(rd);
+    memset(rd, 0, bytes);
   if (wr)
-    FD_ZERO(wr);
+    memset(wr, 0, bytes);
   if (ex)
-    FD_ZERO(ex);
+    memset(ex, 0, bytes);
   int bits = 0;
   for (nfds_t i = 0; i < np; i++) {
     if (rd && p[i].revents & (POLLIN | POLLHUP | POLLERR) && p[i].events & POLLIN)

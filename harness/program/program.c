@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #define SFP_HEAP_MAX (64u << 20) /* bytes a node may hold */
 #define SFP_MIN_WAIT 1000u       /* ns: the shortest wait of a blocked call */
@@ -239,7 +240,7 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   sfp__net_boot(me);
   me->heap.next = me->heap.prev = &me->heap;
   me->natexit = 0;
-  me->disk_failed = 0;
+  me->env_failed = 0;
   me->linelen = 0; /* a crash dropped its last line unfinished */
   me->owed = 0;
   const sf_program *p = prog_of(c, k);
@@ -456,6 +457,35 @@ int sfp_getpid(void) {
   return 1000 + sfp__cur_n;
 }
 
+unsigned sfp_getuid(void);
+unsigned sfp_getuid(void) {
+  return 0;
+}
+unsigned sfp_geteuid(void);
+unsigned sfp_geteuid(void) {
+  return 0;
+}
+unsigned sfp_getgid(void);
+unsigned sfp_getgid(void) {
+  return 0;
+}
+unsigned sfp_getegid(void);
+unsigned sfp_getegid(void) {
+  return 0;
+}
+
+long sfp_sysconf(int name);
+long sfp_sysconf(int name) {
+  switch (name) {
+  case _SC_PAGESIZE: return 4096;
+  case _SC_NPROCESSORS_ONLN:
+  case _SC_NPROCESSORS_CONF: return 1;
+  case _SC_OPEN_MAX: return SFP_FD_FIRST + SFP_FDS;
+  case _SC_CLK_TCK: return 100;
+  default: return sfp__fail_errno(EINVAL);
+  }
+}
+
 int sfp_chdir(const char *path);
 int sfp_chdir(const char *path) {
   return path && (strcmp(path, ".") == 0 || strcmp(path, "./") == 0) ? 0 : sfp__fail_errno(ENOENT);
@@ -497,9 +527,9 @@ void sfp__exit(int status) __attribute__((noreturn));
 void sfp__exit(int status) {
   sfp_node *me = sfp__self();
   flush_line(me);
-  if (status != 0 && me->disk_failed && sfp__cur_n < sfp__cur_c->n) {
-    /* it stopped after the disk failed it: a fail-stop, as a crash (the
-     * heal restarts it), not a failure of the run */
+  if (status != 0 && me->env_failed && sfp__cur_n < sfp__cur_c->n) {
+    /* it stopped after the disk or the heap failed it: a fail-stop, as a
+     * crash (the heal restarts it), not a failure of the run */
     sim_at(sfp__cur_w, sim_now(sfp__cur_w), crash_now, (void *)(uintptr_t)sfp__cur_n);
     stop_node();
   }
@@ -571,6 +601,7 @@ void *sfp_malloc(size_t n) {
   blk *b = sf_malloc(sizeof *b + (n ? n : 1)); /* fails at the allocation fault point */
   if (!b) {
     me->th[me->cur].err = ENOMEM;
+    me->env_failed = 1; /* an exit with an error status now is a fail-stop */
     return NULL;
   }
   b->size = n;
@@ -754,6 +785,28 @@ int sfp_rand(void) {
 long sfp_random(void);
 long sfp_random(void) {
   return (long)(sf_libc_random() & 0x7fffffff);
+}
+
+uint32_t sfp_arc4random(void);
+uint32_t sfp_arc4random(void) {
+  return (uint32_t)sf_libc_random();
+}
+
+void sfp_arc4random_buf(void *buf, size_t len);
+void sfp_arc4random_buf(void *buf, size_t len) {
+  sfp_getrandom(buf, len, 0);
+}
+
+uint32_t sfp_arc4random_uniform(uint32_t bound);
+uint32_t sfp_arc4random_uniform(uint32_t bound) {
+  if (bound < 2)
+    return 0;
+  uint32_t floor = (uint32_t)-bound % bound; /* below it, a draw would bias the rest */
+  for (;;) {
+    uint32_t r = (uint32_t)sf_libc_random();
+    if (r >= floor)
+      return r % bound;
+  }
 }
 
 void sfp_srand(unsigned seed);
