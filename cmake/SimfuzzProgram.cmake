@@ -265,8 +265,11 @@ macro(_simfuzz_program_object pname flavour psources plibs)
     COMMAND ${SIMFUZZ_OBJCOPY} --redefine-syms=${_o}.map ${_o}.tmp ${_o}.tmp2
     COMMAND ${CMAKE_C_COMPILER} -c ${_o}.stubs.s -o ${_o}.stubs.o
     COMMAND ${CMAKE_LINKER} -r -o ${_o}.tmp3 ${_o}.tmp2 ${_o}.stubs.o
+    # and its destructors dropped: they would run at the host process's
+    # exit, outside any node (libuv's shutdown joins its thread pool)
     COMMAND ${SIMFUZZ_OBJCOPY} --keep-global-symbol=sfp_main_${pname} --remove-section=.group
-            ${_o}.tmp3 ${_o}
+            --remove-section=.fini_array --remove-section=.rela.fini_array
+            --remove-section=.dtors --remove-section=.rela.dtors ${_o}.tmp3 ${_o}
     ${_copy_cmds}
     DEPENDS ${_t} $<TARGET_OBJECTS:${_t}> ${_calls} ${dir}/${pname}_globals.ld ${plibs}
             ${_simfuzz_program_dir}/program_check.cmake

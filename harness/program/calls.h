@@ -42,7 +42,7 @@
  * gmtime gmtime_r strftime timegm
  * htons htonl ntohs ntohl inet_ntop inet_ntoa inet_addr inet_aton
  * getopt getopt_long optind optarg opterr optopt basename dirname __xpg_basename
- * gai_strerror __fdelt_chk sigemptyset sigfillset sigaddset sigdelset sigismember
+ * gai_strerror __fdelt_chk __sched_cpucount sigemptyset sigfillset sigaddset sigdelset sigismember
  * _setjmp setjmp longjmp __longjmp_chk __sigsetjmp siglongjmp
  * __stack_chk_fail __cxa_finalize __cxa_atexit
  * pure-end */
@@ -65,6 +65,14 @@
   X(getgid, MODEL, "0")                                                                \
   X(getegid, MODEL, "0")                                                               \
   X(sysconf, MODEL, "page size, processors (1), open files, clock ticks; else EINVAL") \
+  X(__sysconf, MODEL, "as sysconf")                                                    \
+  X(getpagesize, MODEL, "4096")                                                        \
+  X(getrlimit, MODEL, "stack 8 MiB, open files as many as a node's descriptors; else unlimited")\
+  X(getrlimit64, MODEL, "as getrlimit")                                                \
+  X(uname, MODEL, "Linux, host name nodeK")                                            \
+  X(gnu_get_libc_version, MODEL, "the C library simfuzz was built with")               \
+  X(sched_getaffinity, MODEL, "one processor")                                         \
+  X(isatty, MODEL, "no terminal: ENOTTY")                                              \
   X(chdir, MODEL, "only to the node's data directory (.)")                               \
   X(getenv, MODEL, "no variables: NULL")                                                 \
   /* memory: per node, freed when it crashes or exits */                                 \
@@ -77,6 +85,8 @@
   X(__errno_location, MODEL, "errno, per node")                                          \
   /* time: the node's simulated clock, with its drift and jumps */                       \
   X(clock_gettime, MODEL, "REALTIME, MONOTONIC, BOOTTIME from the node's clock")         \
+  X(clock_getres, MODEL, "1 ns on every clock")                                        \
+  X(syscall, MODEL, "raw calls: close, getrandom; statx, preadv, pwritev, copy_file_range ENOSYS (callers fall back); any other fails the run, named")\
   X(gettimeofday, MODEL, "the node's realtime clock")                                    \
   X(time, MODEL, "the node's realtime clock")                                            \
   X(nanosleep, MODEL, "yields until the node's clock has moved on")                      \
@@ -113,6 +123,7 @@
   X(getsockname, MODEL, "the node's address and the socket's port")                      \
   X(getpeername, MODEL, "TCP: the peer's address and port")                              \
   X(fcntl, MODEL, "F_GETFL/F_SETFL O_NONBLOCK")                                          \
+  X(fcntl64, MODEL, "as fcntl")                                                        \
   X(ioctl, MODEL, "FIONREAD, FIONBIO")                                                   \
   X(poll, MODEL, "yields until a descriptor is ready or the timeout")                   \
   X(epoll_create1, MODEL, "an epoll instance of the node")                              \
@@ -136,6 +147,7 @@
   X(__vprintf_chk, MODEL, "as vprintf")                                                  \
   /* files: the node's own tree on its simulated disk (fs.c) */                       \
   X(open, MODEL, "files of the node's tree (O_CREAT, O_EXCL, O_TRUNC, O_APPEND, O_DIRECTORY); /dev/urandom") \
+  X(__open64_2, MODEL, "as open (_FORTIFY_SOURCE's form, no mode)")                    \
   X(open64, MODEL, "as open")                                                            \
   X(openat, MODEL, "AT_FDCWD or an absolute path")                                       \
   X(creat, MODEL, "as open")                                                             \
@@ -154,6 +166,7 @@
   X(rmdir, MODEL, "an empty directory")                                                  \
   X(stat, MODEL, "size and type")                                                        \
   X(fstat, MODEL, "size and type; a socket is S_IFSOCK")                                 \
+  X(fstat64, MODEL, "as fstat")                                                        \
   X(access, MODEL, "whether the path exists")                                            \
   X(opendir, MODEL, "a directory of the node's tree")                                    \
   X(readdir, MODEL, "its entries now")                                                   \
@@ -199,6 +212,8 @@
   X(pthread_attr_getstacksize, MODEL, "the recorded size")                             \
   X(pthread_setname_np, MODEL, "accepted and ignored")                                 \
   X(pthread_sigmask, MODEL, "accepted: no signal reaches a node")                      \
+  X(sigprocmask, MODEL, "accepted: no signal reaches a node")                          \
+  X(pthread_atfork, MODEL, "accepted: a node never forks")                             \
   X(sched_yield, MODEL, "a switch point")                                              \
   X(pthread_mutex_init, MODEL, "normal, recursive or error-checking")                  \
   X(pthread_mutex_destroy, MODEL, "EBUSY while held")                                  \
@@ -256,7 +271,6 @@
   X(raise, REFUSE, "signals")                                                            \
   X(kill, REFUSE, "signals")                                                             \
   X(mmap, REFUSE, "mapped files and memory")                                             \
-  X(syscall, REFUSE, "raw system calls")                                                 \
   X(epoll_pwait, REFUSE, "epoll_pwait (not modelled yet: use epoll_wait)")               \
   X(socketpair, REFUSE, "socket pairs (not modelled yet)")                               \
   X(dup, REFUSE, "duplicated descriptors (not modelled yet)")                            \

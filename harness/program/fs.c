@@ -339,6 +339,10 @@ int sfp_fsync(int fd) {
   if (!f || f->kind != FD_FILE)
     return sfp__fail_errno(f ? EINVAL : EBADF);
   sfp__io_pause(); /* in a node with threads it takes time: the others run meanwhile */
+  /* a stalled device answers when the stall ends (its time is true time:
+   * under drift the node's clock may need more than one wait) */
+  for (uint64_t left; (left = sim_disk_stall_left(W, N)) > 0;)
+    sfp__block_until(sfp__mono_now() + (int64_t)(left < INT64_MAX / 2 ? left : INT64_MAX / 2));
   sfp_fs *s = fs();
   int file = f->ino >= 0 && !s->ino[f->ino].is_dir;
   int64_t r = file ? sim_disk_sync_range(W, N, slot(f->ino), SFP_FILE_MAX)
@@ -698,4 +702,38 @@ int64_t sf_program_read_file(void *ctx, const sim_world *w, int node, const char
   if (r >= 0 && (size_t)r < n) /* past the disk's end: zeros, as a read gives */
     memset((uint8_t *)buf + r, 0, n - (size_t)r);
   return r < 0 ? r : (int64_t)n;
+}
+
+/* The large-file names (a program built with _FILE_OFFSET_BITS=64, as
+ * Debian's libuv is, references them): on x86-64 off_t is 64 bits and
+ * struct dirent64 is struct dirent, so each is its plain call. */
+ssize_t sfp_pread64(int fd, void *buf, size_t len, off_t off);
+ssize_t sfp_pread64(int fd, void *buf, size_t len, off_t off) {
+  return sfp_pread(fd, buf, len, off);
+}
+
+ssize_t sfp_pwrite64(int fd, const void *buf, size_t len, off_t off);
+ssize_t sfp_pwrite64(int fd, const void *buf, size_t len, off_t off) {
+  return sfp_pwrite(fd, buf, len, off);
+}
+
+off_t sfp_lseek64(int fd, off_t off, int whence);
+off_t sfp_lseek64(int fd, off_t off, int whence) {
+  return sfp_lseek(fd, off, whence);
+}
+
+_Static_assert(sizeof(off_t) == 8, "off_t is off64_t (x86-64)");
+struct dirent *sfp_readdir64(DIR *dir);
+struct dirent *sfp_readdir64(DIR *dir) {
+  return sfp_readdir(dir);
+}
+
+int sfp___open64_2(const char *path, int flags);
+int sfp___open64_2(const char *path, int flags) {
+  return sfp_open(path, flags);
+}
+
+int sfp_fstat64(int fd, struct stat *st);
+int sfp_fstat64(int fd, struct stat *st) {
+  return sfp_fstat(fd, st);
 }

@@ -834,6 +834,15 @@ int sfp_fcntl(int fd, int cmd, ...) {
   return sfp__fail_errno(EINVAL);
 }
 
+int sfp_fcntl64(int fd, int cmd, ...);
+int sfp_fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  long arg = va_arg(ap, long); /* (a word whatever the command; unused by some) */
+  va_end(ap);
+  return sfp_fcntl(fd, cmd, arg);
+}
+
 int sfp_ioctl(int fd, unsigned long req, ...);
 int sfp_ioctl(int fd, unsigned long req, ...) {
   sfp_fd *f = fd_of(fd);

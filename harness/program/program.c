@@ -25,12 +25,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -486,6 +490,66 @@ long sfp_sysconf(int name) {
   }
 }
 
+long sfp___sysconf(int name);
+long sfp___sysconf(int name) {
+  return sfp_sysconf(name);
+}
+
+int sfp_getpagesize(void);
+int sfp_getpagesize(void) {
+  return 4096;
+}
+
+int sfp_getrlimit(int resource, struct rlimit *r);
+int sfp_getrlimit(int resource, struct rlimit *r) {
+  if (!r)
+    return sfp__fail_errno(EFAULT);
+  r->rlim_cur = r->rlim_max = RLIM_INFINITY;
+  if (resource == RLIMIT_STACK)
+    r->rlim_cur = r->rlim_max = 8u << 20;
+  if (resource == RLIMIT_NOFILE)
+    r->rlim_cur = r->rlim_max = SFP_FD_FIRST + SFP_FDS;
+  return 0;
+}
+
+int sfp_getrlimit64(int resource, struct rlimit *r);
+int sfp_getrlimit64(int resource, struct rlimit *r) {
+  return sfp_getrlimit(resource, r);
+}
+
+int sfp_uname(struct utsname *u);
+int sfp_uname(struct utsname *u) {
+  memset(u, 0, sizeof *u);
+  snprintf(u->sysname, sizeof u->sysname, "Linux");
+  snprintf(u->nodename, sizeof u->nodename, "node%d", sfp__cur_n);
+  snprintf(u->release, sizeof u->release, "6.1.0");
+  snprintf(u->version, sizeof u->version, "#1 simfuzz");
+  snprintf(u->machine, sizeof u->machine, "x86_64");
+  return 0;
+}
+
+const char *sfp_gnu_get_libc_version(void);
+const char *sfp_gnu_get_libc_version(void) {
+  return "2.36"; /* fixed: a run does not depend on the host's C library */
+}
+
+int sfp_sched_getaffinity(int pid, size_t size, cpu_set_t *mask);
+int sfp_sched_getaffinity(int pid, size_t size, cpu_set_t *mask) {
+  (void)pid;
+  if (!mask || size == 0)
+    return sfp__fail_errno(EINVAL);
+  memset(mask, 0, size);
+  ((unsigned char *)mask)[0] = 1; /* processor 0 */
+  return 0;
+}
+
+int sfp_isatty(int fd);
+int sfp_isatty(int fd) {
+  (void)fd;
+  sfp__fail_errno(ENOTTY);
+  return 0;
+}
+
 int sfp_chdir(const char *path);
 int sfp_chdir(const char *path) {
   return path && (strcmp(path, ".") == 0 || strcmp(path, "./") == 0) ? 0 : sfp__fail_errno(ENOENT);
@@ -523,16 +587,20 @@ static void crash_now(sim_world *w, void *arg) {
   sim_node_crash(w, (int)(uintptr_t)arg);
 }
 
+/* The node stopped after the disk or the heap failed it: a fail-stop, as
+ * a crash (the heal restarts it), not a failure of the run. */
+static void __attribute__((noreturn)) fail_stop(sfp_node *me) {
+  SIM_ASSERT(me->env_failed); /* set where a call of the disk or the heap failed */
+  sim_at(sfp__cur_w, sim_now(sfp__cur_w), crash_now, (void *)(uintptr_t)sfp__cur_n);
+  stop_node();
+}
+
 void sfp__exit(int status) __attribute__((noreturn));
 void sfp__exit(int status) {
   sfp_node *me = sfp__self();
   flush_line(me);
-  if (status != 0 && me->env_failed && sfp__cur_n < sfp__cur_c->n) {
-    /* it stopped after the disk or the heap failed it: a fail-stop, as a
-     * crash (the heal restarts it), not a failure of the run */
-    sim_at(sfp__cur_w, sim_now(sfp__cur_w), crash_now, (void *)(uintptr_t)sfp__cur_n);
-    stop_node();
-  }
+  if (status != 0 && me->env_failed && sfp__cur_n < sfp__cur_c->n)
+    fail_stop(me);
   char line[128];
   if (status != 0)
     FAIL_NODE("exit", "node %d exited with status %d; its last output: \"%s\"", sfp__cur_n, status,
@@ -562,6 +630,9 @@ void sfp_exit(int status) {
 
 void sfp_abort(void) __attribute__((noreturn));
 void sfp_abort(void) {
+  sfp_node *me = sfp__self();
+  if (me->env_failed && sfp__cur_n < sfp__cur_c->n)
+    fail_stop(me); /* as libuv does when an allocation fails: a crash, not a bug */
   FAIL_NODE("abort", "the program called abort() on node %d", sfp__cur_n);
 }
 
@@ -683,6 +754,14 @@ static int node_clock(clockid_t clock, struct timespec *ts) {
     ts->tv_sec += (time_t)(owed / 1000000000 + ns / 1000000000);
     ts->tv_nsec = (long)(ns % 1000000000);
   }
+  return 0;
+}
+
+int sfp_clock_getres(clockid_t clock, struct timespec *res);
+int sfp_clock_getres(clockid_t clock, struct timespec *res) {
+  (void)clock;
+  if (res)
+    res->tv_sec = 0, res->tv_nsec = 1;
   return 0;
 }
 
@@ -1004,6 +1083,28 @@ void sfp__refused(const char *name) {
 /* ---- refused calls ---------------------------------------------------- */
 
 /* A refused call fails the run where the program made it, naming it. */
+/* A raw system call: the few a library makes so (libuv closes through
+ * one), or ENOSYS where the caller falls back to a plain call. */
+long sfp_syscall(long nr, ...);
+int sfp_close(int fd);
+long sfp_syscall(long nr, ...) {
+  va_list ap;
+  va_start(ap, nr);
+  long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long);
+  va_end(ap);
+  switch (nr) {
+  case SYS_close: return sfp_close((int)a);
+  case SYS_getrandom: return sfp_getrandom((void *)a, (size_t)b, (unsigned)c);
+  case SYS_statx:
+  case SYS_preadv:
+  case SYS_pwritev:
+  case SYS_copy_file_range: return sfp__fail_errno(ENOSYS);
+  default:
+    FAIL_NODE("unsupported_call",
+              "the program made raw system call %ld, which simfuzz does not model", nr);
+  }
+}
+
 #define SFP_REFUSED_MODEL(name, what)
 #define SFP_REFUSED_REFUSE(name, what)                                                             \
   void sfp_##name(void);                                                                           \

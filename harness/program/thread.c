@@ -526,6 +526,17 @@ int sfp_pthread_sigmask(int how, const sigset_t *set, sigset_t *old) {
   return 0;
 }
 
+int sfp_sigprocmask(int how, const sigset_t *set, sigset_t *old);
+int sfp_sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+  return sfp_pthread_sigmask(how, set, old) ? sfp__fail_errno(EINVAL) : 0;
+}
+
+int sfp_pthread_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
+int sfp_pthread_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void)) {
+  (void)prepare, (void)parent, (void)child; /* a node never forks */
+  return 0;
+}
+
 /* ---- mutexes ---------------------------------------------------------- */
 /* In the program's pthread_mutex_t (glibc's fields, which its initializers
  * set): __owner the holding thread + 1, __count its depth, __kind the type,
