@@ -35,6 +35,9 @@ int sfp_epoll_wait(int ep, struct epoll_event *events, int max, int timeout_ms);
 ssize_t sfp_read(int fd, void *buf, size_t len);
 int sfp_printf(const char *fmt, ...);
 int sfp_pipe(int fds[2]);
+void *sfp_malloc(size_t n);
+void sfp_abort(void) __attribute__((noreturn));
+int sfp_clock_gettime(clockid_t clock, struct timespec *ts);
 int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv);
 
 static unsigned char small_g[8];    /* program A's globals */
@@ -468,8 +471,67 @@ TEST(select_writes_only_the_words_of_its_first_argument) {
   world_end(w, ctx);
 }
 
+/* A program that aborts when an allocation fails (libuv does, glib's
+ * g_malloc does) is failing stop, as one that exits with an error status
+ * after a disk error: a crash, not a failure of the run. An abort with no
+ * failed call before it is still a failure. */
+static int main_oom_aborter(int argc, char **argv) {
+  (void)argc, (void)argv;
+  for (;;) {
+    if (!sfp_malloc(64))
+      sfp_abort();
+    sfp_usleep(1000);
+  }
+  return 0; /* (never: for gcc's -Wreturn-type) */
+}
+static const sf_program oom_aborter = SIMPLE("oom_aborter", main_oom_aborter);
+
+TEST(an_abort_after_a_failed_allocation_is_a_crash_not_a_failure) {
+  void *ctx;
+  sim_world *w = world_of(&oom_aborter, 1, 1, &ctx);
+  CHECK_EQ(sim_faultpoint_nth(w, SIM_FAULTPOINT_ALLOC, 3), 0);
+  for (int i = 0; i < 20 && sim_node_up(w, 0); i++)
+    sim_step(w);
+  CHECK(!sim_node_up(w, 0));
+  CHECK(!sim_failed(w));
+  CHECK_EQ(sim_get_stats(w)->crashes, 1);
+  world_end(w, ctx);
+}
+
+/* An fsync on a stalled disk returns when the stall ends. */
+static int64_t synced_at = -1;
+
+static int main_staller(int argc, char **argv) {
+  (void)argc, (void)argv;
+  int fd = sfp_open("f", O_WRONLY | O_CREAT, 0644);
+  sfp_write(fd, "x", 1);
+  sfp_usleep(1000); /* the test stalls the disk meanwhile */
+  if (sfp_fsync(fd) == 0) {
+    struct timespec t;
+    sfp_clock_gettime(CLOCK_MONOTONIC, &t);
+    synced_at = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+  }
+  for (;;)
+    sfp_usleep(1000000);
+  return 0; /* (never: for gcc's -Wreturn-type) */
+}
+static const sf_program staller = SIMPLE("staller", main_staller);
+
+TEST(an_fsync_on_a_stalled_disk_returns_when_the_stall_ends) {
+  void *ctx;
+  synced_at = -1;
+  sim_world *w = world_of(&staller, 1, 1, &ctx);
+  CHECK_EQ(sim_disk_stall(w, 0, 50 * SIM_NS_PER_MS), 0);
+  for (int i = 0; i < 20 && synced_at < 0; i++)
+    sim_step(w);
+  CHECK(synced_at >= 1000000000 + 50 * (int64_t)SIM_NS_PER_MS); /* (the clock starts at 1 s) */
+  world_end(w, ctx);
+}
+
 TEST_MAIN(T(two_programs_interleaved_keep_their_globals),
           T(select_writes_only_the_words_of_its_first_argument),
+          T(an_abort_after_a_failed_allocation_is_a_crash_not_a_failure),
+          T(an_fsync_on_a_stalled_disk_returns_when_the_stall_ends),
           T(a_programs_output_lines_are_in_the_trace_and_bounded),
           T(an_fsync_makes_its_own_file_durable_and_no_other), T(a_sleep_under_drift_moves_time_on),
           T(an_exit_after_a_disk_error_is_a_crash_not_a_failure),
