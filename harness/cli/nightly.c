@@ -279,7 +279,8 @@ static void remember(char (**list)[PATHCAP], size_t *n, size_t *cap, const char 
   if (!l)
     die("out of memory");
   *list = l;
-  snprintf(l[(*n)++], PATHCAP, "%s", path);
+  if (snprintf(l[(*n)++], PATHCAP, "%s", path) >= PATHCAP)
+    die("path too long: %s", path); /* (cleanup() would remove another file) */
 }
 
 /* Copy src to dst.new (exclusively created, checked whole by SHA-1), noted
