@@ -957,6 +957,46 @@ TEST(staleness_at_delivery_is_a_feature) {
   CHECK_EQ(sf_search_parse("-inflight,+inflight,-pair", 0), 1 << SF_FT_PAIR);
 }
 
+static uint32_t handoff_once(sf_features *f, int node, uint64_t thread, uint64_t lock) {
+  uint32_t before = f->count;
+  sim_trace_rec r = {0};
+  r.kind = SIM_EV_THREAD;
+  r.reason = SIM_THREAD_HANDOFF;
+  r.node = (int16_t)node;
+  r.peer = -1;
+  r.a = thread;
+  r.b = lock;
+  sf_features_trace(f, &r);
+  return f->count - before;
+}
+
+/* The order of lock acquisitions across a node's threads is a feature: a
+ * handoff after the node's last one; the same order again is nothing new,
+ * another order is, each node's order is its own; other thread records
+ * are not; off when SIMFUZZ_SEARCH turns it off. */
+TEST(lock_handoffs_between_threads_are_a_feature) {
+  static sf_features f;
+  sf_features_init(&f, 3);
+  CHECK_EQ(handoff_once(&f, 0, 1, 1), 1); /* t1 takes lock 1, first of the node */
+  CHECK_EQ(handoff_once(&f, 0, 2, 2), 1); /* then t2 takes lock 2 */
+  CHECK_EQ(handoff_once(&f, 0, 1, 1), 1); /* then t1 lock 1 again: after (t2, 2), new */
+  CHECK_EQ(handoff_once(&f, 0, 2, 2), 0); /* (t1, 1) then (t2, 2): seen */
+  CHECK_EQ(handoff_once(&f, 1, 2, 2), 1); /* node 1's first: its own order */
+  sim_trace_rec sw = {0};
+  sw.kind = SIM_EV_THREAD;
+  sw.reason = SIM_THREAD_SWITCH;
+  sw.node = 0;
+  sw.peer = -1;
+  uint32_t before = f.count;
+  sf_features_trace(&f, &sw);
+  CHECK_EQ(f.count, before); /* a switch alone: nothing */
+  static sf_features off;
+  sf_features_init(&off, 3);
+  off.off = (uint32_t)sf_search_parse("-lock", 0);
+  CHECK_EQ(off.off, 1u << SF_FT_LOCK);
+  CHECK_EQ(handoff_once(&off, 0, 1, 1), 0);
+}
+
 /* No two states of the catalog's sites share a bucket: every value class
  * of every site, while the catalog has at most 1024 / 96 sites (this
  * binary's has 4). Hashed, 67 of this catalog's 364 states fell on a
@@ -1019,7 +1059,7 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(liveness_window_waits_for_a_bandwidth_queue),
           T(liveness_restarts_a_node_that_fails_stop_at_the_heal),
           T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
-          T(staleness_at_delivery_is_a_feature),
+          T(staleness_at_delivery_is_a_feature), T(lock_handoffs_between_threads_are_a_feature),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
           T(event_hook_revisits_a_moment_and_injects_there),
