@@ -160,31 +160,47 @@ static int deadlocked(const sfp_node *me) {
   return sync > 0;
 }
 
-/* One thread's wait, for the report: "t1 waits for lock 2 (held by t0)". */
+/* One thread's wait, for the report: "t1 waits for lock 2 (held by t0)".
+ * Returns the length written into out (cap > 0), cut to fit. */
 static size_t describe_wait(const sfp_node *me, int i, char *out, size_t cap) {
+  SIM_ASSERT(cap > 0);
   const sfp_thread *t = &me->th[i];
-  int n = snprintf(out, cap, "t%d %s", i, wait_name(t->wait));
+  char what[48] = "";
   if (t->wait == W_MUTEX) {
     const pthread_mutex_t *m = t->on;
-    n += snprintf(out + n, cap - (size_t)n, " %u (held by t%d)", m->__data.__nusers,
-                  m->__data.__owner - 1);
+    snprintf(what, sizeof what, " %u (held by t%d)", m->__data.__nusers, m->__data.__owner - 1);
   } else if (t->wait == W_RDLOCK || t->wait == W_WRLOCK) {
-    const rw_state *r = t->on;
-    n += snprintf(out + n, cap - (size_t)n, " %u", r->id);
+    snprintf(what, sizeof what, " %u", ((const rw_state *)t->on)->id);
   } else if (t->wait == W_JOIN) {
-    n += snprintf(out + n, cap - (size_t)n, " t%d", (int)((const sfp_thread *)t->on - me->th));
+    snprintf(what, sizeof what, " t%d", (int)((const sfp_thread *)t->on - me->th));
   }
-  return n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+  int n = snprintf(out, cap, "t%d %s%s", i, wait_name(t->wait), what);
+  return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+/* Append "; " (a space before the first) and thread i's wait to msg, of
+ * which n bytes are used (n < cap); the new length, cut to fit. */
+static size_t append_wait(const sfp_node *me, int i, int first, char *msg, size_t cap, size_t n) {
+  SIM_ASSERT(n < cap);
+  int k = snprintf(msg + n, cap - n, "%s", first ? " " : "; ");
+  n += k > 0 && (size_t)k < cap - n ? (size_t)k : cap - n - 1;
+  return n + (n < cap - 1 ? describe_wait(me, i, msg + n, cap - n) : 0);
+}
+
+/* msg's header: its length, cut to fit. */
+static size_t header(char *msg, size_t cap, const char *what, int k) {
+  int h = snprintf(msg, cap, "node %d: %s:", k, what);
+  return h > 0 && (size_t)h < cap ? (size_t)h : cap - 1;
 }
 
 static void deadlock(sfp_node *me, sim_world *w, int k) {
   char msg[400];
-  size_t n = (size_t)snprintf(msg, sizeof msg, "node %d: every thread waits for another:", k);
-  for (int i = 0; i < SFP_THREADS && n < sizeof msg - 1; i++)
+  size_t n = header(msg, sizeof msg, "every thread waits for another", k);
+  int first = 1;
+  for (int i = 0; i < SFP_THREADS; i++)
     if (me->th[i].state == TH_SYNC) {
-      n += (size_t)snprintf(msg + n, sizeof msg - n, "%s ", i ? ";" : "");
-      if (n < sizeof msg - 1)
-        n += describe_wait(me, i, msg + n, sizeof msg - n);
+      n = append_wait(me, i, first, msg, sizeof msg, n);
+      first = 0;
     }
   me->state = N_EXITED; /* no thread of it runs again */
   if (sim__invariant_failed(w, k, "deadlock", __FILE__, __LINE__, "%s", msg))
@@ -273,17 +289,14 @@ static void check_cycle(sfp_node *me) {
   if (u != me->cur)
     return;
   char msg[400];
-  size_t n = (size_t)snprintf(msg, sizeof msg,
-                              "node %d: a cycle of threads, each waiting for the "
-                              "next:",
-                              sfp__cur_n);
+  size_t n = header(msg, sizeof msg, "a cycle of threads, each waiting for the next", sfp__cur_n);
   u = me->cur;
+  int first = 1;
   do {
-    n += (size_t)snprintf(msg + n, sizeof msg - n, "%s ", u == me->cur ? "" : ";");
-    if (n < sizeof msg - 1)
-      n += describe_wait(me, u, msg + n, sizeof msg - n);
+    n = append_wait(me, u, first, msg, sizeof msg, n);
+    first = 0;
     u = holder(me, u);
-  } while (u != me->cur && n < sizeof msg - 1);
+  } while (u != me->cur);
   sfp__fail_node("deadlock", __FILE__, __LINE__, msg);
 }
 
