@@ -1328,6 +1328,19 @@ int64_t sfp__timers_next(void) {
 
 /* ---- select and ppoll: poll by other names ------------------------------- */
 
+/* select()'s sets as the kernel reads and writes them: only the words that
+ * hold descriptors below its first argument, which a caller may size for
+ * that (libevent's select backend does), not whole fd_sets. */
+#define FD_WORD_BITS (8 * sizeof(unsigned long))
+static int fd_bit(const fd_set *set, int fd) {
+  const unsigned long *w = (const unsigned long *)(const void *)set;
+  return set && (w[(size_t)fd / FD_WORD_BITS] >> ((size_t)fd % FD_WORD_BITS) & 1);
+}
+static void fd_bit_set(fd_set *set, int fd) {
+  unsigned long *w = (unsigned long *)(void *)set;
+  w[(size_t)fd / FD_WORD_BITS] |= 1ul << ((size_t)fd % FD_WORD_BITS);
+}
+
 int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv);
 int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv) {
   if (n < 0 || n > FD_SETSIZE)
@@ -1335,9 +1348,8 @@ int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv) {
   struct pollfd p[SFP_FDS + SFP_FD_FIRST];
   nfds_t np = 0;
   for (int fd = 0; fd < n; fd++) {
-    short ev =
-        (short)((rd && FD_ISSET(fd, rd) ? POLLIN : 0) | (wr && FD_ISSET(fd, wr) ? POLLOUT : 0) |
-                (ex && FD_ISSET(fd, ex) ? POLLPRI : 0));
+    short ev = (short)((fd_bit(rd, fd) ? POLLIN : 0) | (fd_bit(wr, fd) ? POLLOUT : 0) |
+                       (fd_bit(ex, fd) ? POLLPRI : 0));
     if (!ev)
       continue;
     if (np == sizeof p / sizeof *p || !fd_of(fd))
@@ -1354,9 +1366,7 @@ int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv) {
   int r = sfp_poll(p, np, ms);
   if (r < 0)
     return r;
-  /* only the words that hold descriptors below n, as the kernel writes:
-   * a caller may pass sets sized for n (libevent's select backend does) */
-  size_t bytes = ((size_t)n + NFDBITS - 1) / NFDBITS * sizeof(fd_mask);
+  size_t bytes = ((size_t)n + FD_WORD_BITS - 1) / FD_WORD_BITS * sizeof(unsigned long);
   if (rd)
     memset(rd, 0, bytes);
   if (wr)
@@ -1366,9 +1376,9 @@ int sfp_select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv) {
   int bits = 0;
   for (nfds_t i = 0; i < np; i++) {
     if (rd && p[i].revents & (POLLIN | POLLHUP | POLLERR) && p[i].events & POLLIN)
-      FD_SET(p[i].fd, rd), bits++;
+      fd_bit_set(rd, p[i].fd), bits++;
     if (wr && p[i].revents & (POLLOUT | POLLERR) && p[i].events & POLLOUT)
-      FD_SET(p[i].fd, wr), bits++;
+      fd_bit_set(wr, p[i].fd), bits++;
   }
   if (tv)
     tv->tv_sec = 0, tv->tv_usec = 0; /* (Linux leaves what was left; 0 when it timed out) */
