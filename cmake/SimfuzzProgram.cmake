@@ -36,9 +36,12 @@
 # (sf_program_read_file, simfuzz_program.h).
 # CALL_COST_NS: each call of the table the program makes costs it that much
 # virtual time (0, the default: calls are free, and nothing counts them).
+# LIVENESS_MS: the time within which the program promises liveness after
+# every fault heals (its clients' timeouts and retries fit in it); a
+# Liveness step's deadline is never shorter (sf_target.liveness_ms).
 # See docs/programs.md.
 function(simfuzz_add_program)
-  cmake_parse_arguments(P "" "NAME;CORPUS;CLIENT;CALL_COST_NS"
+  cmake_parse_arguments(P "" "NAME;CORPUS;CLIENT;CALL_COST_NS;LIVENESS_MS"
     "SOURCES;INCLUDES;DEFINES;COMPILE_OPTIONS;LIBRARIES;ARGS;NODES;CHECKS" ${ARGN})
   if(P_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "simfuzz_add_program: unknown arguments: ${P_UNPARSED_ARGUMENTS}")
@@ -53,6 +56,13 @@ function(simfuzz_add_program)
       message(FATAL_ERROR "simfuzz_add_program(${name}): CALL_COST_NS takes nanoseconds")
     endif()
     set(cost ${P_CALL_COST_NS})
+  endif()
+  set(liveness 0)
+  if(P_LIVENESS_MS)
+    if(NOT P_LIVENESS_MS MATCHES "^[0-9]+$")
+      message(FATAL_ERROR "simfuzz_add_program(${name}): LIVENESS_MS takes milliseconds")
+    endif()
+    set(liveness ${P_LIVENESS_MS})
   endif()
   set(min 1)
   set(max 8)
@@ -171,7 +181,7 @@ function(simfuzz_add_program)
     "    .create = create, .destroy = sf_program_destroy, .ops = &sf_program_ops,\n"
     "    .observe = sf_program_observe, .workload = sf_program_workload,\n"
     "    .end_checks = ${end_checks}, .live = sf_program_live,\n"
-    "    .client_nodes = ${clients}};\n")
+    "    .client_nodes = ${clients}, .liveness_ms = ${liveness}};\n")
   configure_file(${dir}/${name}_program.c.in ${dir}/${name}_program.c COPYONLY)
   set(corpus "")
   if(P_CORPUS)

@@ -33,11 +33,14 @@ if [ "$FUZZING_ENGINE" = afl ]; then
   export AFL_LLVM_DENYLIST=$SRCDIR/cmake/core.ignorelist
 fi
 
+# SIMFUZZ_CMAKE_ARGS: more configure arguments, split at spaces (the
+# emulated build test uses it to configure as the base image would)
+read -r -a EXTRA_FLAGS <<< "${SIMFUZZ_CMAKE_ARGS:-}"
 cmake -S "$SRCDIR" -B "$BUILD" -G "${SIMFUZZ_GENERATOR:-Unix Makefiles}" \
   -DCMAKE_BUILD_TYPE=None -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DSIMFUZZ_ENGINE="$LIB_FUZZING_ENGINE" -DSIMFUZZ_TESTS=OFF -DSIMFUZZ_BENCH=OFF \
-  "${PBC_FLAGS[@]}"
+  "${PBC_FLAGS[@]}" "${EXTRA_FLAGS[@]}"
 cmake --build "$BUILD" --target simfuzz_fuzzers -j"$(nproc)"
 
 for fz in "$BUILD"/fuzz/*_fuzzer; do

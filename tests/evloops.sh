@@ -25,9 +25,9 @@ E=$B/bin/simfuzz-evquorum
 grep -q 'output *"evquorum: node 2 of 3, on epoll"' "$work/ev.log" ||
   fail "libevent's loop did not start on epoll: $(grep output "$work/ev.log" | head -n 3)"
 ok "libevent runs in the nodes, on its epoll backend"
-"$E" sweep --seeds 1-5000 -q > "$work/clean.log" 2>&1 ||
+"$E" sweep --seeds 1-2000 -q > "$work/clean.log" 2>&1 ||
   fail "the correct evquorum failed the sweep: $(tail -n 3 "$work/clean.log")"
-ok "the correct evquorum passes 5,000 random scenarios"
+ok "the correct evquorum passes 2,000 random scenarios"
 program_bug "$B" evquorum no_writeback 210-220 "not linearizable"
 
 U=$B/bin/simfuzz-uvlog
@@ -37,9 +37,9 @@ U=$B/bin/simfuzz-uvlog
 grep -q "n0  thread       spawn t4 by t0" "$work/uv.log" && grep -q "n0  disk-sync" "$work/uv.log" ||
   fail "libuv's thread pool did not write and sync the log: $(grep -m 3 thread "$work/uv.log")"
 ok "libuv runs in the nodes: uv_fs_* on its thread pool of 4 coroutine threads"
-"$U" sweep --seeds 1-5000 -q > "$work/uvclean.log" 2>&1 ||
+"$U" sweep --seeds 1-2000 -q > "$work/uvclean.log" 2>&1 ||
   fail "the correct uvlog failed the sweep: $(tail -n 3 "$work/uvclean.log")"
-ok "the correct uvlog passes 5,000 random scenarios"
+ok "the correct uvlog passes 2,000 random scenarios"
 program_bug "$B" uvlog early_ok \
   "@$SRC/tests/regressions/uvlog_bug_early_ok/linearizable--a-primary-that-answered-before-its-own-fsync-lost-the-write-at-a-crash.pb"
 finish

@@ -33,6 +33,9 @@ case $CONFIG in
 esac
 export SANITIZER CFLAGS CXXFLAGS="$CFLAGS" SRC="$work/src" WORK="$work/work" OUT="$work/out"
 export SIMFUZZ_SRC="$SRCDIR" SIMFUZZ_GENERATOR=Ninja SIMFUZZ_PLANTED_BUGS=1
+# as the base-builder image, which has no libevent or libuv archive: the
+# programs on them are not built (the Dockerfile installs neither)
+export SIMFUZZ_CMAKE_ARGS="-DSF_LIBEVENT_CORE=SF_LIBEVENT_CORE-NOTFOUND -DSF_LIBUV=SF_LIBUV-NOTFOUND"
 mkdir -p "$SRC" "$WORK" "$OUT"
 # runtime options as ClusterFuzz sets them (unsigned overflow is not a bug)
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:symbolize=0

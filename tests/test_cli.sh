@@ -142,7 +142,9 @@ fi
 # ---- minimize ------------------------------------------------------------
 if want minimize; then
 sum_before=$(cksum < "$crash")
-"$S" --target $T minimize -q "$crash" -o "$work/min.pb" > "$work/min.log" 2>&1
+# (1,000 tries: enough to beat libFuzzer below; the default's 3,600 cost
+# 45 s under ASan, each try in a process of its own)
+"$S" --target $T minimize -q --max-tries 1000 "$crash" -o "$work/min.pb" > "$work/min.log" 2>&1
 rc=$?
 if [ $rc = 0 ] && [ "$(cksum < "$crash")" = "$sum_before" ] && [ -s "$work/min.pb.txt" ] &&
    grep -q "FAIL" "$work/min.pb.timeline.txt"; then
