@@ -169,11 +169,12 @@ typedef struct sfp_node {
   nstate state;
   int blocked; /* no thread runs: the node waits for an event */
   sfp_thread th[SFP_THREADS];
-  int cur;              /* the thread running (or that ran last) */
-  int next;             /* the thread a switch point chose to run next, or -1 */
-  int spawned;          /* it created a thread in this incarnation: its switches are traced */
-  uint64_t sched_draws; /* scheduling decisions drawn so far */
-  uint32_t locks;       /* locks numbered so far (for the trace and feedback) */
+  int cur;               /* the thread running (or that ran last) */
+  int next;              /* the thread a switch point chose to run next, or -1 */
+  int spawned;           /* it created a thread in this incarnation: its switches are traced */
+  uint64_t sched_stream; /* the stream its scheduling decisions are drawn from */
+  uint64_t sched_draws;  /* ... and how many were drawn so far */
+  uint32_t locks;        /* locks numbered so far (for the trace and feedback) */
   void (*key_dtor[SFP_KEYS])(void *);
   uint8_t key_used[SFP_KEYS];
   unsigned char *globals;      /* this node's copy of the program's globals */
@@ -244,13 +245,16 @@ void sfp__block_until(int64_t until);
  * `until` (0, no timer, for INT64_MAX). The caller cancels it once awake. */
 sim_timer sfp__wake_at(int64_t until);
 
+/* Wait until the node's monotonic clock has moved on by ns (a sleep). */
+void sfp__sleep_ns(int64_t ns);
+
 /* The node's monotonic clock. */
 int64_t sfp__mono_now(void);
 /* The time the running node's calls cost it and it has not spent (ns). */
 int64_t sfp__owed(void);
 
 /* Threads (thread.c). The node's first thread runs fn(arg) (its main). */
-void sfp__threads_boot(sfp_node *me, void (*fn)(void *), void *arg);
+void sfp__threads_boot(sfp_node *me, sim_world *w, int k, void (*fn)(void *), void *arg);
 /* Free every thread's stack (the node ended: its frames are dropped). */
 void sfp__threads_end(sfp_node *me);
 /* Run the node's threads, one at a time, until none can run (from the

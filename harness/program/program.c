@@ -262,7 +262,7 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
       break;
   }
   me->argv[me->argc] = NULL;
-  sfp__threads_boot(me, node_main, me);
+  sfp__threads_boot(me, w, k, node_main, me);
   me->state = N_RUN;
   run_node(c, w, k); /* main, until it first blocks */
 }
@@ -461,22 +461,17 @@ int sfp_getpid(void) {
   return 1000 + sfp__cur_n;
 }
 
-unsigned sfp_getuid(void);
-unsigned sfp_getuid(void) {
-  return 0;
-}
-unsigned sfp_geteuid(void);
-unsigned sfp_geteuid(void) {
-  return 0;
-}
-unsigned sfp_getgid(void);
-unsigned sfp_getgid(void) {
-  return 0;
-}
-unsigned sfp_getegid(void);
-unsigned sfp_getegid(void) {
-  return 0;
-}
+/* Every node runs as root, as in a container. */
+#define SFP_ROOT_ID(name)                                                                          \
+  unsigned sfp_##name(void);                                                                       \
+  unsigned sfp_##name(void) {                                                                      \
+    return 0;                                                                                      \
+  }
+SFP_ROOT_ID(getuid)
+SFP_ROOT_ID(geteuid)
+SFP_ROOT_ID(getgid)
+SFP_ROOT_ID(getegid)
+#undef SFP_ROOT_ID
 
 long sfp_sysconf(int name);
 long sfp_sysconf(int name) {
@@ -497,7 +492,7 @@ long sfp___sysconf(int name) {
 
 int sfp_getpagesize(void);
 int sfp_getpagesize(void) {
-  return 4096;
+  return (int)sfp_sysconf(_SC_PAGESIZE);
 }
 
 int sfp_getrlimit(int resource, struct rlimit *r);
@@ -665,15 +660,12 @@ int sfp__fail_errno(int e) {
 void *sfp_malloc(size_t n);
 void *sfp_malloc(size_t n) {
   sfp_node *me = sfp__self();
-  if (n > SFP_HEAP_MAX - me->heap_bytes || n > SFP_HEAP_MAX) {
-    me->th[me->cur].err = ENOMEM;
-    return NULL;
-  }
+  if (n > SFP_HEAP_MAX - me->heap_bytes || n > SFP_HEAP_MAX)
+    return sfp__fail_errno(ENOMEM), NULL;
   blk *b = sf_malloc(sizeof *b + (n ? n : 1)); /* fails at the allocation fault point */
   if (!b) {
-    me->th[me->cur].err = ENOMEM;
     me->env_failed = 1; /* an exit with an error status now is a fail-stop */
-    return NULL;
+    return sfp__fail_errno(ENOMEM), NULL;
   }
   b->size = n;
   b->magic = BLK_LIVE;
@@ -705,7 +697,7 @@ void *sfp_calloc(size_t n, size_t size);
 void *sfp_calloc(size_t n, size_t size) {
   size_t total;
   if (__builtin_mul_overflow(n, size, &total))
-    return *sfp___errno_location() = ENOMEM, NULL;
+    return sfp__fail_errno(ENOMEM), NULL;
   void *p = sfp_malloc(total);
   if (p)
     memset(p, 0, total);
@@ -790,7 +782,7 @@ time_t sfp_time(time_t *t) {
 }
 
 /* Sleep ns of the node's monotonic clock. */
-static void sleep_ns(int64_t ns) {
+void sfp__sleep_ns(int64_t ns) {
   int64_t until = sfp__mono_now() + ns;
   while (sfp__mono_now() < until)
     sfp__block_until(until);
@@ -801,7 +793,7 @@ int sfp_nanosleep(const struct timespec *req, struct timespec *rem) {
   if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
     return sfp__fail_errno(EINVAL);
   int64_t s = req->tv_sec > 1000000000 ? 1000000000 : req->tv_sec;
-  sleep_ns(s * 1000000000ll + req->tv_nsec);
+  sfp__sleep_ns(s * 1000000000ll + req->tv_nsec);
   if (rem)
     rem->tv_sec = 0, rem->tv_nsec = 0;
   return 0;
@@ -835,13 +827,13 @@ int sfp_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 
 int sfp_usleep(unsigned us);
 int sfp_usleep(unsigned us) {
-  sleep_ns((int64_t)us * 1000);
+  sfp__sleep_ns((int64_t)us * 1000);
   return 0;
 }
 
 unsigned sfp_sleep(unsigned s);
 unsigned sfp_sleep(unsigned s) {
-  sleep_ns((int64_t)s * 1000000000ll);
+  sfp__sleep_ns((int64_t)s * 1000000000ll);
   return 0;
 }
 
@@ -1080,9 +1072,6 @@ void sfp__refused(const char *name) {
   fail_node("unsupported_call", name, 0, msg);
 }
 
-/* ---- refused calls ---------------------------------------------------- */
-
-/* A refused call fails the run where the program made it, naming it. */
 /* A raw system call: the few a library makes so (libuv closes through
  * one), or ENOSYS where the caller falls back to a plain call. */
 long sfp_syscall(long nr, ...);
@@ -1105,6 +1094,9 @@ long sfp_syscall(long nr, ...) {
   }
 }
 
+/* ---- refused calls ---------------------------------------------------- */
+
+/* A refused call fails the run where the program made it, naming it. */
 #define SFP_REFUSED_MODEL(name, what)
 #define SFP_REFUSED_REFUSE(name, what)                                                             \
   void sfp_##name(void);                                                                           \

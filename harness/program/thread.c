@@ -81,9 +81,7 @@ static sem_state *sem_of(sem_t *s) {
 /* ---- the scheduler ---------------------------------------------------- */
 
 static uint64_t draw(sfp_node *me) {
-  uint64_t stream = sim_stream_id(0xc6, (unsigned)sfp__cur_n,
-                                  (unsigned)sim_node_incarnation(sfp__cur_w, sfp__cur_n));
-  return sim_draw(sfp__cur_w, stream, me->sched_draws++);
+  return sim_draw(sfp__cur_w, me->sched_stream, me->sched_draws++);
 }
 
 /* The runnable thread after `skip` others in slot order, not counting
@@ -106,6 +104,8 @@ static int runnable(const sfp_node *me, int except) {
 /* The thread to run next: the one a switch point chose, the only one, or
  * one drawn among several; -1 if none can run. */
 static int pick(sfp_node *me) {
+  if (!me->spawned) /* one thread: no draw, no scan */
+    return me->th[0].state == TH_RUN ? 0 : -1;
   int t = me->next;
   me->next = -1;
   if (t >= 0 && me->th[t].state == TH_RUN)
@@ -116,7 +116,7 @@ static int pick(sfp_node *me) {
   return nth_runnable(me, (int)(draw(me) % (uint64_t)n), -1);
 }
 
-void sfp__threads_boot(sfp_node *me, void (*fn)(void *), void *arg) {
+void sfp__threads_boot(sfp_node *me, sim_world *w, int k, void (*fn)(void *), void *arg) {
   memset(me->th, 0, sizeof me->th);
   me->th[0].fiber = sfp_fiber_new(fn, arg, SFP_STACK);
   if (!me->th[0].fiber)
@@ -126,6 +126,7 @@ void sfp__threads_boot(sfp_node *me, void (*fn)(void *), void *arg) {
   me->cur = 0;
   me->next = -1;
   me->spawned = 0;
+  me->sched_stream = sim_stream_id(0xc6, (unsigned)k, (unsigned)sim_node_incarnation(w, k));
   me->sched_draws = 0;
   me->locks = 0;
   memset(me->key_used, 0, sizeof me->key_used);
@@ -304,9 +305,7 @@ void sfp__io_pause(void) {
   sfp_node *me = sfp__self();
   if (!me->spawned)
     return;
-  int64_t until = sfp__mono_now() + SFP_IO_MIN_NS + (int64_t)(draw(me) % SFP_IO_SPREAD_NS);
-  while (sfp__mono_now() < until)
-    sfp__block_until(until);
+  sfp__sleep_ns(SFP_IO_MIN_NS + (int64_t)(draw(me) % SFP_IO_SPREAD_NS));
 }
 
 /* Wait for another thread (kind, on), or until `until`; another thread's
