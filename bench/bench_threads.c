@@ -97,7 +97,8 @@ static int bench_main(int argc, char **argv) {
 }
 
 static const char *const no_args[] = {NULL};
-static const sf_program prog = {"bench", bench_main, NULL, NULL, no_args, 0, NULL, 0, NULL, 0, 0};
+static const sf_program prog = {"bench", bench_main, NULL, NULL, no_args, 0, NULL,
+                                0,       NULL,       0,    0,    NULL,    0};
 
 static double now_s(void) {
   struct timespec ts;

@@ -5,7 +5,8 @@
 #                     [INCLUDES <dir>...] [DEFINES <def>...]
 #                     [COMPILE_OPTIONS <opt>...] [LIBRARIES <static lib>...]
 #                     [CLIENT <file.c>] [CHECKS <file.c>...] [CORPUS <dir>]
-#                     [CALL_COST_NS <ns>])
+#                     [CALL_COST_NS <ns>] [LIVENESS_MS <ms>]
+#                     [VERSIONS <version>...])
 #
 # Compiles SOURCES as they are (no #include of simfuzz's), links them and
 # LIBRARIES (static archives, searched for what the sources need) into one
@@ -39,10 +40,16 @@
 # LIVENESS_MS: the time within which the program promises liveness after
 # every fault heals (its clients' timeouts and retries fit in it); a
 # Liveness step's deadline is never shorter (sf_target.liveness_ms).
+# VERSIONS: other builds of the program, each declared before by
+# simfuzz_program_version(); SOURCES is version 0, the first of VERSIONS
+# version 1, and so on. A scenario picks each node's starting version and
+# may upgrade a node (stop it, restart it as another version on its files);
+# each version is its own interposed object, with its own globals and
+# copies, so that the versions share global names freely.
 # See docs/programs.md.
 function(simfuzz_add_program)
   cmake_parse_arguments(P "" "NAME;CORPUS;CLIENT;CALL_COST_NS;LIVENESS_MS"
-    "SOURCES;INCLUDES;DEFINES;COMPILE_OPTIONS;LIBRARIES;ARGS;NODES;CHECKS" ${ARGN})
+    "SOURCES;INCLUDES;DEFINES;COMPILE_OPTIONS;LIBRARIES;ARGS;NODES;CHECKS;VERSIONS" ${ARGN})
   if(P_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "simfuzz_add_program: unknown arguments: ${P_UNPARSED_ARGUMENTS}")
   endif()
@@ -77,18 +84,58 @@ function(simfuzz_add_program)
   endif()
   set(dir ${CMAKE_BINARY_DIR}/simfuzz-targets)
   set(clients 0)
-  set(programs ${name})
   if(P_CLIENT)
     set(clients 2)
-    list(APPEND programs ${name}_client)
   endif()
   math(EXPR room "64 - ${clients}")
   if(min LESS 1 OR max LESS min OR max GREATER room)
     message(FATAL_ERROR "simfuzz_add_program(${name}): NODES ${min} ${max} out of 1..${room}")
   endif()
+  list(LENGTH P_VERSIONS nversions)
+  if(nversions GREATER 15)
+    message(FATAL_ERROR "simfuzz_add_program(${name}): at most 15 VERSIONS besides SOURCES")
+  endif()
+
+  # each program of the target (the program, its other versions, its
+  # client): its sources, libraries, include directories, definitions,
+  # options and number of copies, in _sfp_<what>_<program>
+  set(programs ${name})
+  _simfuzz_program_sources(${name} "${P_SOURCES}" "${P_LIBRARIES}")
+  set(_sfp_inc_${name} ${P_INCLUDES})
+  set(_sfp_def_${name} ${P_DEFINES})
+  set(_sfp_opt_${name} ${P_COMPILE_OPTIONS})
+  set(_sfp_n_${name} ${max})
+  foreach(v ${P_VERSIONS})
+    get_property(known GLOBAL PROPERTY SIMFUZZ_VERSION_${v} SET)
+    if(NOT known)
+      message(FATAL_ERROR "simfuzz_add_program(${name}): VERSIONS ${v}: declare it first with "
+        "simfuzz_program_version(${v} SOURCES ...)")
+    endif()
+    foreach(what SOURCES LIBRARIES INCLUDES DEFINES COMPILE_OPTIONS)
+      get_property(_v_${what} GLOBAL PROPERTY SIMFUZZ_VERSION_${v}_${what})
+    endforeach()
+    _simfuzz_program_sources(${v} "${_v_SOURCES}" "${_v_LIBRARIES}")
+    set(_sfp_inc_${v} ${_v_INCLUDES})
+    set(_sfp_def_${v} ${_v_DEFINES})
+    set(_sfp_opt_${v} ${_v_COMPILE_OPTIONS})
+    set(_sfp_n_${v} ${max})
+    list(APPEND programs ${v})
+  endforeach()
+  # the CLIENT: a program of its own (its globals, its main), which also
+  # sees simfuzz's headers (simfuzz_client.h)
+  if(P_CLIENT)
+    set(client ${name}_client)
+    _simfuzz_program_sources(${client} "${P_CLIENT}" "")
+    set(_sfp_inc_${client} ${P_INCLUDES}
+      $<TARGET_PROPERTY:simfuzz::harness,INTERFACE_INCLUDE_DIRECTORIES>)
+    set(_sfp_def_${client} ${P_DEFINES})
+    set(_sfp_opt_${client} ${P_COMPILE_OPTIONS})
+    set(_sfp_n_${client} ${clients})
+    list(APPEND programs ${client})
+  endif()
 
   # .data and .bss, not .data.rel.ro (constant once relocated), in a
-  # section of this program's own (and of its client's)
+  # section of each program's own
   foreach(prog ${programs})
     file(WRITE ${dir}/${prog}_globals.ld.in
       "SECTIONS\n{\n  sfp_globals_${prog} : { *(.data .data.rel .data.rel.local "
@@ -96,44 +143,24 @@ function(simfuzz_add_program)
     configure_file(${dir}/${prog}_globals.ld.in ${dir}/${prog}_globals.ld COPYONLY)
   endforeach()
 
-  # the program's objects, compiled as they are, once per binary flavour
-  set(sources "")
-  foreach(src ${P_SOURCES})
-    get_filename_component(src ${src} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    list(APPEND sources ${src})
-  endforeach()
-  set(libs "")
-  foreach(lib ${P_LIBRARIES}) # a static library target of the project, or an archive's path
-    if(TARGET ${lib})
-      list(APPEND libs $<TARGET_FILE:${lib}>)
-    else()
-      get_filename_component(lib ${lib} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-      list(APPEND libs ${lib})
-    endif()
-  endforeach()
-  # one copy of the program per node, and of the client per client node:
+  # one copy of each program per node (of the client per client node):
   # each with its own globals, so that switching nodes copies nothing
-  set(_sfp_inc ${P_INCLUDES})
-  set(_sfp_copies ${max})
-  _simfuzz_program_object(${name} "" "${sources}" "${libs}")
-  set(obj ${_sfp_objs})
-  _simfuzz_program_decl(${name} ${max} program_decl)
-  # the CLIENT: a program of its own (its globals, its main), which also
-  # sees simfuzz's headers (simfuzz_client.h)
+  set(obj "")
+  set(decls "")
+  foreach(prog ${programs})
+    _simfuzz_program_object(${prog} "")
+    list(APPEND obj ${_sfp_objs})
+    _simfuzz_program_decl(${prog} ${_sfp_n_${prog}} decl)
+    string(APPEND decls "${decl}")
+  endforeach()
   set(client_decl "")
   set(client_ref "NULL, 0")
   if(P_CLIENT)
-    get_filename_component(csrc ${P_CLIENT} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    set(_sfp_inc ${P_INCLUDES} $<TARGET_PROPERTY:simfuzz::harness,INTERFACE_INCLUDE_DIRECTORIES>)
-    set(_sfp_copies ${clients})
-    _simfuzz_program_object(${name}_client "" "${csrc}" "")
-    list(APPEND obj ${_sfp_objs})
-    _simfuzz_program_decl(${name}_client ${clients} client_copies)
-    string(CONCAT client_decl "${client_copies}"
+    string(CONCAT client_decl
       "static const char *const client_args[] = {\"client\", \"{node}\", \"{nodes}\", NULL};\n"
-      "static const sf_program client = {\"${name}_client\", sfp_main_${name}_client_0,\n"
-      "    __start_sfp_globals_${name}_client_0, __stop_sfp_globals_${name}_client_0, client_args, 3,\n"
-      "    NULL, 0, ${name}_client_copies, ${clients}, 0};\n")
+      "static const sf_program client = {\"${client}\", sfp_main_${client}_0,\n"
+      "    __start_sfp_globals_${client}_0, __stop_sfp_globals_${client}_0, client_args, 3,\n"
+      "    NULL, 0, ${client}_copies, ${clients}, 0, NULL, 0};\n")
     set(client_ref "&client, ${clients}")
   endif()
 
@@ -145,6 +172,22 @@ function(simfuzz_add_program)
     string(APPEND args "\"${a}\", ")
   endforeach()
   list(LENGTH P_ARGS nargs)
+  # the other versions: programs of their own, with this one's command line
+  set(versions_decl "")
+  set(versions_ref "NULL, 0")
+  if(nversions GREATER 0)
+    set(list "")
+    foreach(v ${P_VERSIONS})
+      string(APPEND versions_decl
+        "static const sf_program version_${v} = {\"${v}\", sfp_main_${v}_0,\n"
+        "    __start_sfp_globals_${v}_0, __stop_sfp_globals_${v}_0, args, ${nargs},\n"
+        "    ${client_ref}, ${v}_copies, ${max}, ${cost}, NULL, 0};\n")
+      string(APPEND list "&version_${v}, ")
+    endforeach()
+    string(APPEND versions_decl "static const sf_program *const versions[] = {${list}};\n")
+    set(versions_ref "versions, ${nversions}")
+  endif()
+  math(EXPR target_versions "${nversions} + 1")
   # the end checks: the history's, then the user's CHECKS (each its own
   # call site, so failures stay apart)
   set(end_checks sf_program_end_checks)
@@ -167,12 +210,13 @@ function(simfuzz_add_program)
   file(WRITE ${dir}/${name}_program.c.in
     "/* generated by simfuzz_add_program(${name}) */\n"
     "#include <simfuzz/simfuzz.h>\n#include <simfuzz/simfuzz_program.h>\n\n"
-    "${program_decl}"
+    "${decls}"
     "${client_decl}"
     "static const char *const args[] = {${args}NULL};\n"
+    "${versions_decl}"
     "static const sf_program program = {\"${name}\", sfp_main_${name}_0,\n"
     "    __start_sfp_globals_${name}_0, __stop_sfp_globals_${name}_0, args, ${nargs},\n"
-    "    ${client_ref}, ${name}_copies, ${max}, ${cost}};\n"
+    "    ${client_ref}, ${name}_copies, ${max}, ${cost}, ${versions_ref}};\n"
     "static void *create(int nodes) {\n  return sf_program_create(&program, nodes);\n}\n"
     "${checks_decl}"
     "const sf_target sf_target_${name} = {\n"
@@ -181,7 +225,8 @@ function(simfuzz_add_program)
     "    .create = create, .destroy = sf_program_destroy, .ops = &sf_program_ops,\n"
     "    .observe = sf_program_observe, .workload = sf_program_workload,\n"
     "    .end_checks = ${end_checks}, .live = sf_program_live,\n"
-    "    .client_nodes = ${clients}, .liveness_ms = ${liveness}};\n")
+    "    .client_nodes = ${clients}, .liveness_ms = ${liveness},\n"
+    "    .versions = ${target_versions}};\n")
   configure_file(${dir}/${name}_program.c.in ${dir}/${name}_program.c COPYONLY)
   set(corpus "")
   if(P_CORPUS)
@@ -189,7 +234,7 @@ function(simfuzz_add_program)
     set(corpus CORPUS ${c})
   endif()
   simfuzz_add_target(NAME ${name} SOURCES ${dir}/${name}_program.c ${checks_src} ${corpus})
-  # each binary links the program (and its client) compiled its own way
+  # each binary links the programs compiled its own way
   target_link_libraries(sftarget_${name} INTERFACE ${obj})
   foreach(prog ${programs})
     add_dependencies(sftarget_${name} sfprog_${prog}_object)
@@ -207,15 +252,7 @@ function(simfuzz_add_program)
       continue()
     endif()
     foreach(prog ${programs})
-      if(prog STREQUAL name)
-        set(_sfp_inc ${P_INCLUDES})
-        set(_sfp_copies ${max})
-        _simfuzz_program_object(${prog} ${flavour} "${sources}" "${libs}")
-      else()
-        set(_sfp_inc ${P_INCLUDES} $<TARGET_PROPERTY:simfuzz::harness,INTERFACE_INCLUDE_DIRECTORIES>)
-        set(_sfp_copies ${clients})
-        _simfuzz_program_object(${prog} ${flavour} "${csrc}" "")
-      endif()
+      _simfuzz_program_object(${prog} ${flavour})
       if(flavour STREQUAL "_libfuzzer")
         get_target_property(core ${bin} LINK_LIBRARIES)
         list(FILTER core INCLUDE REGEX "^simfuzz::libfuzzer")
@@ -231,19 +268,76 @@ function(simfuzz_add_program)
   endforeach()
 endfunction()
 
-# _simfuzz_program_object(NAME FLAVOUR SOURCES LIBS): the OBJECT library
-# sfprog_<NAME><FLAVOUR> of the program's sources and the interposed
-# relocatable object simfuzz-targets/<NAME><FLAVOUR>_program.o made of it
-# (target sfprog_<NAME><FLAVOUR>_object), for one binary flavour ("" for the
-# command line, _libfuzzer, _afl). A macro: it uses the caller's P_* and dir.
-macro(_simfuzz_program_object pname flavour psources plibs)
+# simfuzz_program_version(<version> SOURCES <src>... [INCLUDES <dir>...]
+#                         [DEFINES <def>...] [COMPILE_OPTIONS <opt>...]
+#                         [LIBRARIES <static lib>...])
+# Declares another build of a program, for simfuzz_add_program's VERSIONS:
+# its sources (another checkout, or the same files with other definitions)
+# and what they compile with, as simfuzz_add_program's own arguments. The
+# name (letters, digits, _) is the version's in timelines and the prefix of
+# its objects' symbols: one declaration per name.
+function(simfuzz_program_version v)
+  cmake_parse_arguments(V "" "" "SOURCES;INCLUDES;DEFINES;COMPILE_OPTIONS;LIBRARIES" ${ARGN})
+  if(V_UNPARSED_ARGUMENTS OR NOT v MATCHES "^[A-Za-z0-9_]+$" OR NOT V_SOURCES)
+    message(FATAL_ERROR "simfuzz_program_version(${v}): a name (letters, digits, _) and SOURCES")
+  endif()
+  get_property(known GLOBAL PROPERTY SIMFUZZ_VERSION_${v} SET)
+  if(known)
+    message(FATAL_ERROR "simfuzz_program_version(${v}): declared twice")
+  endif()
+  set_property(GLOBAL PROPERTY SIMFUZZ_VERSION_${v} ON)
+  foreach(what SOURCES INCLUDES LIBRARIES)
+    set(abs "")
+    foreach(f ${V_${what}})
+      if(what STREQUAL "LIBRARIES" AND TARGET ${f})
+        list(APPEND abs ${f})
+      else()
+        get_filename_component(f ${f} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+        list(APPEND abs ${f})
+      endif()
+    endforeach()
+    set_property(GLOBAL PROPERTY SIMFUZZ_VERSION_${v}_${what} ${abs})
+  endforeach()
+  foreach(what DEFINES COMPILE_OPTIONS)
+    set_property(GLOBAL PROPERTY SIMFUZZ_VERSION_${v}_${what} ${V_${what}})
+  endforeach()
+endfunction()
+
+# _simfuzz_program_sources(PROG SOURCES LIBS): PROG's sources as absolute
+# paths in _sfp_src_<PROG>, its libraries (a static library target of the
+# project, or an archive's path) as files in _sfp_libs_<PROG>. A macro:
+# it sets the caller's variables.
+macro(_simfuzz_program_sources prog psources plibs)
+  set(_sfp_src_${prog} "")
+  foreach(_f ${psources})
+    get_filename_component(_f ${_f} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    list(APPEND _sfp_src_${prog} ${_f})
+  endforeach()
+  set(_sfp_libs_${prog} "")
+  foreach(_l ${plibs})
+    if(TARGET ${_l})
+      list(APPEND _sfp_libs_${prog} $<TARGET_FILE:${_l}>)
+    else()
+      get_filename_component(_l ${_l} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+      list(APPEND _sfp_libs_${prog} ${_l})
+    endif()
+  endforeach()
+endmacro()
+
+# _simfuzz_program_object(PROG FLAVOUR): the OBJECT library
+# sfprog_<PROG><FLAVOUR> of the program's sources and the interposed
+# relocatable object simfuzz-targets/<PROG><FLAVOUR>_program.o made of it
+# (target sfprog_<PROG><FLAVOUR>_object), for one binary flavour ("" for the
+# command line, _libfuzzer, _afl); its copies in _sfp_objs. A macro: it
+# uses the caller's _sfp_*_<PROG>, name, cost and dir.
+macro(_simfuzz_program_object pname flavour)
   set(_t sfprog_${pname}${flavour})
   set(_o ${dir}/${pname}${flavour}_program.o)
-  # its copies (_sfp_copies of them, the list in _sfp_objs): main and the
-  # globals section renamed, everything else is local already
+  # its copies: main and the globals section renamed, everything else is
+  # local already
   set(_sfp_objs "")
   set(_copy_cmds "")
-  math(EXPR _last "${_sfp_copies} - 1")
+  math(EXPR _last "${_sfp_n_${pname}} - 1")
   foreach(_j RANGE ${_last})
     list(APPEND _sfp_objs ${dir}/${pname}${flavour}_program_${_j}.o)
     list(APPEND _copy_cmds COMMAND ${SIMFUZZ_OBJCOPY}
@@ -251,18 +345,18 @@ macro(_simfuzz_program_object pname flavour psources plibs)
       --rename-section sfp_globals_${pname}=sfp_globals_${pname}_${_j} ${_o}
       ${dir}/${pname}${flavour}_program_${_j}.o)
   endforeach()
-  add_library(${_t} OBJECT ${psources})
-  target_include_directories(${_t} PRIVATE ${_sfp_inc})
-  target_compile_definitions(${_t} PRIVATE ${P_DEFINES})
-  target_compile_options(${_t} PRIVATE -UNDEBUG -fno-common ${P_COMPILE_OPTIONS})
+  add_library(${_t} OBJECT ${_sfp_src_${pname}})
+  target_include_directories(${_t} PRIVATE ${_sfp_inc_${pname}})
+  target_compile_definitions(${_t} PRIVATE ${_sfp_def_${pname}})
+  target_compile_options(${_t} PRIVATE -UNDEBUG -fno-common ${_sfp_opt_${pname}})
   get_property(_calls GLOBAL PROPERTY SIMFUZZ_PROGRAM_CALLS)
   set(_cost_flag "")
-  if("${pname}" STREQUAL "${name}" AND NOT cost EQUAL 0) # the server's calls, not its client's
+  if(NOT "${pname}" STREQUAL "${name}_client" AND NOT cost EQUAL 0) # the servers' calls
     set(_cost_flag -DCOST=1)
   endif()
   add_custom_command(OUTPUT ${_o} ${_sfp_objs}
     COMMAND ${CMAKE_LINKER} -r -T ${dir}/${pname}_globals.ld -o ${_o}.tmp
-            $<TARGET_OBJECTS:${_t}> ${plibs}
+            $<TARGET_OBJECTS:${_t}> ${_sfp_libs_${pname}}
     # the map of its calls and the stubs of the ones it may not make
     COMMAND ${CMAKE_COMMAND} -DREADELF=${SIMFUZZ_READELF} -DNM=${CMAKE_NM} -DCALLS=${_calls}
             -DOBJ=${_o}.tmp -DNAME=${pname} -DMAP=${_o}.map -DSTUBS=${_o}.stubs.s ${_cost_flag}
@@ -281,8 +375,8 @@ macro(_simfuzz_program_object pname flavour psources plibs)
             --remove-section=.fini_array --remove-section=.rela.fini_array
             --remove-section=.dtors --remove-section=.rela.dtors ${_o}.tmp3 ${_o}
     ${_copy_cmds}
-    DEPENDS ${_t} $<TARGET_OBJECTS:${_t}> ${_calls} ${dir}/${pname}_globals.ld ${plibs}
-            ${_simfuzz_program_dir}/program_check.cmake
+    DEPENDS ${_t} $<TARGET_OBJECTS:${_t}> ${_calls} ${dir}/${pname}_globals.ld
+            ${_sfp_libs_${pname}} ${_simfuzz_program_dir}/program_check.cmake
     COMMENT "program ${pname}${flavour}: interposed object"
     COMMAND_EXPAND_LISTS VERBATIM)
   add_custom_target(${_t}_object DEPENDS ${_o} ${_sfp_objs})

@@ -41,7 +41,14 @@ cmake -S "$SRCDIR" -B "$BUILD" -G "${SIMFUZZ_GENERATOR:-Unix Makefiles}" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DSIMFUZZ_ENGINE="$LIB_FUZZING_ENGINE" -DSIMFUZZ_TESTS=OFF -DSIMFUZZ_BENCH=OFF \
   "${PBC_FLAGS[@]}" "${EXTRA_FLAGS[@]}"
-cmake --build "$BUILD" --target simfuzz_fuzzers -j"$(nproc)"
+# SIMFUZZ_FUZZERS: only these targets' fuzzers, seeds and dictionaries
+# (names split at spaces); every target's by default
+TARGETS=(simfuzz_fuzzers)
+if [ -n "${SIMFUZZ_FUZZERS:-}" ]; then
+  TARGETS=()
+  for t in $SIMFUZZ_FUZZERS; do TARGETS+=("${t}_fuzzer" "${t}_seeds"); done
+fi
+cmake --build "$BUILD" --target "${TARGETS[@]}" -j"$(nproc)"
 
 for fz in "$BUILD"/fuzz/*_fuzzer; do
   name=$(basename "$fz")

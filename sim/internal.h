@@ -134,11 +134,12 @@ typedef struct {
 typedef struct {
   void *data;
   uint8_t up, paused;
-  uint8_t booting; /* a restart's boot event is pending (sim_node_restart) */
-  uint32_t inc;    /* incarnation: bumped on crash */
-  uint64_t evseq;  /* node's own scheduling counter (tie-break identity) */
-  uint64_t rnd;    /* sim_node_random counter */
-  uint32_t timers; /* pending timers */
+  uint8_t booting;  /* a restart's boot event is pending (sim_node_restart) */
+  uint32_t inc;     /* incarnation: bumped on crash */
+  uint32_t version; /* the code its boots run (sim_node_set_version) */
+  uint64_t evseq;   /* node's own scheduling counter (tie-break identity) */
+  uint64_t rnd;     /* sim_node_random counter */
+  uint32_t timers;  /* pending timers */
   uint32_t dhead, dtail, ndeferred;
   int64_t clk_off; /* local = true + clk_off + drift since anchor */
   int32_t drift;   /* ppm */

@@ -180,6 +180,11 @@ static int format(const sim_world *w, const sim_trace_rec *r, const void *payloa
     APPEND(" %s (incarnation %" PRIu64 ")", r->a ? "restart" : "first boot", r->b);
     break;
   case SIM_EV_TIMER: APPEND(" tag=%" PRIu64, r->a); break;
+  case SIM_EV_CRASH:
+    if (r->b)
+      APPEND(" (its process stopped; its machine and page cache stay up)");
+    break;
+  case SIM_EV_VERSION: APPEND(" v%" PRIu64 " (was v%" PRIu64 ")", r->a, r->b); break;
   case SIM_EV_PARTITION: APPEND(" n%d -/-> n%d", r->node, r->peer); break;
   case SIM_EV_HEAL:
     if (r->peer < 0)

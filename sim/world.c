@@ -733,15 +733,19 @@ static void drop_deferred(sim_world *w, node_t *nd) {
   SIM_ASSERT(!nd->paused); /* dropped at a crash, which unpauses first */
 }
 
-int sim_node_crash(sim_world *w, int node) {
+/* The node goes down: a crash (stop = 0) or its process stops (stop = 1,
+ * the disk keeps its cache). */
+static int node_down(sim_world *w, int node, int stop) {
   SIM__CHECK_NODE(w, node);
   node_t *nd = &w->node[node];
   if (!nd->up)
     return 0;
   w->stats.crashes++;
-  sim__trace(w, SIM_EV_CRASH, 0, node, -1, nd->inc, 0, 0, NULL, 0);
+  sim__trace(w, SIM_EV_CRASH, 0, node, -1, nd->inc, (uint64_t)stop, 0, NULL, 0);
   if (w->cfg.ops->teardown)
-    SIM__AS(w, node, w->cfg.ops->teardown(w->cfg.ctx, w, node, SIM_TEARDOWN_CRASH));
+    SIM__AS(
+        w, node,
+        w->cfg.ops->teardown(w->cfg.ctx, w, node, stop ? SIM_TEARDOWN_STOP : SIM_TEARDOWN_CRASH));
   nd->data = NULL;
   nd->up = 0;
   nd->paused = 0;
@@ -750,9 +754,33 @@ int sim_node_crash(sim_world *w, int node) {
   sim__net_purge_node(w, node);
   sim__conn_purge_node(w, node);
   drop_deferred(w, nd);
-  sim__disk_crash(w, node);
+  if (!stop)
+    sim__disk_crash(w, node);
   SIM_ASSERT(!nd->up && nd->dhead == NONE && nd->ndeferred == 0);
   return 0;
+}
+
+int sim_node_crash(sim_world *w, int node) {
+  return node_down(w, node, 0);
+}
+
+int sim_node_stop(sim_world *w, int node) {
+  return node_down(w, node, 1);
+}
+
+int sim_node_set_version(sim_world *w, int node, uint32_t version) {
+  SIM__CHECK_NODE(w, node);
+  node_t *nd = &w->node[node];
+  if (nd->version == version)
+    return 0;
+  sim__trace(w, SIM_EV_VERSION, 0, node, -1, version, nd->version, 0, NULL, 0);
+  nd->version = version;
+  SIM_ASSERT(sim_node_version(w, node) == version); /* sim_node_version's pair */
+  return 0;
+}
+
+uint32_t sim_node_version(const sim_world *w, int node) {
+  return node >= 0 && node < w->n ? w->node[node].version : 0;
 }
 
 int sim_node_restart(sim_world *w, int node) {

@@ -36,6 +36,16 @@ export SIMFUZZ_SRC="$SRCDIR" SIMFUZZ_GENERATOR=Ninja SIMFUZZ_PLANTED_BUGS=1
 # as the base-builder image, which has no libevent or libuv archive: the
 # programs on them are not built (the Dockerfile installs neither)
 export SIMFUZZ_CMAKE_ARGS="-DSF_LIBEVENT_CORE=SF_LIBEVENT_CORE-NOTFOUND -DSF_LIBUV=SF_LIBUV-NOTFOUND"
+# every target in the libFuzzer-ASan build, as OSS-Fuzz builds them; the
+# other configurations check the build script, the engine and the
+# sanitizer on a few of each kind (a library, programs with a client, with
+# threads and without, a planted bug): the ASan+UBSan test build runs every
+# target under UBSan already
+want=""
+if [ "$CONFIG" != libfuzzer-address ]; then
+  want="raft_kv kvstore poolkv beacon twopc_bug_count_votes"
+  export SIMFUZZ_FUZZERS="$want"
+fi
 mkdir -p "$SRC" "$WORK" "$OUT"
 # runtime options as ClusterFuzz sets them (unsigned overflow is not a bug)
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:symbolize=0
@@ -93,6 +103,7 @@ for fz in "$OUT"/*_fuzzer; do
   n=$((n + 1))
 done
 [ $n -gt 0 ] || fail "no fuzzers in \$OUT"
+[ -z "$want" ] || [ $n = "$(echo "$want" | wc -w)" ] || fail "$n fuzzers built, not those of: $want"
 if [ "$CONFIG" = coverage ]; then
   ls "$work"/prof/*.profraw > /dev/null 2>&1 || fail "coverage: no profiles written"
   llvm-profdata merge -sparse "$work"/prof/*.profraw -o "$work/merged.profdata" \

@@ -68,6 +68,59 @@ TEST(unsynced_write_all_kept) {
   FX_END();
 }
 
+/* A process that stops (sim_node_stop: an upgrade's restart) keeps every
+ * write, synced or not, as the page cache of a machine that stays up; the
+ * writes it left unsynced are lost at a later crash as ever. Its teardown
+ * says STOP, and its trace record is a crash record with b = 1. */
+TEST(a_stopped_process_keeps_the_page_cache) {
+  recorder *r = recorder_new();
+  sim_world *w = disk_world(r, 0, 0, 1);
+  CHECK_EQ(sim_disk_write(w, 0, 0, "durable", 7), 7);
+  CHECK_EQ(sim_disk_sync(w, 0), 0);
+  CHECK_EQ(sim_disk_write(w, 0, 7, "-volatile", 9), 9);
+  sim_run(w, UINT64_MAX, 0); /* booted */
+  CHECK_EQ(sim_node_stop(w, 0), 0);
+  CHECK(!sim_node_up(w, 0));
+  const rec_event *td = rec_next(r, NULL, R_TEARDOWN, 0);
+  CHECK(td && td->val == SIM_TEARDOWN_STOP);
+  sim_trace_rec last;
+  CHECK_EQ(sim_trace_last(w, &last, 1), 1);
+  CHECK(last.kind == SIM_EV_CRASH && last.b == 1);
+  CHECK_EQ(sim_node_restart(w, 0), 0);
+  sim_run(w, UINT64_MAX, 0);
+  CHECK(sim_node_up(w, 0));
+  char b[32] = {0};
+  CHECK_EQ(sim_disk_size(w, 0), 16);
+  CHECK_EQ(sim_disk_read(w, 0, 0, b, sizeof b), 16);
+  CHECK(memcmp(b, "durable-volatile", 16) == 0);
+  CHECK_EQ(sim_get_stats(w)->sectors_lost, 0);
+  crash_restart(w); /* still unsynced: a crash loses it */
+  CHECK_EQ(sim_disk_size(w, 0), 7);
+  CHECK(sim_get_stats(w)->sectors_lost >= 1);
+  FX_END();
+}
+
+/* A node's version: 0 at first, traced when it changes (not when set to
+ * what it is), and kept across crashes and restarts. */
+TEST(a_node_version_is_traced_and_survives_crashes) {
+  recorder *r = recorder_new();
+  sim_world *w = disk_world(r, 0, 0, 1);
+  CHECK_EQ(sim_node_version(w, 0), 0);
+  CHECK_EQ(sim_node_set_version(w, 0, 2), 0);
+  sim_trace_rec last;
+  CHECK_EQ(sim_trace_last(w, &last, 1), 1);
+  CHECK(last.kind == SIM_EV_VERSION && last.a == 2 && last.b == 0 && last.node == 0);
+  uint64_t h = sim_trace_hash(w);
+  CHECK_EQ(sim_node_set_version(w, 0, 2), 0);
+  CHECK_HASH(sim_trace_hash(w), h); /* no change, no record */
+  sim_run(w, UINT64_MAX, 0);
+  crash_restart(w);
+  CHECK_EQ(sim_node_version(w, 0), 2);
+  CHECK_EQ(sim_node_set_version(w, 5, 1), -EINVAL);
+  CHECK_EQ(sim_node_version(w, 5), 0);
+  FX_END();
+}
+
 /* A 64-sector overwrite with keep 50 %: torn at sector granularity. */
 static uint64_t torn_once(uint64_t seed, int *new_sectors) {
   recorder *r = recorder_new();
@@ -318,7 +371,9 @@ TEST(sparse_images_match_a_flat_model) {
 }
 
 TEST_MAIN(T(write_read_size_truncate), T(stall_is_a_window_of_true_time),
-          T(synced_data_survives_crash), T(unsynced_write_all_kept),
-          T(unsynced_sectors_torn_at_crash), T(unsynced_sectors_corrupted), T(injected_eio_rates),
+          T(a_stopped_process_keeps_the_page_cache),
+          T(a_node_version_is_traced_and_survives_crashes), T(synced_data_survives_crash),
+          T(unsynced_write_all_kept), T(unsynced_sectors_torn_at_crash),
+          T(unsynced_sectors_corrupted), T(injected_eio_rates),
           T(sync_eio_loses_data_later_sync_cannot_save), T(countdown_faults), T(disk_budget),
           T(sparse_images_match_a_flat_model), T(a_range_sync_makes_only_its_sectors_durable))

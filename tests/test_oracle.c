@@ -326,7 +326,7 @@ TEST(trace_kinds_come_from_one_table) {
   static const char *const drawn[] = {
       "deliver",   "conn-data", "drop",       "crash",        "pause",        "resume",
       "partition", "heal",      "conn-reset", "conn-timeout", "conn-refused", "disk-lost",
-      "disk-eio",  "corrupt",   "faultpoint", "clock",        "FAIL"};
+      "disk-eio",  "corrupt",   "faultpoint", "clock",        "FAIL",         "version"};
   static const struct {
     unsigned group;
     const char *kinds;
@@ -335,7 +335,7 @@ TEST(trace_kinds_come_from_one_table) {
       {SIM_EVG_CONN, " conn-open conn-accept conn-up conn-data conn-close conn-reset "
                      "conn-refused conn-timeout conn-stall "},
       {SIM_EVG_DISK, " disk-write disk-sync disk-truncate disk-eio disk-lost "},
-      {SIM_EVG_NODES, " boot crash restart pause resume timer clock output thread "}};
+      {SIM_EVG_NODES, " boot crash restart pause resume timer clock output thread version "}};
   unsigned nfault = 0, ndrawn = 0;
   for (unsigned k = 1; k < SIM_EV__COUNT; k++) {
     const char *name = sim_ev_name(k);

@@ -23,6 +23,8 @@ int sfp_usleep(unsigned us);
 int sfp_open(const char *path, int flags, ...);
 ssize_t sfp_write(int fd, const void *buf, size_t len);
 int sfp_fsync(int fd);
+int sfp_close(int fd);
+ssize_t sfp_read(int fd, void *buf, size_t len);
 void sfp_exit(int status) __attribute__((noreturn));
 int sfp_sf_client_next(sf_client_op *op);
 size_t sfp_sf_client_invoke(uint32_t kind, uint64_t key, uint64_t arg, uint64_t arg2);
@@ -67,12 +69,12 @@ static int main_b(int argc, char **argv) {
 static const char *const no_args[] = {NULL};
 /* A program with no globals section of its own, no arguments, no client. */
 #define SIMPLE(name, main_fn)                                                                      \
-  { name, main_fn, NULL, NULL, no_args, 0, NULL, 0, NULL, 0, 0 }
+  { name, main_fn, NULL, NULL, no_args, 0, NULL, 0, NULL, 0, 0, NULL, 0 }
 
 static const sf_program prog_a = {
-    "a", main_a, small_g, small_g + sizeof small_g, no_args, 0, NULL, 0, NULL, 0, 0};
+    "a", main_a, small_g, small_g + sizeof small_g, no_args, 0, NULL, 0, NULL, 0, 0, NULL, 0};
 static const sf_program prog_b = {
-    "b", main_b, large_g, large_g + sizeof large_g, no_args, 0, NULL, 0, NULL, 0, 0};
+    "b", main_b, large_g, large_g + sizeof large_g, no_args, 0, NULL, 0, NULL, 0, 0, NULL, 0};
 
 TEST(two_programs_interleaved_keep_their_globals) {
   void *ca = sf_program_create(&prog_a, 1), *cb = sf_program_create(&prog_b, 1);
@@ -141,8 +143,9 @@ static int copy_main1(int argc, char **argv) {
 
 static const sf_program_copy two_copies[] = {{copy_main0, copy_g[0], copy_g[0] + 64},
                                              {copy_main1, copy_g[1], copy_g[1] + 64}};
-static const sf_program copied = {
-    "copied", copy_main0, copy_g[0], copy_g[0] + 64, no_args, 0, NULL, 0, two_copies, 2, 0};
+static const sf_program copied = {"copied", copy_main0, copy_g[0], copy_g[0] + 64, no_args,
+                                  0,        NULL,       0,         two_copies,     2,
+                                  0,        NULL,       0};
 
 /* Node k runs copy k on its own globals, with nothing copied when the
  * nodes take turns, and a restart loads the image into its copy. */
@@ -160,6 +163,89 @@ TEST(nodes_on_copies_of_their_own_keep_their_globals) {
     CHECK_EQ(sim_step(w), 1);
   CHECK_EQ(copy_boots[1], 2);
   CHECK_EQ(copy_ok[1], 1); /* the restart saw the image's values */
+  world_end(w, ctx);
+}
+
+/* A program of two versions (simfuzz_add_program's VERSIONS), each linked
+ * twice: a node boots as the version the world names, on that version's
+ * copy and image, and an upgrade (its process stopped and restarted as
+ * the other version) finds the files it left, unsynced ones too. */
+static unsigned char ver_g[2][2][32] = {{{7}, {7}}, {{9}, {9}}}; /* [version][copy] */
+static int ver_booted[2] = {-1, -1}, ver_image_ok[2], ver_read_n[2];
+static char ver_read[2][16];
+
+static int ver_main(int v, int j) {
+  unsigned char *g = ver_g[v][j];
+  ver_booted[j] = v;
+  ver_image_ok[j] = g[0] == (v ? 9 : 7) && g[1] == 0;
+  g[1] = 1;
+  if (v == 0) {
+    int fd = sfp_open("f", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0 && sfp_write(fd, "left by v0", 10) == 10); /* never synced */
+    sfp_close(fd);
+  } else {
+    int fd = sfp_open("f", O_RDONLY, 0);
+    ver_read_n[j] = fd < 0 ? -1 : (int)sfp_read(fd, ver_read[j], sizeof ver_read[j] - 1);
+  }
+  for (;;)
+    sfp_usleep(1000);
+  return 0; /* (never: for gcc's -Wreturn-type) */
+}
+#define VER_MAIN(v, j)                                                                             \
+  static int ver_main_##v##_##j(int argc, char **argv) {                                           \
+    (void)argc, (void)argv;                                                                        \
+    return ver_main(v, j);                                                                         \
+  }
+VER_MAIN(0, 0)
+VER_MAIN(0, 1)
+VER_MAIN(1, 0)
+VER_MAIN(1, 1)
+static const sf_program_copy v0_copies[] = {{ver_main_0_0, ver_g[0][0], ver_g[0][0] + 32},
+                                            {ver_main_0_1, ver_g[0][1], ver_g[0][1] + 32}};
+static const sf_program_copy v1_copies[] = {{ver_main_1_0, ver_g[1][0], ver_g[1][0] + 32},
+                                            {ver_main_1_1, ver_g[1][1], ver_g[1][1] + 32}};
+static const sf_program version_1 = {
+    "v1", ver_main_1_0, ver_g[1][0], ver_g[1][0] + 32, no_args, 0, NULL, 0, v1_copies, 2, 0, NULL,
+    0};
+static const sf_program *const other_versions[] = {&version_1};
+static const sf_program versioned = {"v0",
+                                     ver_main_0_0,
+                                     ver_g[0][0],
+                                     ver_g[0][0] + 32,
+                                     no_args,
+                                     0,
+                                     NULL,
+                                     0,
+                                     v0_copies,
+                                     2,
+                                     0,
+                                     other_versions,
+                                     1};
+
+TEST(a_node_boots_as_its_version_and_an_upgrade_finds_its_files) {
+  void *ctx;
+  sim_world *w = world_of(&versioned, 2, 2, &ctx);
+  for (int i = 0; i < 10; i++)
+    CHECK_EQ(sim_step(w), 1);
+  CHECK(ver_booted[0] == 0 && ver_booted[1] == 0);
+  CHECK(ver_image_ok[0] && ver_image_ok[1]);
+  CHECK_EQ(sim_node_set_version(w, 1, 1), 0); /* the runner's upgrade step */
+  CHECK_EQ(sim_node_stop(w, 1), 0);
+  CHECK_EQ(sim_node_restart(w, 1), 0);
+  for (int i = 0; i < 10; i++)
+    CHECK_EQ(sim_step(w), 1);
+  CHECK(ver_booted[0] == 0 && ver_booted[1] == 1);
+  CHECK(ver_image_ok[1]); /* version 1's image, on version 1's copy 1 */
+  CHECK_EQ(ver_g[1][1][1], 1);
+  CHECK_EQ(ver_g[1][0][1], 0); /* node 0's copy of version 1: untouched */
+  CHECK_EQ(ver_read_n[1], 10);
+  CHECK(memcmp(ver_read[1], "left by v0", 10) == 0); /* the page cache outlived the process */
+  CHECK_EQ(sim_node_crash(w, 1), 0);                 /* a crash keeps the version installed */
+  CHECK_EQ(sim_node_restart(w, 1), 0);
+  ver_booted[1] = -1;
+  for (int i = 0; i < 10; i++)
+    CHECK_EQ(sim_step(w), 1);
+  CHECK_EQ(ver_booted[1], 1);
   world_end(w, ctx);
 }
 
@@ -403,9 +489,9 @@ static int main_client(int argc, char **argv) {
 
 static const char *const client_args[] = {"client", "{node}", "{nodes}", NULL};
 static const sf_program client_prog = {"c", main_client, NULL, NULL, client_args, 3, NULL,
-                                       0,   NULL,        0,    0};
-static const sf_program served = {"s",          main_idle, NULL, NULL, no_args, 0,
-                                  &client_prog, 2,         NULL, 0,    0};
+                                       0,   NULL,        0,    0,    NULL,        0};
+static const sf_program served = {"s", main_idle, NULL, NULL, no_args, 0, &client_prog,
+                                  2,   NULL,      0,    0,    NULL,    0};
 
 /* Two servers and two clients: operation k goes to client k % 2, each in
  * its turn; the probe, when liveness is first asked, to both; the history
@@ -536,4 +622,5 @@ TEST_MAIN(T(two_programs_interleaved_keep_their_globals),
           T(an_exit_after_a_disk_error_is_a_crash_not_a_failure),
           T(client_nodes_take_operations_and_record_a_history),
           T(a_timerfd_wakes_a_blocked_epoll_at_each_expiry),
-          T(nodes_on_copies_of_their_own_keep_their_globals))
+          T(nodes_on_copies_of_their_own_keep_their_globals),
+          T(a_node_boots_as_its_version_and_an_upgrade_finds_its_files))

@@ -453,6 +453,70 @@ TEST(liveness_restarts_a_node_that_fails_stop_at_the_heal) {
   free(s);
 }
 
+/* A target of three versions that logs each boot's version (node * 8 +
+ * version, in boot order). */
+typedef struct {
+  int n;
+  int log[32];
+} boots_log;
+static void versions_boot(void *ctx, sim_world *w, int node, int restart) {
+  (void)restart;
+  boots_log *b = ctx;
+  if (b->n < 32)
+    b->log[b->n++] = node * 8 + (int)sim_node_version(w, node);
+}
+static const sim_node_ops versions_ops = {versions_boot, NULL, NULL, NULL, NULL};
+static boots_log last_boots;
+static void *versions_create(int nodes) {
+  (void)nodes;
+  return calloc(1, sizeof(boots_log));
+}
+static void versions_destroy(void *ctx) {
+  last_boots = *(boots_log *)ctx;
+  free(ctx);
+}
+static const sf_target versions3 = {.name = "versions3",
+                                    .min_nodes = 3,
+                                    .max_nodes = 3,
+                                    .default_nodes = 3,
+                                    .create = versions_create,
+                                    .destroy = versions_destroy,
+                                    .ops = &versions_ops,
+                                    .versions = 3};
+
+/* Nodes boot as the scenario's starting versions (modulo the target's);
+ * an upgrade stops the node and boots it as its new version at once; a
+ * node that is down takes its new version at its restart; a target of one
+ * version restarts the node. */
+TEST(nodes_start_and_upgrade_as_the_scenario_says) {
+  sf_scenario *s = alloc_s();
+  sf_scenario_init(s);
+  s->nversions = 2;
+  s->versions[0] = 2, s->versions[1] = 4;         /* 4 % 3 = 1; node 2: 0 */
+  add_step(s, 100000, SF_STEP_UPGRADE, 1)->k = 5; /* to 2 */
+  add_step(s, 200000, SF_STEP_CRASH, 2);
+  add_step(s, 300000, SF_STEP_UPGRADE, 2)->k = 1; /* down: at its restart */
+  add_step(s, 400000, SF_STEP_RESTART, 2);
+  sf_normalize(s);
+  sf_result r;
+  CHECK_EQ(sf_run(&versions3, s, NULL, &r), 0);
+  CHECK_EQ(last_boots.n, 5);
+  int seen[3] = {0}; /* the first boots, in any order */
+  for (int i = 0; i < 3; i++)
+    seen[last_boots.log[i] / 8] = last_boots.log[i] % 8 + 1;
+  CHECK(seen[0] == 3 && seen[1] == 2 && seen[2] == 1);
+  CHECK_EQ(last_boots.log[3], 1 * 8 + 2); /* node 1, upgraded to 2 */
+  CHECK_EQ(last_boots.log[4], 2 * 8 + 1); /* node 2, restarted as 1 */
+  CHECK_EQ(r.stats.crashes, 2);           /* the upgrade's stop, and the crash */
+  sf_target one = versions3;
+  one.versions = 0; /* one version: every boot is version 0, the upgrade a restart */
+  CHECK_EQ(sf_run(&one, s, NULL, &r), 0);
+  CHECK_EQ(last_boots.n, 5);
+  for (int i = 0; i < 5; i++)
+    CHECK_EQ(last_boots.log[i] % 8, 0);
+  free(s);
+}
+
 TEST(swarm_switches_and_amplification) {
   sf_scenario *s = alloc_s();
   pings(s, 50);
@@ -1058,8 +1122,9 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(liveness_window_waits_for_a_bandwidth_queue),
           T(liveness_restarts_a_node_that_fails_stop_at_the_heal),
-          T(swarm_switches_and_amplification), T(budgets_bound_every_run), T(feedback_features),
-          T(staleness_at_delivery_is_a_feature), T(lock_handoffs_between_threads_are_a_feature),
+          T(nodes_start_and_upgrade_as_the_scenario_says), T(swarm_switches_and_amplification),
+          T(budgets_bound_every_run), T(feedback_features), T(staleness_at_delivery_is_a_feature),
+          T(lock_handoffs_between_threads_are_a_feature),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),
           T(event_hook_revisits_a_moment_and_injects_there),

@@ -4,6 +4,7 @@
 #include "engine/mutate.h"
 #include "scenario.pb-c.h"
 #include "scenario/draw.h"
+#include "scenario/textpb.h"
 #include "testlib.h"
 #include <simfuzz/scenario.h>
 
@@ -414,28 +415,117 @@ TEST(fault_kinds_are_the_protos) {
 }
 
 /* The mutators insert every kind but those written by hand only
- * (SF_SK_HAND, e.g. NOP), whatever their place in SF_STEP_KINDS; the
- * generator never draws those either. */
+ * (SF_SK_HAND, e.g. NOP), whatever their place in SF_STEP_KINDS, and the
+ * kinds about versions (SF_SK_VERSIONS) only into a scenario about
+ * versions; the generator never draws either. */
 TEST(mutators_insert_every_kind_but_hand_written_ones) {
   sf_scenario *s = alloc_s();
-  unsigned seen[SF_STEP__COUNT] = {0};
+  unsigned seen[SF_STEP__COUNT] = {0}, seen_v[SF_STEP__COUNT] = {0};
   for (uint64_t seed = 0; seed < 4000; seed++) {
     sf_scenario_init(s);
     sf_mutate_scenario(s, seed);
     for (uint32_t i = 0; i < s->nsteps; i++)
       seen[s->steps[i].kind]++;
+    CHECK_EQ(s->nversions, 0);
+    sf_scenario_init(s); /* a scenario about versions: one node starts at 1 */
+    s->nversions = 1;
+    s->versions[0] = 1;
+    sf_mutate_scenario(s, seed);
+    for (uint32_t i = 0; i < s->nsteps; i++)
+      seen_v[s->steps[i].kind]++;
     sf_generate_seed(seed, s);
     for (uint32_t i = 0; i < s->nsteps; i++)
-      CHECK(!(sf_step_flags(s->steps[i].kind) & SF_SK_HAND));
+      CHECK(!(sf_step_flags(s->steps[i].kind) & (SF_SK_HAND | SF_SK_VERSIONS)));
+    CHECK_EQ(s->nversions, 0);
   }
   for (unsigned k = 1; k < SF_STEP__COUNT; k++) {
-    if (sf_step_flags(k) & SF_SK_HAND)
+    if (sf_step_flags(k) & (SF_SK_HAND | SF_SK_VERSIONS))
       CHECK_EQ(seen[k], 0);
     else
       CHECK(seen[k] > 0);
+    if (sf_step_flags(k) & SF_SK_VERSIONS)
+      CHECK(seen_v[k] > 0);
   }
   CHECK(sf_step_flags(SF_STEP_NOP) & SF_SK_HAND);
+  CHECK(sf_step_flags(SF_STEP_UPGRADE) & SF_SK_VERSIONS);
   free(s);
+}
+
+/* The starting versions: clamped, kept in one form (no trailing zeros),
+ * through the codec and the text format alike. */
+TEST(starting_versions_are_clamped_and_roundtrip) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  static uint8_t buf[SF_MAX_INPUT];
+  sf_scenario_init(s);
+  s->nversions = 5;
+  s->versions[0] = 1, s->versions[1] = 0, s->versions[2] = SF_MAX_VERSIONS + 3;
+  s->versions[3] = 0, s->versions[4] = 0;
+  sf_normalize(s);
+  CHECK_EQ(s->nversions, 3); /* the trailing zeros go */
+  CHECK_EQ(s->versions[2], 3);
+  size_t n = sf_encode(s, buf, sizeof buf);
+  CHECK(n > 0 && n <= sizeof buf);
+  CHECK_EQ(sf_decode_proto(buf, n, t), 0);
+  CHECK_EQ(t->nversions, 3);
+  CHECK(memcmp(t->versions, s->versions, 3) == 0);
+  const char *text = "versions: [2, 0, 1]\nsteps { upgrade { node: 1 version: 17 } }\n";
+  uint8_t *bin = NULL;
+  size_t len = 0;
+  char err[200];
+  CHECK_EQ(sf_text_to_binary(text, strlen(text), &bin, &len, err, sizeof err), 0);
+  CHECK_EQ(sf_decode_proto(bin, len, t), 0);
+  free(bin);
+  CHECK_EQ(t->nversions, 3);
+  CHECK(t->versions[0] == 2 && t->versions[1] == 0 && t->versions[2] == 1);
+  CHECK_EQ(t->nsteps, 1);
+  CHECK(t->steps[0].kind == SF_STEP_UPGRADE && t->steps[0].node == 1 && t->steps[0].k == 1);
+  free(s);
+  free(t);
+}
+
+/* A target's version plan: nothing for a target of one version (its sweep
+ * keeps its scenarios); for one of several, drawn from the seed after the
+ * rest (which stays as sf_generate_seed drew it): half the seeds start a
+ * mixed cluster, the other half upgrade nodes one at a time to the last
+ * version. */
+TEST(version_plans_leave_the_rest_of_the_scenario_alone) {
+  sf_scenario *s = alloc_s(), *t = alloc_s();
+  unsigned mixed = 0, rolling = 0;
+  for (uint64_t seed = 1; seed <= 400; seed++) {
+    sf_generate_seed(seed, s);
+    *t = *s;
+    sf_generate_versions(1, t);
+    CHECK(memcmp(t, s, sizeof *t) == 0);
+    sf_generate_versions(3, t);
+    uint32_t ups = 0, kept = 0;
+    for (uint32_t i = 0; i < t->nsteps; i++) {
+      const sf_step *st = &t->steps[i];
+      if (st->kind == SF_STEP_UPGRADE) {
+        CHECK_EQ(st->k, 2); /* to the last version */
+        ups++;
+        continue;
+      }
+      CHECK(kept < s->nsteps && memcmp(st, &s->steps[kept], sizeof *st) == 0);
+      kept++;
+    }
+    CHECK_EQ(kept, s->nsteps);
+    CHECK(t->seed == s->seed && t->tape_len == s->tape_len);
+    for (uint32_t i = 0; i < t->nversions; i++)
+      CHECK(t->versions[i] < 3);
+    CHECK(!(ups && t->nversions)); /* one plan or the other */
+    mixed += t->nversions > 0;
+    rolling += ups > 0;
+    sf_scenario *u = alloc_s();
+    sf_generate_seed(seed, u);
+    sf_generate_versions(3, u);
+    static uint8_t eu[SF_MAX_INPUT], et[SF_MAX_INPUT];
+    size_t nu = sf_encode(u, eu, sizeof eu), nt = sf_encode(t, et, sizeof et);
+    CHECK(nu == nt && nu <= sizeof eu && memcmp(eu, et, nu) == 0); /* a function of the seed */
+    free(u);
+  }
+  CHECK(mixed > 120 && rolling > 120);
+  free(s);
+  free(t);
 }
 
 /* The one draw (harness/scenario/draw.c): kinds come in the proportion of
@@ -688,6 +778,8 @@ TEST(branch_futures_act_on_messages_in_flight) {
 }
 
 TEST_MAIN(T(every_step_kind_roundtrips), T(fault_kinds_are_the_protos),
+          T(starting_versions_are_clamped_and_roundtrip),
+          T(version_plans_leave_the_rest_of_the_scenario_alone),
           T(one_draw_follows_the_weights_and_draws_every_amplifier),
           T(mutators_insert_every_kind_but_hand_written_ones),
           T(disk_stalls_are_clamped_described_and_generated),

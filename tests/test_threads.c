@@ -51,7 +51,7 @@ void sfp_exit(int status) __attribute__((noreturn));
 
 static const char *const no_args[] = {NULL};
 #define SIMPLE(name, main_fn)                                                                      \
-  { name, main_fn, NULL, NULL, no_args, 0, NULL, 0, NULL, 0, 0 }
+  { name, main_fn, NULL, NULL, no_args, 0, NULL, 0, NULL, 0, 0, NULL, 0 }
 
 /* Run p on one node with the world's seed until it stops or fails, at
  * most `steps` events; the world, for the caller to read and end. */

@@ -178,6 +178,20 @@ static int substitute_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
   return changed;
 }
 
+/* The starting versions: none past the node count, each taken modulo the
+ * target's versions, then each one at 0 (the first version) if it can. */
+static int simplify_versions(minimizer *m, sf_scenario *s, sf_scenario *c, uint32_t n) {
+  int changed = 0;
+  uint32_t versions = cli_target->versions > 1 ? cli_target->versions : 1;
+  TRY(m, s, c, c->nversions = 0);
+  TRY(m, s, c, if (c->nversions > n) c->nversions = n;
+      for (uint32_t i = 0; i < c->nversions; i++) c->versions[i] %= versions;);
+  for (uint32_t i = 0; i < s->nversions && m->tries < m->max_tries; i++)
+    if (s->versions[i])
+      TRY(m, s, c, c->versions[i] = 0);
+  return changed;
+}
+
 static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
   int changed = 0;
   int min_nodes = cli_target->min_nodes > 0 ? cli_target->min_nodes : 1;
@@ -198,7 +212,10 @@ static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
           c->steps[i].group[g] = (uint8_t)(g < n ? c->steps[i].group[g] : 0);
         if (c->steps[i].ngroups > n)
           c->steps[i].ngroups = (uint8_t)n;
+        if (sf_step_shape_of(c->steps[i].kind) == SF_SHAPE_VERSION && cli_target->versions > 1)
+          c->steps[i].k %= cli_target->versions;
       });
+  changed |= simplify_versions(m, s, c, n);
   TRY(m, s, c, c->tape_len = 0);
   while (s->tape_len > 1 && m->tries < m->max_tries) {
     uint32_t before = s->tape_len;

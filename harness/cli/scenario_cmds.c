@@ -112,7 +112,7 @@ static int cmd_gen(int argc, char **argv) {
     return cli_error("gen: bad seed '%s'", argv[0]);
   sf_scenario *s = cli_new_scenario();
   static uint8_t buf[SF_MAX_INPUT];
-  sf_generate_seed(seed, s);
+  sf_target_seed_scenario(cli_target, seed, s);
   size_t n = sf_encode(s, buf, sizeof buf);
   int rc = n <= sizeof buf && cli_write_file(out, buf, n) == 0 ? EXIT_OK : EXIT_USAGE;
   free(s);

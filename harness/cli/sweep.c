@@ -35,7 +35,7 @@ static void worker(void *arg, const cli_child_io *io) {
   for (;; seed++) {
     __atomic_store_n(&io->beat[CLI_BEAT_SEED], seed, __ATOMIC_RELAXED);
     __atomic_add_fetch(&io->beat[CLI_BEAT_RUNS], 1, __ATOMIC_RELAXED);
-    sf_generate_seed(seed, s);
+    sf_target_seed_scenario(cli_target, seed, s);
     sf_result r;
     int failed = sf_run(cli_target, s, NULL, &r);
     if (failed || j->verbose) {
@@ -104,7 +104,7 @@ static void failure(sweep_state *st, uint64_t seed, const cli_outcome *o) {
   if (st->out) {
     static uint8_t buf[SF_MAX_INPUT];
     char path[4096];
-    sf_generate_seed(seed, st->s);
+    sf_target_seed_scenario(cli_target, seed, st->s);
     size_t n = sf_encode(st->s, buf, sizeof buf);
     int ok = snprintf(path, sizeof path, "%s/%s-seed-%" PRIu64 ".pb", st->out, cli_target->name,
                       seed) < (int)sizeof path;

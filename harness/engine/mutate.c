@@ -108,15 +108,41 @@ static void redraw_amp(sf_choice *c, sf_swarm *w) {
   SIM_ASSERT(k == ROWS && pick >= 1);
 }
 
+/* 1 if s is about versions of the target's code (starting versions, or an
+ * upgrade): only then do the mutations draw versions, so that the
+ * scenarios of a target of one version never hold any. */
+static int has_versions(const sf_scenario *s) {
+  if (s->nversions)
+    return 1;
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    if (sf_step_flags(s->steps[i].kind) & SF_SK_VERSIONS)
+      return 1;
+  return 0;
+}
+
+/* A scenario about versions: one node's starting version drawn afresh. */
+static void redraw_version(rng *r, sf_scenario *s) {
+  uint32_t i = below(r, 8);
+  while (s->nversions <= i)
+    s->versions[s->nversions++] = 0;
+  s->versions[i] = (uint8_t)below(r, SF_MAX_VERSIONS);
+}
+
 static void one_mutation(rng *r, sf_scenario *s) {
   uint32_t choice = below(r, 16);
   sf_step *st = s->nsteps ? &s->steps[below(r, s->nsteps)] : NULL;
   switch (choice) {
   case 0:
   case 1:
-  case 2: /* insert */
-    if (s->nsteps < SF_MAX_STEPS)
-      random_step(r, s, &s->steps[s->nsteps++]);
+  case 2: /* insert (an upgrade one time in four, in a scenario about versions) */
+    if (s->nsteps < SF_MAX_STEPS) {
+      sf_step *ns = &s->steps[s->nsteps++];
+      random_step(r, s, ns);
+      if (has_versions(s) && below(r, 4) == 0) {
+        ns->kind = SF_STEP_UPGRADE;
+        sf_draw_params(r, ns);
+      }
+    }
     break;
   case 3: /* delete */
     if (st) {
@@ -166,6 +192,10 @@ static void one_mutation(rng *r, sf_scenario *s) {
   case 12:
   case 13: /* choice tape */ mutate_tape(r, s); break;
   case 14: /* run knobs */
+    if (has_versions(s) && below(r, 3) == 0) {
+      redraw_version(r, s);
+      break;
+    }
     switch (below(r, 5)) {
     case 0: s->seed = next(r); break;
     case 1: s->nodes = below(r, 2) ? 0 : 2 + below(r, 6); break;
@@ -305,7 +335,8 @@ static void aim(rng *r, sf_step *st, uint32_t f) {
   case SF_SHAPE_NODE:
   case SF_SHAPE_CLOCK:
   case SF_SHAPE_DISK:
-  case SF_SHAPE_OP: st->node = f; break;
+  case SF_SHAPE_OP:
+  case SF_SHAPE_VERSION: st->node = f; break;
   default: return; /* no node to aim at */
   }
   st->by_state = 0;

@@ -719,7 +719,7 @@ static void revisit(explorer *x, const sf_run_opts *o) {
 
 /* Build root number k of this job. */
 static void make_root(explorer *x, uint64_t seed) {
-  sf_generate_seed(seed, x->s);
+  sf_target_seed_scenario(cli_target, seed, x->s);
   x->nadded = 0;
   x->root_seed = seed;
   x->branch_id = seed;

@@ -5,6 +5,7 @@
 
 #include "program/fiber.h"
 #include <simfuzz/linearize.h>
+#include <simfuzz/scenario.h>
 #include <simfuzz/simfuzz_client.h>
 #include <simfuzz/simfuzz_program.h>
 
@@ -177,6 +178,7 @@ typedef struct sfp_node {
   uint32_t locks;        /* locks numbered so far (for the trace and feedback) */
   void (*key_dtor[SFP_KEYS])(void *);
   uint8_t key_used[SFP_KEYS];
+  const sf_program *prog;      /* the program it runs: a server's version, or the client */
   unsigned char *globals;      /* this node's copy of the program's globals */
   const sf_program_copy *copy; /* or the copy of the program it runs on its own */
   sfp_fd fd[SFP_FDS];
@@ -217,10 +219,12 @@ typedef struct sfp_node {
 
 typedef struct sfp_cluster {
   const sf_program *p;
-  const unsigned char *image;        /* the program's initial globals */
-  const unsigned char *client_image; /* the client's */
-  int n;                             /* the program's nodes: 0 .. n-1 */
-  int total;                         /* and its clients': n .. total-1 */
+  /* the initial globals of each version of the program (version 0 is p),
+   * and of the client */
+  const unsigned char *image[SF_MAX_VERSIONS];
+  const unsigned char *client_image;
+  int n;     /* the program's nodes: 0 .. n-1 */
+  int total; /* and its clients': n .. total-1 */
   sfp_node *node;
   sf_history hist; /* what the clients recorded (client.c) */
   int probing;     /* the liveness window opened: each client got a probe */

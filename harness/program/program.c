@@ -90,10 +90,28 @@ SFP_NO_MEMCPY static void raw_copy(unsigned char *dst, const unsigned char *src,
     dst[i] = src[i];
 }
 
-/* The program node k runs: the target's program, or on a client node the
- * CLIENT's. */
+/* The program node k runs: the version of the target's program it booted
+ * as, or on a client node the CLIENT's. */
 static const sf_program *prog_of(const sfp_cluster *c, int k) {
-  return k < c->n ? c->p : c->p->client;
+  SIM_ASSERT(c->node[k].prog); /* set at create, and at a boot as a version */
+  return c->node[k].prog;
+}
+
+/* Version v of the cluster's program (0: the program itself). */
+static const sf_program *version_of(const sfp_cluster *c, uint32_t v) {
+  SIM_ASSERT(v <= (uint32_t)c->p->nversions);
+  return v ? c->p->versions[v - 1] : c->p;
+}
+
+/* Node k (of the program's, not a client) runs version v from its next
+ * boot: its program, its copy and that copy's globals. */
+static void set_version(sfp_cluster *c, int k, uint32_t v) {
+  const sf_program *pv = version_of(c, v);
+  sfp_node *me = &c->node[k];
+  SIM_ASSERT(k < c->n && pv->copies && k < pv->ncopies); /* sf_program_create's checks */
+  me->prog = pv;
+  me->copy = &pv->copies[k];
+  me->globals = pv->copies[k].globals;
 }
 
 /* Make node n's globals the live ones. The owner's go back to its copy
@@ -247,10 +265,15 @@ static void boot(void *ctx, sim_world *w, int k, int restart) {
   me->env_failed = 0;
   me->linelen = 0; /* a crash dropped its last line unfinished */
   me->owed = 0;
+  uint32_t v = 0;
+  if (k < c->n && c->p->nversions) { /* it boots as the version the scenario installed */
+    v = sim_node_version(w, k) % (uint32_t)(c->p->nversions + 1);
+    set_version(c, k, v);
+  }
   const sf_program *p = prog_of(c, k);
   size_t len = globals_len(p);
   if (len)
-    raw_copy(me->globals, k < c->n ? c->image : c->client_image, len); /* a restart: the image */
+    raw_copy(me->globals, k < c->n ? c->image[v] : c->client_image, len); /* a restart: the image */
   SIM_ASSERT(owner_c != c || owner_n != k); /* teardown's pair: the live copy is no one's */
   size_t used = 0;
   me->argc = 0;
@@ -321,8 +344,11 @@ static const unsigned char *image_of(const sf_program *p) {
 /* The copies of a program (and of its client) belong to one cluster at a
  * time: take them (take = 1) or give them back. */
 static void claim_copies(const sfp_cluster *c, int take) {
-  const sf_program *ps[2] = {c->p, c->p->client};
-  for (int i = 0; i < 2; i++) {
+  const sf_program *ps[SF_MAX_VERSIONS + 1] = {c->p->client};
+  int nps = 1;
+  for (uint32_t v = 0; v <= (uint32_t)c->p->nversions; v++)
+    ps[nps++] = version_of(c, v);
+  for (int i = 0; i < nps; i++) {
     if (!ps[i] || !ps[i]->copies)
       continue;
     size_t slot = 0;
@@ -336,18 +362,34 @@ static void claim_copies(const sfp_cluster *c, int take) {
   }
 }
 
+/* The initial globals of every version of the program and of its client,
+ * in c (their copies are checked: a version runs on its own copies). 0, or
+ * -1 if out of memory. */
+static int take_images(sfp_cluster *c, int nodes) {
+  const sf_program *p = c->p;
+  SIM_ASSERT(p->nversions >= 0 && (uint32_t)p->nversions < SF_MAX_VERSIONS);
+  for (uint32_t v = 0; v <= (uint32_t)p->nversions; v++) {
+    const sf_program *pv = version_of(c, v);
+    SIM_ASSERT(!p->nversions || (pv->copies && pv->ncopies >= nodes)); /* a version's copies */
+    size_t len = globals_len(pv);
+    c->image[v] = len ? image_of(pv) : NULL;
+    if (len && !c->image[v])
+      return -1;
+  }
+  size_t clen = p->client ? globals_len(p->client) : 0;
+  c->client_image = clen ? image_of(p->client) : NULL;
+  return clen && !c->client_image ? -1 : 0;
+}
+
 void *sf_program_create(const sf_program *p, int nodes) {
-  size_t len = globals_len(p), clen = p->client ? globals_len(p->client) : 0;
-  const unsigned char *image = len ? image_of(p) : NULL;
-  const unsigned char *client_image = clen ? image_of(p->client) : NULL;
-  if ((len && !image) || (clen && !client_image))
-    return NULL;
   sfp_cluster *c = calloc(1, sizeof *c);
   if (!c)
     return NULL;
   c->p = p;
-  c->image = image;
-  c->client_image = client_image;
+  if (take_images(c, nodes) < 0) {
+    free(c);
+    return NULL;
+  }
   c->n = nodes;
   c->total = nodes + (p->client ? p->clients : 0);
   c->node = calloc((size_t)c->total, sizeof *c->node);
@@ -356,6 +398,7 @@ void *sf_program_create(const sf_program *p, int nodes) {
     return NULL;
   }
   for (int k = 0; k < c->total; k++) {
+    c->node[k].prog = k < nodes ? p : p->client; /* version 0 until it boots */
     const sf_program *pk = prog_of(c, k);
     int j = k < nodes ? k : k - nodes;
     size_t l = globals_len(pk);

@@ -4,6 +4,7 @@
 #include "sites.h"
 #include <simfuzz/simfuzz_runner.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -370,6 +371,29 @@ static uint64_t remap_mask(uint64_t m, const int *perm, int n) {
   return out;
 }
 
+/* An upgrade: the node's process stops and starts again as version v (of
+ * the target's versions), on what its disk holds; a node that is down runs
+ * v when it restarts. */
+static void upgrade(run_state *rs, int node, uint32_t v) {
+  uint32_t versions = rs->t->versions > 1 ? rs->t->versions : 1;
+  sim_node_set_version(rs->w, node, v % versions);
+  if (!sim_node_up(rs->w, node))
+    return;
+  sim_node_stop(rs->w, node);
+  int rc = sim_node_restart(rs->w, node);
+  SIM_ASSERT(rc == 0 || rc == -ENOSPC); /* down now, and no boot was on the way */
+}
+
+/* Each node's starting version, as the scenario says (before any boot). */
+static void start_versions(run_state *rs) {
+  if (rs->t->versions < 2)
+    return;
+  for (int i = 0; i < rs->n; i++) {
+    uint32_t v = (uint32_t)i < rs->s->nversions ? rs->s->versions[i] : 0;
+    sim_node_set_version(rs->w, i, v % rs->t->versions);
+  }
+}
+
 static void run_step(sim_world *w, void *arg) {
   slot *sl = arg;
   run_state *rs = sl->rs;
@@ -488,6 +512,7 @@ static void run_step(sim_world *w, void *arg) {
     }
     break;
   case SF_STEP_NOP: break;
+  case SF_STEP_UPGRADE: upgrade(rs, a, st->k); break;
   default: break;
   }
 }
@@ -606,6 +631,7 @@ static void fill_result(run_state *rs, sf_result *r, sim_stop stop) {
 static sim_stop execute(run_state *rs) {
   sim_world *w = rs->w;
   const sf_scenario *s = rs->s;
+  start_versions(rs);
   for (uint32_t i = 0; i < s->nsteps; i++)
     if (!s->steps[i].after_event) /* those are scheduled by after_event() */
       schedule_step(rs, &s->steps[i], i);
@@ -734,6 +760,12 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   free(rs->inj);
   free(rs);
   return res.failed;
+}
+
+void sf_target_seed_scenario(const sf_target *t, uint64_t seed, sf_scenario *s) {
+  sf_generate_seed(seed, s);
+  if (t)
+    sf_generate_versions(t->versions, s);
 }
 
 int sf_run(const sf_target *t, const sf_scenario *s, const sf_run_opts *o, sf_result *r) {

@@ -5,8 +5,9 @@
 
 /* Every kind a draw may pick has a weight, and only those. */
 #define X(K, name, shape, fault, flags, weight, ends)                                              \
-  &&(((flags)&SF_SK_HAND) != 0) == ((weight) == 0)
-_Static_assert(1 SF_STEP_KINDS(X), "SF_STEP_KINDS: a kind has weight 0 if and only if SF_SK_HAND");
+  &&(((flags) & (SF_SK_HAND | SF_SK_VERSIONS)) != 0) == ((weight) == 0)
+_Static_assert(1 SF_STEP_KINDS(X),
+               "SF_STEP_KINDS: a kind has weight 0 if and only if SF_SK_HAND or SF_SK_VERSIONS");
 #undef X
 #define X(K, name, shape, fault, flags, weight, ends) +(weight)
 enum { KIND_WEIGHTS = 0 SF_STEP_KINDS(X) };
@@ -191,6 +192,7 @@ void sf_draw_params(sf_choice *c, sf_step *st) {
     break;
   case SF_SHAPE_OP: draw_op(c, st); break;
   case SF_SHAPE_DEADLINE: st->count = 2000 + sf_below(c, 16) * 1000; break;
+  case SF_SHAPE_VERSION: st->k = sf_below(c, SF_MAX_VERSIONS); break;
   default: break;
   }
 }
@@ -202,5 +204,5 @@ void sf_draw_step(sf_choice *c, sf_step *st) {
   st->peer = sf_below(c, 8);
   st->by_state = sf_below(c, 4) == 0; /* "the leader", "a follower", ... */
   sf_draw_params(c, st);
-  SIM_ASSERT(!(sf_step_flags(st->kind) & SF_SK_HAND));
+  SIM_ASSERT(!(sf_step_flags(st->kind) & (SF_SK_HAND | SF_SK_VERSIONS)));
 }

@@ -66,7 +66,8 @@ void sf_draw_disk(sf_choice *c, sf_disk *d);
 /** Swarm knobs, as SF_SWARM_FIELDS' draw column says. */
 void sf_draw_swarm(sf_choice *c, sf_swarm *w);
 
-/** A step kind by SF_STEP_KINDS' weights (never an SF_SK_HAND kind). */
+/** A step kind by SF_STEP_KINDS' weights (never an SF_SK_HAND or
+ *  SF_SK_VERSIONS kind). */
 uint8_t sf_draw_kind(sf_choice *c);
 
 /** The arguments of st's kind (its shape's fields), st->kind kept. */

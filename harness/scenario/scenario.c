@@ -133,6 +133,9 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
                     st->count, st->interval_us);
   case SF_SHAPE_DEADLINE:
     return snprintf(buf, cap, "heal everything; require %s within %u ms", name, st->count);
+  case SF_SHAPE_VERSION:
+    return snprintf(buf, cap, "%s %c%d to version %u (stop, restart on its files)", name, c, a,
+                    st->k);
   default: return snprintf(buf, cap, "%s", name);
   }
 }
@@ -271,6 +274,10 @@ static int norm_step(const sf_step *in, sf_step *o) {
   case SF_SHAPE_DEADLINE:
     o->count = in->count == 0 ? SF_DEFAULT_LIVENESS_MS : clamp32(in->count, SF_MAX_LIVENESS_MS);
     break;
+  case SF_SHAPE_VERSION:
+    o->node = node;
+    o->k = in->k % SF_MAX_VERSIONS;
+    break;
   default: return 0;
   }
   return 1;
@@ -302,6 +309,11 @@ void sf_normalize(sf_scenario *s) {
   s->fp_fire_ppm = clamp32(s->fp_fire_ppm, SIM_PPM);
   s->tail_ms = clamp32(s->tail_ms, SF_MAX_TAIL_MS);
   s->tape_len = clamp32(s->tape_len, SIM_TAPE_MAX);
+  s->nversions = clamp32(s->nversions, SIM_MAX_NODES);
+  for (uint32_t i = 0; i < s->nversions; i++)
+    s->versions[i] = (uint8_t)(s->versions[i] % SF_MAX_VERSIONS);
+  while (s->nversions && !s->versions[s->nversions - 1]) /* one form: no trailing zeros */
+    s->nversions--;
   uint32_t n = 0;
   uint32_t count = s->nsteps > SF_MAX_STEPS ? SF_MAX_STEPS : s->nsteps;
   for (uint32_t i = 0; i < count; i++) {
@@ -358,6 +370,7 @@ static const fmap shape_fields[SF_SHAPE__COUNT][7] = {
                      F("value", value, F_U64), F("count", count, F_U32),
                      F("interval_us", interval_us, F_U32)},
     [SF_SHAPE_DEADLINE] = {F("deadline_ms", count, F_U32)},
+    [SF_SHAPE_VERSION] = {F("node", node, F_U32), F("version", k, F_U32)},
 };
 #undef F
 
@@ -544,6 +557,9 @@ int sf_decode_proto(const uint8_t *data, size_t len, sf_scenario *out) {
   out->fp_enable_ppm = m->faultpoint_enable_ppm;
   out->fp_fire_ppm = m->faultpoint_fire_ppm;
   out->tail_ms = m->tail_ms;
+  out->nversions = (uint32_t)(m->n_versions < SIM_MAX_NODES ? m->n_versions : SIM_MAX_NODES);
+  for (uint32_t i = 0; i < out->nversions; i++)
+    out->versions[i] = (uint8_t)(m->versions[i] % SF_MAX_VERSIONS);
   uint32_t n = 0;
   for (size_t i = 0; i < m->n_steps && n < SF_MAX_STEPS; i++)
     if (m->steps[i] && from_step(m->steps[i], &out->steps[n]))
@@ -691,6 +707,7 @@ typedef struct {
     Simfuzz__FaultPoint fp;
     Simfuzz__ClientOp op;
     Simfuzz__Liveness live;
+    Simfuzz__Upgrade upgrade;
   } u;
   Simfuzz__Network net;
   Simfuzz__Disk dsk;
@@ -756,8 +773,8 @@ static void to_step(const sf_step *s, step_msg *o) {
 
 /* Build the protobuf message for s; the caller frees *steps_out. */
 static int build(const sf_scenario *s, Simfuzz__Scenario *m, Simfuzz__Network *net,
-                 Simfuzz__Disk *disk, Simfuzz__Swarm *swarm, step_msg **steps_out,
-                 Simfuzz__Step ***ptrs_out) {
+                 Simfuzz__Disk *disk, Simfuzz__Swarm *swarm, uint32_t *versions,
+                 step_msg **steps_out, Simfuzz__Step ***ptrs_out) {
   simfuzz__scenario__init(m);
   m->version = s->version;
   m->nodes = s->nodes;
@@ -781,6 +798,10 @@ static int build(const sf_scenario *s, Simfuzz__Scenario *m, Simfuzz__Network *n
   m->faultpoint_enable_ppm = s->fp_enable_ppm;
   m->faultpoint_fire_ppm = s->fp_fire_ppm;
   m->tail_ms = s->tail_ms;
+  m->n_versions = s->nversions;
+  m->versions = versions;
+  for (uint32_t i = 0; i < s->nversions && i < SIM_MAX_NODES; i++)
+    versions[i] = s->versions[i];
   uint32_t n = s->nsteps > SF_MAX_STEPS ? SF_MAX_STEPS : s->nsteps;
   step_msg *sm = n ? malloc(n * sizeof *sm) : NULL;
   Simfuzz__Step **ptrs = n ? malloc(n * sizeof *ptrs) : NULL;
@@ -807,9 +828,10 @@ size_t sf_encode(const sf_scenario *s, uint8_t *buf, size_t cap) {
   Simfuzz__Network net;
   Simfuzz__Disk disk;
   Simfuzz__Swarm swarm;
+  uint32_t versions[SIM_MAX_NODES];
   step_msg *sm;
   Simfuzz__Step **ptrs;
-  if (build(s, &m, &net, &disk, &swarm, &sm, &ptrs) < 0)
+  if (build(s, &m, &net, &disk, &swarm, versions, &sm, &ptrs) < 0)
     return 0;
   size_t need = simfuzz__scenario__get_packed_size(&m);
   if (need <= cap)
@@ -856,6 +878,32 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *s) {
   if (s->tape_len)
     memcpy(s->tape, bytes + src.i, s->tape_len);
   sf_normalize(s);
+}
+
+void sf_generate_versions(uint32_t versions, sf_scenario *s) {
+  if (versions < 2 || versions > SF_MAX_VERSIONS)
+    return;
+  /* a stream of its own, from the seed: nothing else drawn moves */
+  sf_choice src = sf_choice_rng(s->seed ^ 0x76657273696f6e73ull), *c = &src;
+  if (sf_below(c, 2)) { /* a mixed cluster from the start */
+    s->nversions = 8;
+    for (uint32_t i = 0; i < s->nversions; i++)
+      s->versions[i] = (uint8_t)sf_below(c, versions);
+  } else { /* a rolling upgrade, one node at a time, to the last version */
+    uint64_t t = (uint64_t)sf_below(c, 2000) * 1000;
+    uint32_t nodes = 1 + sf_below(c, 8), first = sf_below(c, 8);
+    for (uint32_t i = 0; i < nodes && s->nsteps < SF_MAX_STEPS; i++) {
+      sf_step *st = &s->steps[s->nsteps++];
+      memset(st, 0, sizeof *st);
+      st->kind = SF_STEP_UPGRADE;
+      st->node = (first + i) % 8;
+      st->k = versions - 1;
+      st->at_us = t;
+      t += 100000 + (uint64_t)sf_below(c, 15) * 100000;
+    }
+  }
+  sf_normalize(s);
+  SIM_ASSERT(s->nversions <= SIM_MAX_NODES);
 }
 
 void sf_generate_seed(uint64_t seed, sf_scenario *s) {

@@ -44,6 +44,7 @@ extern "C" {
 #define SF_MAX_QUEUE 65536u             /**< longest link queue */
 #define SF_MAX_SWARM_PCT 1000u          /**< largest swarm rate multiplier (10x) */
 #define SF_FORMAT_VERSION 1u            /**< version written by this build */
+#define SF_MAX_VERSIONS 16u             /**< versions of a target's code, at most */
 
 /** What a step's arguments look like: which sf_step fields it uses. One
  *  shape per message type of proto/scenario.proto; the kinds of one shape
@@ -64,6 +65,7 @@ typedef enum {
   SF_SHAPE_FAULTPOINT, /**< k = site, rate_ppm, flag = disable, count = nth (FaultPoint) */
   SF_SHAPE_OP,         /**< node, k = op code, key, value, count, interval_us (ClientOp) */
   SF_SHAPE_DEADLINE,   /**< count = deadline in ms (Liveness) */
+  SF_SHAPE_VERSION,    /**< node, k = version (Upgrade) */
   SF_SHAPE__COUNT
 } sf_step_shape;
 
@@ -72,6 +74,10 @@ typedef enum {
 #define SF_SK_HAND                                                                                 \
   4u /**< kind flag: written by hand only, never generated or                                      \
           inserted by a mutator (its weight is 0) */
+#define SF_SK_VERSIONS                                                                             \
+  8u /**< kind flag: about a target's versions; drawn only for a target                            \
+          that has several (sf_generate_versions), never by the shared                             \
+          step draw (its weight is 0) */
 
 /* NOP does nothing (files of older explorers used it as a placeholder). */
 
@@ -88,7 +94,7 @@ typedef enum {
  *  weight how often the shared step draw (harness/scenario/draw.c: the
  *         generator, the mutator and the explorer's futures) picks this
  *         kind, against the sum of the weights; 0 if and only if the kind
- *         is SF_SK_HAND (checked at compile time)
+ *         is SF_SK_HAND or SF_SK_VERSIONS (checked at compile time)
  *  ends   the kind of the step that ends a fault of this kind (a crash's
  *         restart, a partition's heal), _NONE if none
  *  Kinds are numbered from 1 in this order, and the numbers are stable
@@ -120,7 +126,8 @@ typedef enum {
   X(FAULTPOINT, faultpoint, FAULTPOINT, FAULTPOINT, SF_SK_NO_RANK, 1, _NONE)                       \
   X(OP, op, OP, NONE, 0, 7, _NONE)                                                                 \
   X(LIVENESS, liveness, DEADLINE, NONE, SF_SK_NO_RANK, 1, _NONE)                                   \
-  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO | SF_SK_HAND, 0, _NONE)
+  X(NOP, nop, NONE, NONE, SF_SK_NO_RANK | SF_SK_UNDO | SF_SK_HAND, 0, _NONE)                       \
+  X(UPGRADE, upgrade, VERSION, NONE, SF_SK_VERSIONS, 0, _NONE)
 
 /** Step kinds (see SF_STEP_KINDS). */
 typedef enum {
@@ -271,6 +278,10 @@ typedef struct sf_scenario {
   sf_swarm swarm;
   uint32_t fp_enable_ppm, fp_fire_ppm;
   uint32_t tail_ms;
+  /* node i starts as version versions[i] (i < nversions; else 0), taken
+   * modulo the target's versions; nversions 0 when every node starts at 0 */
+  uint32_t nversions;
+  uint8_t versions[SIM_MAX_NODES];
   uint32_t nsteps;
   sf_step steps[SF_MAX_STEPS];
   uint32_t tape_len;
@@ -317,6 +328,14 @@ void sf_generate(const uint8_t *bytes, size_t len, sf_scenario *out);
 /** Generate the random scenario of a 64-bit seed (swarm: a random fault
  *  mix per seed) — the random-seed sweep's scenario. */
 void sf_generate_seed(uint64_t seed, sf_scenario *out);
+
+/** For a target of `versions` versions of its code (2 to SF_MAX_VERSIONS;
+ *  nothing otherwise): give the generated scenario s a version plan drawn
+ *  from its seed, after everything else was drawn, so that targets of one
+ *  version keep their scenarios. Half the plans start a mixed cluster;
+ *  the other half start every node at version 0 and upgrade some nodes,
+ *  one at a time, to the last version (a rolling upgrade). */
+void sf_generate_versions(uint32_t versions, sf_scenario *s);
 
 /** An empty scenario (no steps, defaults everywhere). */
 void sf_scenario_init(sf_scenario *s);

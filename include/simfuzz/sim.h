@@ -129,7 +129,11 @@ typedef struct sim_budgets {
 } sim_budgets;
 
 /** Why a node's volatile state is being torn down. */
-typedef enum { SIM_TEARDOWN_CRASH = 0, SIM_TEARDOWN_DESTROY = 1 } sim_teardown_why;
+typedef enum {
+  SIM_TEARDOWN_CRASH = 0,   /**< the machine crashed (sim_node_crash) */
+  SIM_TEARDOWN_DESTROY = 1, /**< the world is being destroyed */
+  SIM_TEARDOWN_STOP = 2     /**< the process stopped, its machine did not (sim_node_stop) */
+} sim_teardown_why;
 
 /** Connection events delivered to a node's conn callback. */
 typedef enum {
@@ -224,7 +228,8 @@ typedef struct sim_node_ops {
   X(NOTE, "note", 0, 0, 0)                              /* sim_note(); a, b its values */          \
   X(FAIL, "FAIL", 1, 0, 1)                              /* an invariant or liveness failed */      \
   X(OUTPUT, "output", 0, SIM_EVG_NODES, 0)              /* sim_output(); payload: the text */      \
-  X(THREAD, "thread", 0, SIM_EVG_NODES, 0)              /* sim_thread_event(); reason: the op */
+  X(THREAD, "thread", 0, SIM_EVG_NODES, 0)              /* sim_thread_event(); reason: the op */   \
+  X(VERSION, "version", 0, SIM_EVG_NODES, 1) /* sim_node_set_version(); a = new, b = old */
 
 /** Trace record kinds (see SIM_EV_KINDS). */
 typedef enum {
@@ -519,6 +524,22 @@ uint32_t sim_node_incarnation(const sim_world *w, int node);
  *  and from it dropped, its connections reset at the peers, unsynced disk
  *  sectors decided per disk params. No-op if already down. */
 int sim_node_crash(sim_world *w, int node);
+
+/** Stop a node's process while its machine stays up (killed, or stopped
+ *  for an upgrade): as a crash, except that teardown gets STOP and the
+ *  disk keeps every write, synced or not, as an operating system's page
+ *  cache outlives a process. Traced as a crash record with b = 1. No-op if
+ *  already down. */
+int sim_node_stop(sim_world *w, int node);
+
+/** Set the version of the code the node runs (0 at first: the build's
+ *  first version). The node's next boot runs it; a running node goes on
+ *  with the code it booted. Survives crashes (it is what is installed).
+ *  Traced (a VERSION record) when it changes. Returns 0 or -EINVAL. */
+int sim_node_set_version(sim_world *w, int node, uint32_t version);
+
+/** The version the node's next (or current) boot runs; 0 for a bad node. */
+uint32_t sim_node_version(const sim_world *w, int node);
 
 /** Restart a crashed node: boot(restart=1) runs as an event at now.
  *  -EALREADY if the node is up or a restart's boot is already pending. */

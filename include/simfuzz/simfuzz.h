@@ -122,6 +122,13 @@ typedef struct sf_target {
    *  name them (its node numbers are taken modulo the target's nodes), and
    *  they stay in a split's first group. 0 for most targets. */
   int client_nodes;
+  /** Versions of the target's code a node can run (simfuzz_add_program's
+   *  VERSIONS), at most SF_MAX_VERSIONS; 0 or 1: one. With several, a
+   *  scenario chooses each node's starting version and may upgrade nodes
+   *  (the Upgrade step); a node's boot reads its version with
+   *  sim_node_version(). The sweep's scenarios then carry a version plan
+   *  (sf_generate_versions). */
+  uint32_t versions;
 } sf_target;
 
 /* ---- sometimes, reachability and progress assertions ------------------

@@ -59,6 +59,14 @@ typedef struct sf_program {
    *  next blocking call. 0: calls are free. Counted only in a program
    *  object built with the cost (simfuzz_add_program). */
   uint64_t call_cost_ns;
+  /** The program's other versions (simfuzz_add_program's VERSIONS):
+   *  versions[i] is version i + 1, a program of its own (its main, its
+   *  globals, its copies; its args, client and cost are this one's). A node
+   *  boots as the version sim_node_version() names (0: this program), on
+   *  what its disk holds. NULL, 0 for a program of one version. Each
+   *  version needs its copies, at least one per node. */
+  const struct sf_program *const *versions;
+  int nversions;
 } sf_program;
 
 /** The per-run context of a program target (sf_target.create). NULL if

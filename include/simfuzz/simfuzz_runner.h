@@ -76,6 +76,12 @@ struct sf_result {
   uint64_t exec_time[SF_MAX_STEPS]; /**< virtual time it ran, ns */
 };
 
+/** The sweep's scenario of a seed for target t: sf_generate_seed(), then,
+ *  for a target of several versions, its version plan
+ *  (sf_generate_versions); t NULL: no target, no plan. Every tool that
+ *  turns a seed into a scenario (sweep, explore's roots, gen) calls this. */
+void sf_target_seed_scenario(const sf_target *t, uint64_t seed, sf_scenario *s);
+
 /** Run one scenario against a target. Returns 1 if it failed, else 0. */
 int sf_run(const sf_target *t, const sf_scenario *s, const sf_run_opts *o, sf_result *r);
 

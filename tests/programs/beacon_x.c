@@ -19,7 +19,8 @@ COPY(4)
 static const sf_program_copy copies[] = {ENTRY(0), ENTRY(1), ENTRY(2), ENTRY(3), ENTRY(4)};
 static const char *const args[] = {"beacon", "{node}", "{nodes}", "7000", NULL};
 static const sf_program program = {
-    "x", sfp_main_0, __start_sfp_globals_0, __stop_sfp_globals_0, args, 4, NULL, 0, copies, 5, 0};
+    "x",  sfp_main_0, __start_sfp_globals_0, __stop_sfp_globals_0, args, 4, NULL, 0, copies, 5, 0,
+    NULL, 0};
 
 static void *create(int nodes) {
   return sf_program_create(&program, nodes);

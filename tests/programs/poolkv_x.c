@@ -31,6 +31,8 @@ static const sf_program client = {"x-client",
                                   0,
                                   client_copies,
                                   2,
+                                  0,
+                                  NULL,
                                   0};
 static const char *const args[] = {"poolkv", "7000", NULL};
 static const sf_program program = {"x",
@@ -43,6 +45,8 @@ static const sf_program program = {"x",
                                    2,
                                    server_copies,
                                    1,
+                                   0,
+                                   NULL,
                                    0};
 
 static void *create(int nodes) {

@@ -47,6 +47,14 @@
  *                    stepped back stretches it past the primary's count;
  *   KV_BUG_PARTIAL   a read is taken to hold whole lines: a line split
  *                    across two TCP segments is parsed in two pieces.
+ *
+ * Versions (simfuzz_program_version, the top CMakeLists.txt): how a value
+ * is written in records (log, snapshot, lines to backups) and read back.
+ * This one writes and reads decimal. KV_READ_HEX (version 1.1) also reads
+ * "0x" hexadecimal; KV_WRITE_HEX (version 2) writes it. The client's lines
+ * stay decimal. Version 2 is right after 1.1 everywhere (the two-step
+ * format change) and wrong straight after 1: in a cluster of both, a
+ * version 1 backup reads "0x1f" as 0.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -72,6 +80,16 @@
 #define LEASE_P 1000 /* ms: a lease as the primary counts it, from its grant */
 #define LEASE_B 700  /* ms: as a backup counts it, from its request */
 #define BLOCK 512    /* a log record's bytes: a disk sector of its own */
+#ifdef KV_WRITE_HEX
+#define VAL_OUT "0x%lx" /* a value in a record, as written */
+#else
+#define VAL_OUT "%lu"
+#endif
+#if defined(KV_READ_HEX) || defined(KV_WRITE_HEX)
+#define VAL_IN "%li" /* and as read: decimal, or 0x hexadecimal */
+#else
+#define VAL_IN "%lu"
+#endif
 
 typedef struct conn {
   int fd;         /* -1: free */
@@ -186,9 +204,9 @@ static long load(const char *path, int log) {
     unsigned k = 0;
     size_t n = strlen(line);
     int ok = n && line[n - 1] == '\n' &&
-             (log ? n == BLOCK && sscanf(line, "%lu %u %lu %lx", &seq, &k, &v, &sum) == 4 &&
+             (log ? n == BLOCK && sscanf(line, "%lu %u " VAL_IN " %lx", &seq, &k, &v, &sum) == 4 &&
                         sum == record_sum(seq, k, v)
-                  : sscanf(line, "%u %lu", &k, &v) == 2 || sscanf(line, "S %lu", &seq) == 1);
+                  : sscanf(line, "%u " VAL_IN, &k, &v) == 2 || sscanf(line, "S %lu", &seq) == 1);
     if (!ok || k >= KEYS)
       break; /* a torn last record: what follows is not ours */
     if (line[0] != 'S')
@@ -216,7 +234,7 @@ static void wal_sync(void) {
  * from a whole one. */
 static void wal_append(unsigned long seq, unsigned k, unsigned long v) {
   char rec[BLOCK + 1];
-  int n = snprintf(rec, sizeof rec, "%lu %u %lu %lx", seq, k, v, record_sum(seq, k, v));
+  int n = snprintf(rec, sizeof rec, "%lu %u " VAL_OUT " %lx", seq, k, v, record_sum(seq, k, v));
   memset(rec + n, ' ', BLOCK - 1 - (size_t)n);
   rec[BLOCK - 1] = '\n';
   if (write(wal, rec, BLOCK) != BLOCK)
@@ -232,7 +250,7 @@ static void compact(void) {
     die("open snap.tmp");
   for (unsigned k = 0; k < KEYS; k++) {
     char rec[LINE];
-    int n = snprintf(rec, sizeof rec, "%u %lu\n", k, val[k]);
+    int n = snprintf(rec, sizeof rec, "%u " VAL_OUT "\n", k, val[k]);
     if (val[k] && write(fd, rec, (size_t)n) != n)
       die("write snap.tmp");
   }
@@ -306,7 +324,7 @@ static void send_state(conn *c) {
   say(c->fd, "RESET\n");
   for (unsigned k = 0; k < KEYS; k++)
     if (cval[k]) {
-      snprintf(line, sizeof line, "SET %u %lu\n", k, cval[k]);
+      snprintf(line, sizeof line, "SET %u " VAL_OUT "\n", k, cval[k]);
       say(c->fd, line);
     }
   snprintf(line, sizeof line, "UPTO %lu\n", acknowledged);
@@ -358,7 +376,7 @@ static void to_backups(const char *line) {
 
 static void replicate(const pending *p) {
   char line[LINE];
-  snprintf(line, sizeof line, "REP %lu %u %lu\n", p->seq, p->key, p->value);
+  snprintf(line, sizeof line, "REP %lu %u " VAL_OUT "\n", p->seq, p->key, p->value);
   to_backups(line);
 }
 
@@ -388,7 +406,7 @@ static void try_answer(void) {
     acknowledged = p->seq;
     cval[p->key] = p->value;
     char line[LINE];
-    snprintf(line, sizeof line, "COMMIT %lu %u %lu\n", p->seq, p->key, p->value);
+    snprintf(line, sizeof line, "COMMIT %lu %u " VAL_OUT "\n", p->seq, p->key, p->value);
     to_backups(line);
     p->used = 0;
   }
@@ -518,7 +536,7 @@ static void handle(conn *c, char *line) {
     else
       snprintf(reply, sizeof reply, "NOLEASE\n");
     say(c->fd, reply);
-  } else if (sscanf(line, "REP %lu %u %lu", &seq, &k, &v) == 3 && id != 0 && k < KEYS) {
+  } else if (sscanf(line, "REP %lu %u " VAL_IN, &seq, &k, &v) == 3 && id != 0 && k < KEYS) {
     from_primary(c);
     wal_append(seq, k, v);
     wal_sync();
@@ -527,7 +545,7 @@ static void handle(conn *c, char *line) {
       dirty[k] = seq;
     snprintf(reply, sizeof reply, "ACK %lu\n", seq);
     say(c->fd, reply);
-  } else if (sscanf(line, "COMMIT %lu %u %lu", &seq, &k, &v) == 3 && id != 0 && k < KEYS) {
+  } else if (sscanf(line, "COMMIT %lu %u " VAL_IN, &seq, &k, &v) == 3 && id != 0 && k < KEYS) {
     cval[k] = v;
     if (seq > committed)
       committed = seq;
@@ -538,7 +556,7 @@ static void handle(conn *c, char *line) {
     memset(cval, 0, sizeof cval);
     memset(dirty, 0, sizeof dirty);
     syncing = 1;
-  } else if (sscanf(line, "SET %u %lu", &k, &v) == 2 && id != 0 && k < KEYS) {
+  } else if (sscanf(line, "SET %u " VAL_IN, &k, &v) == 2 && id != 0 && k < KEYS) {
     from_primary(c);
     wal_append(0, k, v);
     val[k] = cval[k] = v;
