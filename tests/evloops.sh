@@ -8,10 +8,11 @@
 #     uv_fs_* with fsync on its thread pool, whose threads are coroutines);
 #   - the correct program passes a long sweep under network, disk, clock,
 #     crash and allocation faults;
-#   - each planted bug is found (evquorum's by the sweep; uvlog's, which
-#     needs a disk stall, a write and a crash of the primary in one window,
-#     on its regression scenario), minimized, and replays with the same
-#     trace hash in the command line, libFuzzer and AFL++ binaries.
+#   - each planted bug is found (evquorum's and uvlog's partial reads by
+#     the sweep; uvlog's early answer, which needs a disk stall, a write and
+#     a crash of the primary in one window, on its regression scenario),
+#     minimized, and replays with the same trace hash in the command line,
+#     libFuzzer and AFL++ binaries.
 # usage: evloops.sh BUILD_DIR
 T_NAME=evloops
 # shellcheck source=tests/lib.sh
@@ -40,6 +41,7 @@ ok "libuv runs in the nodes: uv_fs_* on its thread pool of 4 coroutine threads"
 "$U" sweep --seeds 1-2000 -q > "$work/uvclean.log" 2>&1 ||
   fail "the correct uvlog failed the sweep: $(tail -n 3 "$work/uvclean.log")"
 ok "the correct uvlog passes 2,000 random scenarios"
+program_bug "$B" uvlog partial 95-105 "not linearizable"
 program_bug "$B" uvlog early_ok \
   "@$SRC/tests/regressions/uvlog_bug_early_ok/linearizable--a-primary-that-answered-before-its-own-fsync-lost-the-write-at-a-crash.pb"
 finish

@@ -13,9 +13,15 @@
  * synced at the primary and every backup acknowledged it; a read at the primary sees what it
  * logged. A node that restarts reads its log back.
  *
- * Planted bug: UVLOG_BUG_EARLY_OK, the primary answers a write once the
- * backups acknowledged it, without waiting for its own fsync: a primary
- * that crashes meanwhile comes back without the write it confirmed. */
+ * Planted bugs:
+ *   UVLOG_BUG_EARLY_OK  the primary answers a write once the backups
+ *                       acknowledged it, without waiting for its own fsync:
+ *                       a primary that crashes meanwhile comes back without
+ *                       the write it confirmed;
+ *   UVLOG_BUG_PARTIAL   a read callback is taken to end at a line's end (as
+ *                       if libuv delivered whole messages): the piece of a
+ *                       line left at the end of a read is handled as a line,
+ *                       and "PUT 3 77" cut after "PUT 3 7" writes 7. */
 #define _GNU_SOURCE
 #include <uv.h>
 
@@ -146,6 +152,13 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b) {
     c->len -= (size_t)(nl + 1 - c->buf);
     memmove(c->buf, nl + 1, c->len);
   }
+#ifdef UVLOG_BUG_PARTIAL
+  if (c->len && c->len < sizeof c->buf - 1) { /* the rest of a read is taken for a line */
+    c->buf[c->len] = 0;
+    on_line(c, c->buf);
+    c->len = 0;
+  }
+#endif
 }
 
 static conn *new_conn(int peer) {
