@@ -34,8 +34,9 @@ esac
 export SANITIZER CFLAGS CXXFLAGS="$CFLAGS" SRC="$work/src" WORK="$work/work" OUT="$work/out"
 export SIMFUZZ_SRC="$SRCDIR" SIMFUZZ_GENERATOR=Ninja SIMFUZZ_PLANTED_BUGS=1
 # as the base-builder image, which has no libevent or libuv archive: the
-# programs on them are not built (the Dockerfile installs neither)
-export SIMFUZZ_CMAKE_ARGS="-DSF_LIBEVENT_CORE=SF_LIBEVENT_CORE-NOTFOUND -DSF_LIBUV=SF_LIBUV-NOTFOUND"
+# programs on them are not built (the Dockerfile installs neither). OFF,
+# not a -NOTFOUND value, which find_library takes as "search again"
+export SIMFUZZ_CMAKE_ARGS="-DSF_LIBEVENT_CORE=OFF -DSF_LIBUV=OFF"
 # every target in the libFuzzer-ASan build, as OSS-Fuzz builds them; the
 # other configurations check the build script, the engine and the
 # sanitizer on a few of each kind (a library, programs with a client, with
