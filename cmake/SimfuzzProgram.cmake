@@ -111,6 +111,10 @@ function(simfuzz_add_program)
       message(FATAL_ERROR "simfuzz_add_program(${name}): VERSIONS ${v}: declare it first with "
         "simfuzz_program_version(${v} SOURCES ...)")
     endif()
+    if(TARGET sfprog_${v})
+      message(FATAL_ERROR "simfuzz_add_program(${name}): VERSIONS ${v}: another target holds it "
+        "already; declare one version per target (its objects are the target's)")
+    endif()
     foreach(what SOURCES LIBRARIES INCLUDES DEFINES COMPILE_OPTIONS)
       get_property(_v_${what} GLOBAL PROPERTY SIMFUZZ_VERSION_${v}_${what})
     endforeach()

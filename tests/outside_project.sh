@@ -69,6 +69,20 @@ if [ "$(uname -m)" = x86_64 ]; then
     grep -q "n3  send .*-> n0" "$work/pingc.log" && grep -q "n4  send .*-> n0" "$work/pingc.log" &&
     ok "a program's CLIENT, built against the installed simfuzz_client.h, does its operations" ||
     bad "ping's client: $(tail -n 5 "$work/pingc.log")"
+  # two versions of it (simfuzz_program_version, VERSIONS): the sweep's
+  # plans, and a node upgraded in a scenario of the seed's with the timeline
+  # saying so
+  pu="$OB/bin/simfuzz-ping_up"
+  { cat "$SRC/seeds/writes.textproto" &&
+    printf 'versions: [0, 1]\nsteps { at_us: 50000 upgrade { node: 0 version: 1 } }\n'; } \
+    > "$work/up.txt"
+  "$pu" encode "$work/up.txt" -o "$work/up.pb" > "$work/pingu.log" 2>&1 &&
+    "$pu" replay "$work/up.pb" >> "$work/pingu.log" 2>&1 &&
+    grep -q "n1  version *v1 (was v0)" "$work/pingu.log" &&
+    grep -q "n0  version *v1 (was v0)" "$work/pingu.log" &&
+    "$pu" sweep --seeds 1-100 -q >> "$work/pingu.log" 2>&1 &&
+    ok "a program of two versions: a node starts as one, another is upgraded, 100 sweeps" ||
+    bad "ping_up: $(tail -n 5 "$work/pingu.log")"
 fi
 
 # ---- 3. the buggy release fails, the correct one does not ----
