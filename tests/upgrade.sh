@@ -9,8 +9,9 @@
 #      clusters and upgrade nodes one at a time;
 #   3. the bug is found by the sweep, minimized, replays with one trace
 #      hash in the three binaries and passes on the correct upgrade;
-#   4. it is a mixed-version bug: the minimized scenario passes with every
-#      node at version 1, and with every node at version 2.
+#   4. it is a mixed-version bug: the minimized scenario (with the node
+#      count the run has) passes with every node at version 1, and with
+#      every node at version 2.
 # usage: upgrade.sh BUILD_DIR
 T_NAME=upgrade
 # shellcheck source=tests/lib.sh
@@ -42,6 +43,10 @@ program_bug "$B" kvstore_up hex 1-300 "not linearizable"
 "$V" show "$work/min_kvstore_up_bug_hex.pb" > "$work/min.txt" 2>&1 || fail "show"
 grep -q "^versions:" "$work/min.txt" || grep -q "upgrade {" "$work/min.txt" ||
   fail "the minimized scenario names no version: $(cat "$work/min.txt")"
+# (the sweep's scenario asked for 5 nodes of a 3-node target: minimize
+# writes the count the run has)
+! grep -q "^nodes: [4-9]" "$work/min.txt" ||
+  fail "minimize left a node count the target clamps: $(grep "^nodes" "$work/min.txt")"
 for v in 0 1; do # every node at version v: no starting versions, no upgrade
   awk -v v="$v" '
     /^steps \{/ { blk = $0; inblk = 1; up = 0; next }

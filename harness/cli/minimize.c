@@ -202,6 +202,8 @@ static int simplify_globals(minimizer *m, sf_scenario *s, sf_scenario *c) {
     if (s->nodes != before)
       break;
   }
+  /* the count the run has (a count past the target's range is clamped) */
+  TRY(m, s, c, c->nodes = (uint32_t)sf_nodes_for(cli_target, c));
   /* node numbers are taken modulo the node count: write them that way */
   uint32_t n = (uint32_t)sf_nodes_for(cli_target, s);
   TRY(
