@@ -12,9 +12,11 @@
 #   (g) AFL++ with simfuzz's custom mutator and the dictionary
 #   (h) explore as (e) without revisits of kept rare states (--keep 0): what
 #       the revisits add, side by side
+#   (i) simfuzz fuzz, the default job, on two cores (--jobs 2): it takes
+#       both cores, so run its trials with -j 1 and nothing beside them
 # AFL++ runs set their execution timeout explicitly (-t): its default of
 # 20 ms is too short for long scenarios.
-# Every trial runs on one core; J trials run at once (default 2: one per
+# Every trial but (i)'s runs on one core; J trials run at once (default 2: one per
 # core of our machines). Prints per target and method: hits/K, median time
 # to the first crash (a miss counts as the budget, so a median over misses is
 # a lower bound, marked >=), median execs/s, every trial's time and runs
@@ -101,10 +103,11 @@ case $m in
     hit=0; grep -q "FAILED" "$d/log" && hit=1
     ex=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$d/log" |
       awk '{print $1 + $2}') ;;
-  f)
+  f | i)
     lo=$((k * 100000000))
+    jobs=1; [ "$m" = i ] && jobs=2
     timeout $((BUDGET + 60)) "$A/bin/simfuzz" --target "$t" fuzz -o "$d/x" --seed "$lo" \
-      --time "$BUDGET" --jobs 1 --stop-on-first > "$d/log" 2>&1 || true
+      --time "$BUDGET" --jobs "$jobs" --stop-on-first > "$d/log" 2>&1 || true
     e=$(now)
     hit=0; grep -q "^fuzz: confirmed" "$d/log" && hit=1
     ex=$(sed -n 's/^explore: \([0-9]*\) roots, \([0-9]*\) branches.*/\1 \2/p' "$d/log" |
@@ -130,7 +133,7 @@ xargs -P "$J" -L 1 sh "$work/trial.sh" < "$work/jobs"
 median() { sort -n | awk '{a[NR]=$1} END {if (NR) printf "%.2f\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 printf "%-32s %-44s %5s %12s %10s\n" target method hits "median TTB" "execs/s"
 for t in $targets; do
-  ma=""; md=""; dm=""; me=""; mf=""
+  ma=""; md=""; dm=""; me=""; mf=""; mi=""
   for m in $(echo "$METHODS" | sed 's/./& /g'); do
     awk -v m="$m" -v t="$t" '$1 == m && $2 == t' "$work/res" > "$work/r"
     hits=$(awk '{h+=$4} END {print h+0}' "$work/r")
@@ -141,6 +144,7 @@ for t in $targets; do
     [ "$m" = d ] && { md=$med; dm=$mark; }
     [ "$m" = e ] && me=$med
     [ "$m" = f ] && mf=$med
+    [ "$m" = i ] && mi=$med
     case $m in
       a) name="(a) libFuzzer + mutator + state feedback" ;;
       b) name="(b) libFuzzer + mutator, no state feedback" ;;
@@ -150,6 +154,7 @@ for t in $targets; do
       f) name="(f) simfuzz fuzz (default job, 1 core)" ;;
       g) name="(g) AFL++ + simfuzz custom mutator" ;;
       h) name="(h) explore without revisits (--keep 0)" ;;
+      i) name="(i) simfuzz fuzz (default job, 2 cores)" ;;
     esac
     printf "%-32s %-44s %2s/%-2s %11ss %10s\n" "$t" "$name" "$hits" "$K" "$mark$med" "${eps:--}"
     # every trial, in trial order: seconds (a miss: the budget, marked -) and runs
@@ -164,6 +169,9 @@ for t in $targets; do
   fi
   if [ -n "$mf" ] && [ -n "$md" ]; then
     printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(f)" "$dm" "$(awk -v d="$md" -v f="$mf" 'BEGIN {printf "%.1f", (f > 0 ? d / f : 0)}')"
+  fi
+  if [ -n "$mi" ] && [ -n "$md" ]; then
+    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(i)" "$dm" "$(awk -v d="$md" -v f="$mi" 'BEGIN {printf "%.1f", (f > 0 ? d / f : 0)}')"
   fi
 done
 echo "budget ${BUDGET}s per trial, $K trials per method, $J trials at a time"
