@@ -371,12 +371,17 @@ static uint64_t remap_mask(uint64_t m, const int *perm, int n) {
   return out;
 }
 
+/* Node's version v of the scenario, as one of the target's (0 for a
+ * target of one version). */
+static void set_version(run_state *rs, int node, uint32_t v) {
+  sim_node_set_version(rs->w, node, rs->t->versions > 1 ? v % rs->t->versions : 0);
+}
+
 /* An upgrade: the node's process stops and starts again as version v (of
  * the target's versions), on what its disk holds; a node that is down runs
  * v when it restarts. */
 static void upgrade(run_state *rs, int node, uint32_t v) {
-  uint32_t versions = rs->t->versions > 1 ? rs->t->versions : 1;
-  sim_node_set_version(rs->w, node, v % versions);
+  set_version(rs, node, v);
   if (!sim_node_up(rs->w, node))
     return;
   sim_node_stop(rs->w, node);
@@ -388,10 +393,8 @@ static void upgrade(run_state *rs, int node, uint32_t v) {
 static void start_versions(run_state *rs) {
   if (rs->t->versions < 2)
     return;
-  for (int i = 0; i < rs->n; i++) {
-    uint32_t v = (uint32_t)i < rs->s->nversions ? rs->s->versions[i] : 0;
-    sim_node_set_version(rs->w, i, v % rs->t->versions);
-  }
+  for (int i = 0; i < rs->n; i++)
+    set_version(rs, i, (uint32_t)i < rs->s->nversions ? rs->s->versions[i] : 0);
 }
 
 static void run_step(sim_world *w, void *arg) {

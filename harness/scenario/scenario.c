@@ -558,8 +558,8 @@ int sf_decode_proto(const uint8_t *data, size_t len, sf_scenario *out) {
   out->fp_fire_ppm = m->faultpoint_fire_ppm;
   out->tail_ms = m->tail_ms;
   out->nversions = (uint32_t)(m->n_versions < SIM_MAX_NODES ? m->n_versions : SIM_MAX_NODES);
-  for (uint32_t i = 0; i < out->nversions; i++)
-    out->versions[i] = (uint8_t)(m->versions[i] % SF_MAX_VERSIONS);
+  for (uint32_t i = 0; i < out->nversions; i++) /* sf_normalize takes them modulo */
+    out->versions[i] = (uint8_t)m->versions[i];
   uint32_t n = 0;
   for (size_t i = 0; i < m->n_steps && n < SF_MAX_STEPS; i++)
     if (m->steps[i] && from_step(m->steps[i], &out->steps[n]))
