@@ -8,7 +8,8 @@
 #                     [CALL_COST_NS <ns>] [LIVENESS_MS <ms>]
 #                     [VERSIONS <version>...])
 #
-# Compiles SOURCES as they are (no #include of simfuzz's), links them and
+# Compiles SOURCES as they are (unchanged: the one header simfuzz adds is
+# program_atomics.h, forced in, below), links them and
 # LIBRARIES (static archives, searched for what the sources need) into one
 # relocatable object, and then:
 #   - every reference to a call of simfuzz's table (harness/program/calls.h,
@@ -18,6 +19,10 @@
 #     fails the run naming it (cmake/program_check.cmake); and
 #     everything else the program defines is made local, so that several
 #     programs (versions of one, too) can share a binary;
+#   - its sources are compiled with program_atomics.h forced in
+#     (harness/program/atomics.h), so that each atomic operation they
+#     spell (<stdatomic.h>, __atomic_*, __sync_*) is a switch point of the
+#     node's threads;
 #   - the writable globals (.data, .bss) are merged into one section,
 #     sfp_globals_<name> (thread-local variables are refused at build time),
 #     and the object is copied once per node (NODES' maximum; the client's
@@ -346,7 +351,10 @@ macro(_simfuzz_program_object pname flavour)
   add_library(${_t} OBJECT ${_sfp_src_${pname}})
   target_include_directories(${_t} PRIVATE ${_sfp_inc_${pname}})
   target_compile_definitions(${_t} PRIVATE ${_sfp_def_${pname}})
-  target_compile_options(${_t} PRIVATE -UNDEBUG -fno-common ${_sfp_opt_${pname}})
+  # (program_atomics.h, forced in: its atomic operations become switch points)
+  get_property(_atomics GLOBAL PROPERTY SIMFUZZ_PROGRAM_ATOMICS)
+  target_compile_options(${_t} PRIVATE -UNDEBUG -fno-common -include ${_atomics}
+    ${_sfp_opt_${pname}})
   get_property(_calls GLOBAL PROPERTY SIMFUZZ_PROGRAM_CALLS)
   set(_cost_flag "")
   if(NOT "${pname}" STREQUAL "${name}_client" AND NOT cost EQUAL 0) # the servers' calls

@@ -73,7 +73,8 @@ echo "determinism matrix: $count harness runs (pbstore_bug_reset_skip, random sc
 # its main renamed MAIN_j and its globals section GLOBALS_j
 interpose() {
   # shellcheck disable=SC2086
-  $1 -std=c11 $2 $3 -w -UNDEBUG -fno-common ${9:-} -c "$4" -o "$out/$5.src.o"
+  $1 -std=c11 $2 $3 -w -UNDEBUG -fno-common -include harness/program/atomics.h ${9:-} \
+    -c "$4" -o "$out/$5.src.o"
   printf 'SECTIONS\n{\n  sfp_globals : { *(.data .data.rel .data.rel.local .data.rel.local.* .data.[!r]* .bss .bss.* COMMON) }\n}\n' \
     > "$out/globals.ld"
   ld -r -T "$out/globals.ld" -o "$out/$5.tmp.o" "$out/$5.src.o"
@@ -99,6 +100,11 @@ poolkv_objects() { # CC OPT SAN: $out/server.o (one node) and $out/client.o (two
   interpose "$1" "$2" "$3" examples/programs/poolkv/poolkv.c server sfp_main sfp_globals 1
   interpose "$1" "$2" "$3" examples/programs/poolkv/poolclient.c client sfp_cmain sfp_cglobals 2 -Iinclude
 }
+# Threads that switch at atomic operations (tests/programs/atomics.c): gcc's
+# and clang's <stdatomic.h> expand to different builtins, each one switch point.
+atomics_object() { # CC OPT SAN: $out/atomics.o (one node)
+  interpose "$1" "$2" "$3" tests/programs/atomics.c atomics sfp_main sfp_globals 1
+}
 program_sources="sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c \
   harness/run/sites.c harness/run/features.c harness/run/feedback.c harness/adapter/libc.c \
   harness/adapter/record.c harness/program/program.c harness/program/fiber.c harness/program/net.c \
@@ -113,6 +119,10 @@ if [ "$(uname -m)" = x86_64 ]; then
   pre=poolkv_objects
   # shellcheck disable=SC2086
   matrix poolkv $program_sources tests/programs/poolkv_x.c "$out/server.o" "$out/client.o" -lprotobuf-c
-  pre=""
   echo "determinism matrix: $count threaded program runs (poolkv, random scenarios) identical across: $configs"
+  pre=atomics_object
+  # shellcheck disable=SC2086
+  matrix atomics $program_sources tests/programs/atomics_x.c "$out/atomics.o" -lprotobuf-c
+  pre=""
+  echo "determinism matrix: $count runs of threads that switch at atomic operations (gcc's and clang's <stdatomic.h>) identical across: $configs"
 fi

@@ -4,7 +4,8 @@
 # run as simulated nodes, each with its own
 # globals, errno and heap, restarted from the program's initial values; a
 # call simfuzz refuses, an exit status, abort() and a failed assert() fail
-# the run with what happened; AddressSanitizer sees a program's overflow
+# the run with what happened; atomic operations are switch points of a
+# node's threads; AddressSanitizer sees a program's overflow
 # on the node's own stack (sanitized builds); the beacon's planted bug is found by the sweep,
 # minimized, and replays with the same trace hash; runs are deterministic.
 # usage: programs.sh BUILD_DIR [SANITIZED(ON/OFF)]
@@ -143,6 +144,30 @@ scenario spin 1
   grep -q "^ *0\.001003s n0  timer" "$work/spin.log" ||
   fail "a call's cost: $(grep -v " timer " "$work/spin.log" | tail -n 3)"
 ok "CALL_COST_NS: a program's calls cost its clock time, spent at its next wait"
+
+# 2d. atomic operations are switch points (program_atomics.h, forced into a
+# program's sources): three threads that count by an atomic_load then an
+# atomic_store lose updates in some schedules, which nothing else in their
+# loop could show; the four counts by single atomic operations (fetch_add, a
+# compare-and-swap loop, a spin lock on an atomic_flag, __sync_fetch_and_add)
+# keep every update in every schedule; the same failure has the same trace
+# hash in the command line, libFuzzer and AFL++ binaries
+AT=$B/bin/simfuzz-atomics
+"$AT" sweep --seeds 1-40 -o "$work/at" -q > "$work/at.log" 2>&1
+[ $? = 1 ] || fail "atomics: no update lost in 40 seeds: $(tail -n 3 "$work/at.log")"
+n_fail=$(grep -c "FAILED" "$work/at.log")
+n_lost=$(grep -c "FAILED assert: Assertion .atomic_load(&by_load_store) ==" "$work/at.log")
+[ "$n_fail" -gt 0 ] && [ "$n_fail" = "$n_lost" ] ||
+  fail "atomics: $n_fail failures, $n_lost of them the load-then-store count: $(grep FAILED "$work/at.log" | grep -v by_load_store | head -n 2)"
+crash=$(find "$work/at" -type f -name '*.pb' | sort | head -n 1)
+replays_as "$AT" "$crash" assert
+a=$(sed -n 's/.*hash \([0-9a-f]*\) -> FAILED.*/\1/p' "$work/replays_as.log")
+for fz in "$B/fuzz/atomics_fuzzer" "$B/fuzz/atomics_afl"; do
+  [ -x "$fz" ] || continue
+  h=$("$fz" "$crash" 2>&1 | sed -n 's/^==simfuzz== scenario: .*trace hash \([0-9a-f]*\)$/\1/p' | head -n 1)
+  [ "$h" = "$a" ] || fail "atomics: $(basename "$fz") replays $(basename "$crash") as '$h', the CLI as '$a'"
+done
+ok "atomic operations are switch points: a load then a store lost updates in $n_lost of 40 seeds (hash $a everywhere), single operations none"
 
 # 3. the beacon: clean when correct, its planted bug found, minimized and
 # replayed with the same trace hash, every run deterministic

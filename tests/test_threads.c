@@ -42,6 +42,7 @@ int sfp_sem_init(sem_t *s, int shared, unsigned value);
 int sfp_sem_wait(sem_t *s);
 int sfp_sem_post(sem_t *s);
 int sfp_sched_yield(void);
+void sfp_sf_atomic_point(void);
 int sfp_clock_gettime(clockid_t clock, struct timespec *ts);
 int sfp_pipe(int fds[2]);
 ssize_t sfp_read(int fd, void *buf, size_t len);
@@ -76,14 +77,17 @@ static void end(sim_world *w, void *ctx) {
 /* ---- a counter, with and without its lock ------------------------------ */
 
 static pthread_mutex_t count_mu = PTHREAD_MUTEX_INITIALIZER;
-static int counter, use_lock, done_main;
+static int counter, use_lock, use_atomic_point, done_main;
 
 static void *bump(void *arg) {
   for (int i = 0; i < 20; i++) {
     if (use_lock)
       sfp_pthread_mutex_lock(&count_mu);
     int v = counter;
-    sfp_sched_yield(); /* a switch point between the read and the write */
+    if (use_atomic_point)    /* a switch point between the read and the write */
+      sfp_sf_atomic_point(); /* (what program_atomics.h puts before an atomic store) */
+    else
+      sfp_sched_yield();
     counter = v + 1;
     if (use_lock)
       sfp_pthread_mutex_unlock(&count_mu);
@@ -129,6 +133,24 @@ TEST(a_lock_keeps_every_update_and_a_missing_one_loses_some_in_some_schedule) {
     }
   }
   CHECK(lost > 0); /* some schedules interleave the read and the write */
+}
+
+TEST(an_atomic_operation_is_a_switch_point_and_outside_a_node_only_itself) {
+  sfp_sf_atomic_point(); /* no node runs (a constructor's atomic): nothing happens */
+  use_lock = 0;
+  use_atomic_point = 1;
+  int lost = 0;
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    void *ctx;
+    done_main = 0;
+    sim_world *w = run(&counter_prog, seed, 100, &ctx);
+    CHECK(!sim_failed(w));
+    CHECK_EQ(done_main, 1);
+    lost += counter < 60;
+    end(w, ctx);
+  }
+  use_atomic_point = 0;
+  CHECK(lost > 0);
 }
 
 TEST(a_seed_is_one_schedule_every_time) {
@@ -381,6 +403,7 @@ TEST(a_thread_blocked_on_a_pipe_wakes_at_another_threads_write_and_exit_ends_all
 }
 
 TEST_MAIN(T(a_lock_keeps_every_update_and_a_missing_one_loses_some_in_some_schedule),
+          T(an_atomic_operation_is_a_switch_point_and_outside_a_node_only_itself),
           T(a_seed_is_one_schedule_every_time), T(a_lock_cycle_is_a_deadlock_that_names_each_wait),
           T(a_node_whose_every_thread_waits_for_another_is_a_deadlock),
           T(conditions_semaphores_rwlocks_once_and_keys_work_in_every_schedule),

@@ -215,6 +215,7 @@
   X(sigprocmask, MODEL, "accepted: no signal reaches a node")                          \
   X(pthread_atfork, MODEL, "accepted: a node never forks")                             \
   X(sched_yield, MODEL, "a switch point")                                              \
+  X(sf_atomic_point, MODEL, "an atomic operation (program_atomics.h): a switch point") \
   X(pthread_mutex_init, MODEL, "normal, recursive or error-checking")                  \
   X(pthread_mutex_destroy, MODEL, "EBUSY while held")                                  \
   X(pthread_mutex_lock, MODEL, "a switch point; waits while another thread holds it")  \

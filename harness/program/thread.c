@@ -10,9 +10,9 @@
  * drawn from the scenario's choice source (sim_draw, on a stream of the
  * node's incarnation): a lock, an unlock, a condition's signal and which
  * waiter it wakes, a semaphore's post and wait, a thread's start and
- * join, sched_yield, an fsync, and whichever thread runs after one
- * blocks. A node that never starts a thread draws nothing and records
- * nothing here: its runs are what they were before threads existed.
+ * join, sched_yield, an atomic operation (program_atomics.h), an fsync,
+ * and whichever thread runs after one blocks. A node that never starts a thread draws nothing and
+ * records nothing here: its runs are what they were before threads existed.
  *
  * Lock state lives in the program's own objects (pthread_mutex_t and the
  * like, which their static initializers zero), so it is per node as the
@@ -479,6 +479,15 @@ int sfp_sched_yield(void);
 int sfp_sched_yield(void) {
   sfp__switch_point();
   return 0;
+}
+
+/* An atomic operation of the program's sources (the forced header
+ * program_atomics.h puts this before each one): a switch point. One in a
+ * constructor, before any node runs, is only the operation. */
+void sfp_sf_atomic_point(void);
+void sfp_sf_atomic_point(void) {
+  if (sfp_fiber_current() && sfp__cur_c)
+    sfp__switch_point();
 }
 
 int sfp_pthread_attr_init(pthread_attr_t *a);

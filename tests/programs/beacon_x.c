@@ -2,8 +2,7 @@
  * tests/determinism_matrix.sh, which interposes the program's object as
  * simfuzz_add_program() does, a copy per node (cmake/SimfuzzProgram.cmake
  * generates the same for a real target). */
-#include <simfuzz/simfuzz.h>
-#include <simfuzz/simfuzz_program.h>
+#include "program_x.h"
 
 #define COPY(j)                                                                                    \
   int sfp_main_##j(int argc, char **argv);                                                         \
@@ -22,19 +21,4 @@ static const sf_program program = {
     "x",  sfp_main_0, __start_sfp_globals_0, __stop_sfp_globals_0, args, 4, NULL, 0, copies, 5, 0,
     NULL, 0};
 
-static void *create(int nodes) {
-  return sf_program_create(&program, nodes);
-}
-
-const sf_target sf_target_x = {.name = "x",
-                               .summary = "the beacon program",
-                               .min_nodes = 3,
-                               .max_nodes = 5,
-                               .default_nodes = 3,
-                               .create = create,
-                               .destroy = sf_program_destroy,
-                               .ops = &sf_program_ops,
-                               .observe = sf_program_observe,
-                               .workload = sf_program_workload,
-                               .end_checks = sf_program_end_checks,
-                               .live = sf_program_live};
+PROGRAM_X(program, "the beacon program", 3, 5, 0);

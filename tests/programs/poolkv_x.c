@@ -2,8 +2,7 @@
  * target sf_target_x, for tests/determinism_matrix.sh, which interposes
  * their objects as simfuzz_add_program() does (cmake/SimfuzzProgram.cmake
  * generates the same for a real target). */
-#include <simfuzz/simfuzz.h>
-#include <simfuzz/simfuzz_program.h>
+#include "program_x.h"
 
 int sfp_main_0(int argc, char **argv);
 int sfp_cmain_0(int argc, char **argv);
@@ -49,20 +48,4 @@ static const sf_program program = {"x",
                                    NULL,
                                    0};
 
-static void *create(int nodes) {
-  return sf_program_create(&program, nodes);
-}
-
-const sf_target sf_target_x = {.name = "x",
-                               .summary = "the poolkv program",
-                               .min_nodes = 1,
-                               .max_nodes = 1,
-                               .default_nodes = 1,
-                               .client_nodes = 2,
-                               .create = create,
-                               .destroy = sf_program_destroy,
-                               .ops = &sf_program_ops,
-                               .observe = sf_program_observe,
-                               .workload = sf_program_workload,
-                               .end_checks = sf_program_end_checks,
-                               .live = sf_program_live};
+PROGRAM_X(program, "the poolkv program", 1, 1, 2);
