@@ -597,6 +597,8 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   if (x->visit)
     return; /* re-running a kept state's scenario: nothing there is new */
   uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
+  if (!c) /* the campaign's first run there: whose find it is */
+    add64(x->level || x->in_revisit ? &sh->new_in_branches : &sh->new_in_roots, 1);
   if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
     return;
   if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
@@ -976,6 +978,12 @@ static void print_stats(const explorer *x) {
       printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], sh->site_states[b] > 1 ? "*" : " ",
              name);
     }
+  uint64_t all = sh->ns_all ? sh->ns_all : 1;
+  printf("explore: feature buckets first reached by roots %" PRIu64
+         ", by branches and revisits %" PRIu64
+         "; branches took %.1f %% of the time after the warm-up (revisits %.1f %%)\n",
+         sh->new_in_roots, sh->new_in_branches, 100.0 * (double)sh->ns_branch / (double)all,
+         100.0 * (double)sh->ns_revisit / (double)all);
   const ex_kept *kept = x->kept;
   printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
   for (uint32_t e = 0; e < sh->nkept[0]; e++) {

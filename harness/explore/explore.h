@@ -51,7 +51,9 @@ typedef struct sf_explore_opts {
   X(saved, "crash files written")                                                                  \
   X(unsaved, "failures whose file could not be written")                                           \
   X(corpus, "corpus files written")                                                                \
-  X(corpus_unsaved, "corpus files that could not be written")
+  X(corpus_unsaved, "corpus files that could not be written")                                      \
+  X(new_in_roots, "feature buckets a root reached first")                                          \
+  X(new_in_branches, "feature buckets a branch or revisit reached first")
 
 /** What a campaign did. */
 struct sf_explore_summary {
