@@ -129,7 +129,8 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  own failure (timeout, out-of-memory, the signal and top frame, exit N), as a root's\n"        \
   "  would be, and the campaign goes on. No process outlives the command: every worker and\n"      \
   "  branch runs in a process group of its own, killed when it ends. --stats adds, per\n"          \
-  "  assertion-site state, the runs that reached it, and the states the first job kept\n"          \
+  "  assertion-site state, the runs that reached it, the feature buckets roots and branches\n"     \
+  "  reached first, the branches' part of the time, and the states the first job kept\n"           \
   "  (each with its moment and the end of its run, in virtual time). --json FILE writes the\n"     \
   "  summary's counts as one JSON object (roots, branches, revisits, failures, kinds, ...).\n\n"   \
   "OPTIONS\n"                                                                                      \
