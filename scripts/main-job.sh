@@ -16,8 +16,8 @@ rm -rf "$OUT" && mkdir -p "$OUT/job/corpus"
 cp "$B/corpus/$T"/*.pb "$OUT/job/corpus/"
 S="$B/bin/simfuzz --target $T"
 
-echo "== 1. fuzzing $T: simfuzz fuzz (the explorer, and libFuzzer with the structure-aware"
-echo "      mutator and state feedback; every crash confirmed by replay), at most 120 s"
+echo "== 1. fuzzing $T: simfuzz fuzz (the explorer on every core, its workers sharing the"
+echo "      campaign's counts; every crash confirmed by replay), at most 120 s"
 set +e
 $S fuzz -o "$OUT/job" --time 120 --jobs "$JOBS" --stop-on-first > "$OUT/fuzz.log" 2>&1
 rc=$?

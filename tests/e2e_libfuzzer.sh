@@ -60,4 +60,30 @@ assert j["engine_execs"] > 0 and j["roots"] > 0, j
 assert j["confirmed"] == 0 and j["unconfirmed"] == 0, j
 PY
 echo "e2e_libfuzzer: fuzz --jobs 1 --engine took turns: $(cat "$work/job.json")"
-echo "5 passed, 0 failed"
+
+# --jobs 2: both jobs explore unless --libfuzzer asks for the libFuzzer
+# binary beside the tool (docs/BENCHMARKS.md, the second core); --no-engine
+# with either is refused
+job2() { # NAME OPTION...: fuzz --jobs 2 for 2 s into $work/NAME, its JSON counts in $work/NAME.json
+  j2=$1
+  shift
+  mkdir -p "$work/$j2/corpus" && cp "$B"/corpus/pbstore/*.pb "$work/$j2/corpus/"
+  rc=0
+  "$B/bin/simfuzz-pbstore" fuzz -o "$work/$j2" --time 2 --jobs 2 --seed 5 --json "$work/$j2.json" \
+    "$@" > "$work/$j2.log" 2>&1 || rc=$?
+  [ $rc = 0 ] || { cat "$work/$j2.log"; fail "fuzz --jobs 2 $*: exit $rc"; }
+}
+job2 two
+[ ! -e "$work/two/libfuzzer.log" ] && ! grep -q "libFuzzer job" "$work/two.log" ||
+  fail "fuzz --jobs 2 started libFuzzer: $(head -n 3 "$work/two.log")"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["engine_execs"] == 0 and j["roots"] > 0, j' \
+  "$work/two.json" || fail "fuzz --jobs 2: $(cat "$work/two.json")"
+job2 lf --libfuzzer
+grep -q "^fuzz: libFuzzer job: .*/fuzz/pbstore_fuzzer " "$work/lf.log" &&
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["engine_execs"] > 0 and j["roots"] > 0, j' \
+    "$work/lf.json" || fail "fuzz --jobs 2 --libfuzzer: $(cat "$work/lf.log" "$work/lf.json")"
+rc=0
+"$B/bin/simfuzz-pbstore" fuzz -o "$work/bad" --libfuzzer --no-engine > "$work/bad.log" 2>&1 || rc=$?
+[ $rc = 2 ] || fail "fuzz --libfuzzer --no-engine: exit $rc, want 2"
+echo "e2e_libfuzzer: fuzz --jobs 2 explores on both jobs, and runs libFuzzer with --libfuzzer"
+echo "6 passed, 0 failed"

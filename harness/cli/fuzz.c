@@ -37,7 +37,7 @@ typedef struct {
   const char *share; /* explore's --share, passed on (NULL: its default) */
   uint64_t jobs, seed;
   double seconds;
-  int quiet, no_engine, first;
+  int quiet, no_engine, libfuzzer, first;
   char crashes[4096], corpus[4096], aside[4096], log[4096], ex_json[4096], engine[PATH_MAX];
   int have_engine;
 } fuzz_job;
@@ -281,6 +281,7 @@ static int parse(fuzz_job *j, int argc, char **argv) {
                           CLI_STR("--corpus", NULL, &j->corpus_arg),
                           CLI_STR("--crashes", NULL, &j->crashes_arg),
                           CLI_STR("--json", NULL, &j->json),
+                          CLI_FLAG("--libfuzzer", NULL, &j->libfuzzer),
                           CLI_FLAG("--no-engine", NULL, &j->no_engine),
                           CLI_STR("--confirm", NULL, &j->confirm),
                           CLI_FLAG("--quiet", "-q", &j->quiet),
@@ -308,15 +309,22 @@ static int parse(fuzz_job *j, int argc, char **argv) {
       snprintf(j->log, sizeof j->log, "%s/libfuzzer.log", j->out) >= (int)sizeof j->log ||
       snprintf(j->ex_json, sizeof j->ex_json, "%s/explore.json", j->out) >= (int)sizeof j->ex_json)
     return cli_error("fuzz: path too long: %s", j->out);
-  if (!j->no_engine && (j->jobs >= 2 || j->engine_arg)) {
-    if (j->engine_arg)
-      j->have_engine =
-          snprintf(j->engine, sizeof j->engine, "%s", j->engine_arg) < (int)sizeof j->engine &&
-          access(j->engine, X_OK) == 0;
-    else
-      j->have_engine = find_engine(j->engine, sizeof j->engine) == 0;
-    if (j->engine_arg && !j->have_engine)
+  if (j->no_engine && (j->libfuzzer || j->engine_arg))
+    return cli_error("fuzz: --no-engine with --libfuzzer or --engine");
+  /* every job explores unless asked for libFuzzer (docs/BENCHMARKS.md, "The
+   * second core of --jobs 2": a second explorer beat the ASan libFuzzer) */
+  if (j->engine_arg) {
+    j->have_engine =
+        snprintf(j->engine, sizeof j->engine, "%s", j->engine_arg) < (int)sizeof j->engine &&
+        access(j->engine, X_OK) == 0;
+    if (!j->have_engine)
       return cli_error("fuzz: --engine %s is not an executable", j->engine_arg);
+  } else if (j->libfuzzer) {
+    j->have_engine = find_engine(j->engine, sizeof j->engine) == 0;
+    if (!j->have_engine)
+      return cli_error("fuzz: --libfuzzer: no libFuzzer binary of %s beside this tool "
+                       "(BUILD/fuzz/%s_fuzzer); give its path with --engine FUZZER",
+                       cli_target->name, cli_target->name);
   }
   return EXIT_OK;
 }
@@ -545,16 +553,17 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
 #define HELP_FUZZ                                                                                  \
   "fuzz -o DIR : the default fuzzing job for this target\n\n"                                      \
   "SYNOPSIS\n"                                                                                     \
-  "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--engine FUZZER | --no-engine]\n"               \
+  "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--libfuzzer] [--engine FUZZER]\n"               \
   "       [--corpus CDIR] [--crashes XDIR] [--json FILE] [--confirm SANITIZED_TOOL]\n"             \
   "       [--stop-on-first] [--share time|runs] [--timeout S] [--rss-limit-mb MB] [-q]\n\n"        \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
   "  states) in this build for S seconds (default 60, at least 0.001) on N jobs, saving crash\n"   \
-  "  files in DIR/crashes and new states in DIR/corpus. With N >= 2 and the target's\n"            \
-  "  libFuzzer binary (--engine, or BUILD/fuzz/<target>_fuzzer beside this tool), one job runs\n"  \
-  "  libFuzzer over DIR/corpus; its findings are "                                                 \
-  "DIR/crashes/libfuzzer-{crash,leak,timeout,oom}-*\n"                                             \
+  "  files in DIR/crashes and new states in DIR/corpus. Every job is an explorer worker (they\n"   \
+  "  share the campaign's counts), unless --libfuzzer (the target's libFuzzer binary beside\n"     \
+  "  this tool, BUILD/fuzz/<target>_fuzzer) or --engine FUZZER (that binary) asks for\n"           \
+  "  libFuzzer: with N >= 2, one job runs it over DIR/corpus; its findings are\n"                  \
+  "  DIR/crashes/libfuzzer-{crash,leak,timeout,oom}-*\n"                                           \
   "  (log: DIR/libfuzzer.log). Then every failure file is confirmed by the engine that found\n"    \
   "  it: the explorer's must fail the same way with the same trace hash in three isolated\n"       \
   "  runs of this tool and, with --confirm, also in a sanitized build of this tool (e.g.\n"        \
@@ -575,7 +584,8 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "                     confirmed, unconfirmed, diverged, slow, left (the nightly job reads it)\n" \
   "  libFuzzer stops at a failure and is started again on the rest of the time, until a\n"         \
   "  run finds nothing new; with --stop-on-first the job ends at the first failure. With\n"        \
-  "  one job and --engine, libFuzzer runs first (three quarters of S), then the explorer.\n\n"     \
+  "  one job and libFuzzer, libFuzzer runs first (three quarters of S), then the explorer.\n"      \
+  "  --no-engine, no libFuzzer, is the default (the option is accepted as before).\n\n"            \
   "EXIT STATUS\n"                                                                                  \
   "  0 no failure, 1 confirmed failures, 2 usage, or a failure that could not be saved,\n"         \
   "  3 only unconfirmed or nondeterministic failures, 128+N stopped by signal N\n"
