@@ -167,11 +167,11 @@ for t in $targets; do
   if [ -n "$me" ] && [ -n "$md" ]; then
     printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(e)" "$dm" "$(awk -v d="$md" -v e="$me" 'BEGIN {printf "%.1f", (e > 0 ? d / e : 0)}')"
   fi
-  if [ -n "$mf" ] && [ -n "$md" ]; then
-    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(f)" "$dm" "$(awk -v d="$md" -v f="$mf" 'BEGIN {printf "%.1f", (f > 0 ? d / f : 0)}')"
-  fi
-  if [ -n "$mi" ] && [ -n "$md" ]; then
-    printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/(i)" "$dm" "$(awk -v d="$md" -v f="$mi" 'BEGIN {printf "%.1f", (f > 0 ? d / f : 0)}')"
-  fi
+  for r in "f:$mf" "i:$mi"; do # the default job's methods against the sweep
+    rm_=${r%%:*}; rv=${r#*:}
+    if [ -n "$rv" ] && [ -n "$md" ]; then
+      printf "%-32s %-44s %s%s\n" "$t" "ratio (d)/($rm_)" "$dm" "$(awk -v d="$md" -v f="$rv" 'BEGIN {printf "%.1f", (f > 0 ? d / f : 0)}')"
+    fi
+  done
 done
 echo "budget ${BUDGET}s per trial, $K trials per method, $J trials at a time"

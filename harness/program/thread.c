@@ -11,8 +11,9 @@
  * node's incarnation): a lock, an unlock, a condition's signal and which
  * waiter it wakes, a semaphore's post and wait, a thread's start and
  * join, sched_yield, an atomic operation (program_atomics.h), an fsync,
- * and whichever thread runs after one blocks. A node that never starts a thread draws nothing and
- * records nothing here: its runs are what they were before threads existed.
+ * and whichever thread runs after one blocks. A node that never starts a
+ * thread draws nothing and records nothing here: its runs are what they
+ * were before threads existed.
  *
  * Lock state lives in the program's own objects (pthread_mutex_t and the
  * like, which their static initializers zero), so it is per node as the
