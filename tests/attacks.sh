@@ -8,7 +8,9 @@
 # cmake_minimum_required(VERSION 3.16) from the installed package; and
 # under signals, full disks, FIFOs, links and hostile names. Each check
 # fails on the code before docs/RELIABILITY.md's "The default job under
-# attack" (issue 35), whose table names the checks.
+# attack" (issue 35), whose table names the checks. The explorer's branches
+# are re-runs in its worker by default; case forked_branches checks forked
+# ones (SIMFUZZ_SEARCH=-rerun).
 # Usage: tests/attacks.sh BUILD_DIR PREFIX [CASE...]   (no CASE: all)
 set -u
 B=$(cd "$1" && pwd)
@@ -134,6 +136,26 @@ if wanted two_aborts; then
     ! grep -q "NOT confirmed" "$work/conf.log"
   ok_if $? "--confirm: death by SIGABRT in the sanitized replay is a failure (exit $rc)" \
     "$work/conf.log"
+fi
+
+# 21. the same attacks on forked branches (SIMFUZZ_SEARCH=-rerun): the
+# checks above run the default, branches re-run in the worker (a hang or an
+# abort there ends the worker, whose supervisor saves the branch's own
+# scenario); a forked branch ends alone, by its own alarm or signal
+if wanted forked_branches; then
+  run "$work/fhang.log" env SIMFUZZ_SEARCH=-rerun "$(tool hang)" fuzz -o "$work/fhang" --time 200 \
+    --timeout 2 --stop-on-first --no-engine --share runs -q
+  f=$(sed -n 's/^fuzz: confirmed \([^:]*\): timeout$/\1/p' "$work/fhang.log" | head -n 1)
+  t=$([ -n "$f" ] && "$(tool hang)" triage --timeout 2 "$f")
+  [ "$rc" = 1 ] && [ "${t##*: }" = timeout ] && [ ! -d "$work/fhang/unconfirmed" ]
+  ok_if $? "-rerun: a hung forked branch is a confirmed timeout of its own scenario (exit $rc)" \
+    "$work/fhang.log"
+  run "$work/fab.log" env SIMFUZZ_SEARCH=-rerun "$(tool two_aborts)" fuzz -o "$work/fab" \
+    --time 200 --stop-on-first --no-engine -q
+  [ "$rc" = 1 ] && grep -q "^fuzz: confirmed .*: crash: signal 6 " "$work/fab.log" &&
+    [ ! -d "$work/fab/unconfirmed" ]
+  ok_if $? "-rerun: an abort() in a forked branch is a confirmed crash of its own scenario" \
+    "$work/fab.log"
 fi
 
 # 9a. a mistyped --confirm is a usage error, before any fuzzing

@@ -5,8 +5,9 @@
 # triages; at least as many sweep seeds do not find it; reach lists the
 # unreachable assertion as never reached; fuzz confirms its findings;
 # revisits of kept states reach them again (and a nondeterministic target's
-# are caught); --stats counts runs per assertion-site state; killing explore
-# in any way leaves no process behind.
+# are caught); --stats counts runs per assertion-site state; branches by
+# fork (SIMFUZZ_SEARCH=-rerun) do this as the default re-runs do; killing
+# explore in any way leaves no process behind.
 # usage: explore.sh BUILD_DIR
 T_NAME=explore
 # shellcheck source=tests/lib.sh
@@ -158,6 +159,40 @@ nkept=$(sed -n 's/^explore: job 0 keeps \([0-9]*\) states$/\1/p' "$work/st.log")
   [ "$(grep -c "^explore: kept .* at level [0-9]*, [0-9]* revisits, way [1-9][0-9]*, at [0-9.]* s of a run to [0-9.]* s$" "$work/st.log")" = "$nkept" ] ||
   fail "explore --stats: $(cat "$work/st.log")"
 ok "--stats counts the runs per assertion-site state and lists the $nkept kept states"
+
+# 10. branches by fork (SIMFUZZ_SEARCH=-rerun), the explorer's first way:
+# each branch a fork of the running world, not a re-run from scratch in
+# the worker (the default, above). The same bug is found, its file replays
+# (no diverged file), the same campaign twice is the same; under --share
+# runs the branches are as many as re-runs give (the same decisions, in
+# another order: 1,994 against 2,056 here); revisits reach their states,
+# and a nondeterministic target's are caught
+rr() { SIMFUZZ_SEARCH=-rerun "$@"; }
+rr "$B" explore -o "$work/rr1" --roots 20000 --time 120 --seed 5000 --stop-on-first -q \
+  --share runs > "$work/rr1.log" 2>&1
+rc=$?
+rr "$B" explore -o "$work/rr2" --roots 20000 --time 120 --seed 5000 --stop-on-first -q \
+  --share runs > "$work/rr2.log" 2>&1
+crash=$(ls "$work/rr1"/crash-* 2> /dev/null | head -n 1)
+set -- "$work/rr1"/diverged-*
+[ "$rc" = 1 ] && grep -q "FAILED invariant ladder" "$work/rr1.log" && [ -n "$crash" ] &&
+  [ ! -e "$1" ] && [ -n "$(summary "$work/rr1.log")" ] &&
+  [ "$(summary "$work/rr1.log")" = "$(summary "$work/rr2.log")" ] &&
+  [ "$(ls "$work/rr1")" = "$(ls "$work/rr2")" ] ||
+  fail "explore -rerun: exit $rc: $(cat "$work/rr1.log" "$work/rr2.log")"
+replays_as "$B" "$crash" ladder
+"$B" explore -o "$work/rf" --roots 4000 --seed 5000 --warmup 100 --share runs -q > "$work/rf.log" 2>&1
+rr "$B" explore -o "$work/rr" --roots 4000 --seed 5000 --warmup 100 --share runs -q > "$work/rr.log" 2>&1
+bf=$(branches "$work/rf.log")
+br=$(branches "$work/rr.log")
+n=$(revisits "$work/rr.log")
+[ -n "$bf" ] && [ -n "$br" ] && [ $((br * 4)) -ge $((bf * 3)) ] && [ $((br * 3)) -le $((bf * 4)) ] &&
+  [ -n "$n" ] && [ "$n" -gt 0 ] && ! grep -q "revisits diverged" "$work/rr.log" ||
+  fail "forks against re-runs: $(cat "$work/rf.log" "$work/rr.log")"
+rr "$ND" explore -o "$work/rnd" --roots 300000 --warmup 100 --time 10 -q > "$work/rnd.log" 2>&1
+grep -q "[1-9][0-9]* revisits diverged" "$work/rnd.log" ||
+  fail "-rerun: nondet revisits: $(cat "$work/rnd.log")"
+ok "-rerun: the same bug, a file that replays, the same campaign twice; $br branches forked against $bf re-run, $n revisits"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }

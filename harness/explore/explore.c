@@ -34,6 +34,22 @@
  * run of the campaign reached before can be saved as a corpus for the
  * fuzzers.
  *
+ * Branches by re-run (the default; SIMFUZZ_SEARCH=-rerun forks them as
+ * above, the explorer's way until 2026-12-05): instead of forking, the
+ * hook draws the branch's future at the rare state, as above, and queues
+ * it; when the run ends, the worker runs each queued branch from scratch,
+ * in its own process, as the ordinary scenario it is (the root, its
+ * ancestors' steps and its future, each after its event), depth-first: a
+ * branch's own branches before its next sibling. The prefix up to the
+ * injection is the run that reached the state, event for event, so the
+ * hook ignores it (x->quiet_until). A branch costs its re-run (about a
+ * root) rather than a fork, whose copy-on-write faults cost about 24 roots
+ * (docs/BENCHMARKS.md, "What a branch costs"); and a branch's failure is
+ * its file's by construction. A revisit runs in the worker too: up to its
+ * event, where it queues its futures. The scenario running now is kept in
+ * shared memory (ex_cur), so that a crash that kills the worker is saved
+ * with the branch's scenario, not its root's.
+ *
  * Processes: the tool, one supervisor per job (each supervises a worker
  * with the isolation of the sweep: time and memory limits, crash
  * signatures, a fresh worker after a crash), and under each worker a chain
@@ -112,6 +128,31 @@ typedef struct {
   sf_step added[EX_KEPT_STEPS];
 } ex_kept;
 
+/* The run a worker runs now, in re-run mode: its root's seed and the
+ * steps its scenario adds to it (n = 0: the root itself). Each job has one, in
+ * shared memory: its supervisor saves a worker's crash with it. */
+typedef struct {
+  uint64_t seed;   /* its root's seed */
+  uint32_t n, set; /* set: 1 once the worker ran anything in re-run mode */
+  sf_step added[SF_MAX_STEPS];
+} ex_cur;
+
+/* A branch queued for a re-run: its future (each step after event
+ * `events`), its id, and whether the branches' share applies to it (a
+ * revisit's branches are timed with their revisit). */
+#define EX_FUTURE 6u
+typedef struct {
+  uint64_t id, events;
+  uint32_t nf, share, total;
+  sf_step fut[EX_FUTURE];
+} ex_req;
+
+/* The branches a run queued, in order (at most the tree's budget). */
+typedef struct {
+  ex_req *q;
+  uint32_t n, cap;
+} ex_list;
+
 typedef struct {
   sf_explore_opts o; /* the campaign's options, as given */
   uint64_t start;    /* the worker's first root */
@@ -130,6 +171,13 @@ typedef struct {
   ex_kept *kept;  /* every job's kept states (EX_KEPT each, shared memory) */
   ex_kept *visit; /* in a revisit: the state, until its event comes up */
   int in_revisit; /* this process re-runs a kept state (or is a branch of one) */
+  /* re-run mode (SF_SEARCH_RERUN) */
+  int rerun;             /* branches are re-runs, not forks */
+  int damaged;           /* a run crashed: the worker must start afresh */
+  uint64_t quiet_until;  /* the hook ignores events up to this one */
+  uint32_t share, total; /* the share of the branches queued now (ex_req) */
+  ex_list *queue;        /* where the running run's branches go */
+  ex_cur *cur;           /* every job's running scenario (shared memory) */
 } explorer;
 
 static uint64_t add64(uint64_t *p, uint64_t v) {
@@ -448,13 +496,43 @@ static void fork_links(sim_world *w, int n, sf_fork *at) {
       }
 }
 
-/* Fork one branch at this moment. Returns in the child (which then runs
- * the new future) and, after the child ended, in the parent. */
+/* Re-run mode: queue a branch whose future fut[0..nf) is injected after
+ * event `events` (a list holds at most the tree's budget: no more could
+ * run). */
+static void queue_branch(explorer *x, uint64_t id, uint64_t events, sf_step *fut, uint32_t nf) {
+  ex_list *l = x->queue;
+  SIM_ASSERT(l && nf >= 1 && nf <= EX_FUTURE && events <= UINT32_MAX);
+  if (l->n >= x->o.budget)
+    return;
+  if (l->n == l->cap) {
+    uint32_t cap = l->cap ? 2 * l->cap : 16;
+    ex_req *q = realloc(l->q, cap * sizeof *q);
+    if (!q)
+      sf_out_of_memory("explore");
+    l->q = q;
+    l->cap = cap;
+  }
+  ex_req *r = &l->q[l->n++];
+  r->id = id;
+  r->events = events;
+  r->nf = nf;
+  r->share = x->share;
+  r->total = x->total;
+  for (uint32_t i = 0; i < nf; i++) {
+    r->fut[i] = fut[i];
+    r->fut[i].after_event = (uint32_t)events;
+  }
+  x->forks++;
+}
+
+/* Fork one branch at this moment (in re-run mode, queue it). Returns in
+ * the child (which then runs the new future) and, after the child ended,
+ * in the parent. */
 static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   uint64_t now_us = (sim_now(w) + 999) / 1000;
   uint64_t events = sim_get_stats(w)->events;
   uint32_t room = SF_MAX_STEPS - x->s->nsteps - x->nadded; /* as sf_run_inject counts */
-  sf_step fut[6];
+  sf_step fut[EX_FUTURE];
   sf_fork at;
   memset(&at, 0, sizeof at);
   at.focus = focus;
@@ -465,10 +543,15 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   }
   if (!(sf_search_off() & SF_SEARCH_INFLIGHT))
     fork_links(w, n, &at);
-  uint32_t nf =
-      events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut, room < 6 ? room : 6) : 0;
+  uint32_t nf = events <= UINT32_MAX ? sf_branch_steps(x->s, now_us, id, &at, fut,
+                                                       room < EX_FUTURE ? room : EX_FUTURE)
+                                     : 0;
   if (!nf)
     return;
+  if (x->rerun) {
+    queue_branch(x, id, events, fut, nf);
+    return;
+  }
   /* the branch's cost to the roots: the fork (page tables of the whole
    * heap) as well as the child's run */
   int top = x->level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
@@ -591,11 +674,22 @@ static int over_share(ex_shared *sh, uint64_t roots, uint64_t ns, uint64_t share
                             (100 - total) * all;
 }
 
+/* 1 if new branches (not revisits) have used up their share (see
+ * over_share). */
+static int branch_over_share(explorer *x, uint64_t share, uint64_t total) {
+  ex_shared *sh = x->sh;
+  uint64_t ns = __atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) -
+                __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED);
+  return over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED), ns, share, total);
+}
+
 static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
   explorer *x = ctx;
   ex_shared *sh = x->sh;
   if (x->visit)
     return; /* re-running a kept state's scenario: nothing there is new */
+  if (x->quiet_until && sim_get_stats(w)->events <= x->quiet_until)
+    return; /* a re-run branch's prefix: the run that queued it reached it */
   uint32_t c = __atomic_fetch_add(&sh->bucket_runs[bucket % SF_FB_BUCKETS], 1, __ATOMIC_RELAXED);
   if (!c) /* the campaign's first run there: whose find it is */
     add64(x->level || x->in_revisit ? &sh->new_in_branches : &sh->new_in_roots, 1);
@@ -623,12 +717,14 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   uint64_t total = site ? EX_SHARE_SITE : EX_SHARE;
   /* once states are kept, their revisits have a part of the share */
   uint64_t share = total - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0);
+  x->share = (uint32_t)share;
+  x->total = (uint32_t)total;
   for (uint32_t i = 0; i < k; i++) {
-    uint64_t ns = __atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) -
-                  __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED);
-    if (over_share(sh, roots, ns, share, total))
+    if (branch_over_share(x, share, total))
       return;
-    if (add64(&sh->tree[x->job], 1) > x->o.budget || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+    /* a re-run's budget is counted when it runs (run_queued) */
+    if ((!x->rerun && add64(&sh->tree[x->job], 1) > x->o.budget) ||
+        __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
       return;
     uint64_t id = sim_mix64(x->branch_id ^ sim_mix64(x->root_seed * 0x100000001b3ull + bucket) ^
                             (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
@@ -640,7 +736,9 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
 }
 
 /* In a revisit, after the kept state's event: fork its branches. The
- * revisit's own process ends here; its branches run on. */
+ * revisit's own process ends here; its branches run on. In re-run mode,
+ * queue them instead; the rest of the run is the one that kept the state,
+ * and the hook ignores it. */
 static void on_revisit(void *ctx, sim_world *w) {
   explorer *x = ctx;
   int node = x->visit->node; /* (a branch may replace the entry) */
@@ -648,8 +746,13 @@ static void on_revisit(void *ctx, sim_world *w) {
   x->visit = NULL;
   if (sim_trace_hash(w) != hash) { /* the target is not deterministic */
     add64(&x->sh->revisits_diverged, 1);
+    if (x->rerun) {
+      x->quiet_until = UINT64_MAX;
+      return;
+    }
     end_child(x);
   }
+  x->share = x->total = 0; /* timed with the revisit */
   for (uint32_t i = 0; i < x->o.energy && !__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED); i++) {
     uint64_t id = sim_mix64(x->branch_id ^ (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull);
     uint32_t level = x->level;
@@ -657,10 +760,137 @@ static void on_revisit(void *ctx, sim_world *w) {
     if (x->level != level)
       return; /* the child: run on with the new future */
   }
+  if (x->rerun) {
+    x->quiet_until = UINT64_MAX;
+    return;
+  }
   end_child(x);
 }
 
+/* Re-run mode: the scenario about to run (x->added on its root) is the
+ * one a crash of this worker is saved with. */
+static void set_current(explorer *x) {
+  ex_cur *c = &x->cur[x->job];
+  SIM_ASSERT(x->nadded <= SF_MAX_STEPS);
+  c->seed = x->root_seed;
+  memcpy(c->added, x->added, x->nadded * sizeof *x->added);
+  c->n = x->nadded;
+  __atomic_store_n(&c->set, 1, __ATOMIC_RELEASE);
+}
+
+/* Re-run mode: run the branches queued in l, one after another, each from
+ * scratch with its future after its event; each one's own branches run
+ * right after it (depth-first, as forks would). Stops early when the
+ * tree's budget or the branches' share is spent, the campaign stops, or a
+ * run crashed (x->damaged). */
+static void run_queued(explorer *x, const sf_run_opts *o, ex_list *l) {
+  ex_shared *sh = x->sh;
+  uint32_t n0 = x->nadded, level = x->level;
+  uint64_t id0 = x->branch_id;
+  ex_list sub = {NULL, 0, 0};
+  for (uint32_t i = 0; i < l->n && !x->damaged; i++) {
+    const ex_req *q = &l->q[i];
+    if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
+        (q->total && branch_over_share(x, q->share, q->total)) ||
+        add64(&sh->tree[x->job], 1) > x->o.budget)
+      break;
+    SIM_ASSERT(n0 + q->nf <= SF_MAX_STEPS);
+    memcpy(x->added + n0, q->fut, q->nf * sizeof *q->fut);
+    x->nadded = n0 + q->nf;
+    x->level = level + 1;
+    x->branch_id = q->id;
+    x->quiet_until = q->events;
+    sub.n = 0;
+    x->queue = &sub;
+    run_begins(x);
+    add64(&sh->branches, 1);
+    uint64_t d = __atomic_load_n(&sh->deepest, __ATOMIC_RELAXED);
+    while (x->level > d && !__atomic_compare_exchange_n(&sh->deepest, &d, x->level, 1,
+                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+    beat(x);
+    int top = level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
+    uint64_t t0 = top ? cost_now(x) : 0;
+    set_current(x);
+    memset(x->feat, 0, sizeof x->feat);
+    sf_scenario *s = full_scenario(x, NULL, 0);
+    sf_result r;
+    sf_run(cli_target, s, o, &r);
+    if (s != x->s)
+      free(s);
+    x->quiet_until = 0;
+    x->queue = NULL;
+    finish_run(x, &r);
+    if (r.crashed)
+      x->damaged = 1; /* its state was abandoned: no more runs here */
+    else
+      run_queued(x, o, &sub);
+    if (top) /* the branch and its own branches */
+      add64(&sh->ns_branch, cost_now(x) - t0);
+  }
+  free(sub.q);
+  l->n = 0;
+  x->nadded = n0;
+  x->level = level;
+  x->branch_id = id0;
+}
+
 static void make_root(explorer *x, uint64_t seed);
+
+/* Set this process up to re-run kept state e's scenario up to its event,
+ * where on_revisit is called: the explorer's state, and *ro and *rh, the
+ * run's options and hooks (o's, with on_revisit). */
+static void begin_visit(explorer *x, const sf_run_opts *o, ex_kept *e, sf_run_opts *ro,
+                        sf_run_hooks *rh) {
+  run_begins(x);
+  make_root(x, e->seed);
+  memcpy(x->added, e->added, e->nadded * sizeof *x->added);
+  x->nadded = e->nadded;
+  x->level = e->level;
+  x->branch_id = sim_mix64(e->id ^ e->visits);
+  x->in_revisit = 1;
+  x->visit = e;
+  *ro = *o;
+  *rh = *o->hooks;
+  rh->at_event = e->at_event;
+  rh->on_event = on_revisit;
+  ro->hooks = rh;
+  memset(x->feat, 0, sizeof x->feat);
+}
+
+/* Re-run mode: revisit kept state e in this process. Its scenario runs up
+ * to the state's event and no further (the event budget), where on_revisit
+ * queues its futures; then they run (run_queued). The prefix ran before
+ * without failing: a failure now is a divergence, and a crash ends the
+ * worker's use (x->damaged). */
+static void revisit_here(explorer *x, const sf_run_opts *o, ex_kept *e) {
+  sf_run_opts ro;
+  sf_run_hooks rh;
+  begin_visit(x, o, e, &ro, &rh);
+  ro.max_events = e->at_event;
+  ex_list l = {NULL, 0, 0};
+  x->queue = &l;
+  beat(x);
+  set_current(x);
+  sf_scenario *s = full_scenario(x, NULL, 0);
+  sf_result r;
+  sf_run(cli_target, s, &ro, &r);
+  if (s != x->s)
+    free(s);
+  x->queue = NULL;
+  x->quiet_until = 0;
+  if (x->visit || r.failed) { /* not the run that kept it */
+    x->visit = NULL;
+    add64(&x->sh->revisits_diverged, 1);
+    l.n = 0;
+  }
+  if (r.crashed)
+    x->damaged = 1;
+  else
+    run_queued(x, o, &l);
+  free(l.q);
+  x->in_revisit = 0;
+}
 
 /* Between roots, within the revisits' share of the time: re-run the kept
  * state revisited least for its rarity, in a child, up to its event, and
@@ -682,25 +912,22 @@ static void revisit(explorer *x, const sf_run_opts *o) {
   sh->site_visits[x->job][e->site]++;
   add64(&sh->revisits, 1);
   uint64_t t0 = cost_now(x);
+  if (x->rerun) {
+    revisit_here(x, o, e);
+    uint64_t dt = cost_now(x) - t0;
+    add64(&sh->ns_all, dt);
+    add64(&sh->ns_branch, dt);
+    add64(&sh->ns_revisit, dt);
+    return;
+  }
   cli_child *c;
   pid_t pid = fork_child(x, &c);
   if (pid < 0)
     return;
   if (pid == 0) {
-    run_begins(x);
-    make_root(x, e->seed);
-    memcpy(x->added, e->added, e->nadded * sizeof *x->added);
-    x->nadded = e->nadded;
-    x->level = e->level;
-    x->branch_id = sim_mix64(e->id ^ e->visits);
-    x->in_revisit = 1;
-    x->visit = e;
-    sf_run_opts ro = *o;
-    sf_run_hooks rh = *o->hooks;
-    rh.at_event = e->at_event;
-    rh.on_event = on_revisit;
-    ro.hooks = &rh;
-    memset(x->feat, 0, sizeof x->feat);
+    sf_run_opts ro;
+    sf_run_hooks rh;
+    begin_visit(x, o, e, &ro, &rh);
     sf_scenario *s = full_scenario(x, NULL, 0);
     sf_result r;
     sf_run(cli_target, s, &ro, &r);
@@ -729,7 +956,55 @@ static void make_root(explorer *x, uint64_t seed) {
   x->forked_at = 0;
 }
 
-/* The worker: roots one after another until told to stop. */
+/* Run root seed (the campaign's root number `root`) and, in re-run mode,
+ * the branches it queued. Returns 1 if the process must give way to a
+ * fresh worker (a run ended in a failed assert()). */
+static int run_root(explorer *x, const sf_run_opts *o, uint64_t seed, uint64_t root) {
+  make_root(x, seed);
+  beat(x);
+  memset(x->feat, 0, sizeof x->feat);
+  sf_result r;
+  uint64_t t0 = cost_now(x);
+  run_begins(x);
+  x->forks = 0;
+  ex_list l = {NULL, 0, 0};
+  x->queue = x->rerun ? &l : NULL;
+  if (x->rerun)
+    set_current(x);
+  sf_run(cli_target, x->s, o, &r);
+  x->queue = NULL;
+  finish_run(x, &r);
+  if (x->rerun && !r.crashed)
+    run_queued(x, o, &l);
+  free(l.q);
+  if (x->level == 0 && root > x->o.warmup) { /* the warm-up is no credit to spend */
+    uint64_t dt = cost_now(x) - t0;
+    add64(&x->sh->ns_all, dt);
+    if (!x->forks) {
+      add64(&x->sh->ns_clean, dt);
+      add64(&x->sh->clean, 1);
+    }
+  }
+  if (x->level > 0) /* a forked branch: its run is over */
+    end_child(x);
+  return r.crashed || x->damaged;
+}
+
+/* Send the supervisor a record: the worker is done (CLI_REC_DONE: the
+ * campaign is over for it, at root k), must give way to a fresh worker
+ * that starts at root k (CLI_REC_RESUME), or a progress tick
+ * (CLI_REC_PROGRESS). */
+static void send_record(const cli_child_io *io, int kind, uint64_t k) {
+  cli_record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.kind = kind;
+  rec.seed = k;
+  cli_record_send(io->res_fd, &rec);
+}
+
+/* The worker: roots one after another until told to stop. After a run
+ * that damaged the target's state (a failed assert()), a fresh worker goes
+ * on with the next root. */
 static void worker(void *arg, const cli_child_io *io) {
   explorer *x = arg;
   x->io = io;
@@ -743,7 +1018,8 @@ static void worker(void *arg, const cli_child_io *io) {
   o.hooks = &hooks;
   o.feature_bits = x->feat;
   uint64_t k = x->start;
-  for (;; k++) {
+  int fresh = 0; /* 1: a fresh worker goes on at root k */
+  for (; !fresh; k++) {
     if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->o.max_roots && k >= x->o.max_roots))
       break;
     uint64_t seed = x->o.seed_base + k * x->o.jobs + x->job;
@@ -751,48 +1027,16 @@ static void worker(void *arg, const cli_child_io *io) {
     __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
     revisit(x, &o); /* its branches have a tree budget of their own */
     __atomic_store_n(&x->sh->tree[x->job], 0, __ATOMIC_RELAXED);
-    make_root(x, seed);
+    if (x->damaged) { /* a revisit crashed: past this root */
+      fresh = 1;
+      continue;
+    }
     uint64_t root = add64(&x->sh->roots, 1);
-    if (root % 256 == 0 && !x->o.quiet) {
-      cli_record rec;
-      memset(&rec, 0, sizeof rec);
-      rec.kind = CLI_REC_PROGRESS;
-      cli_record_send(io->res_fd, &rec);
-    }
-    beat(x);
-    memset(x->feat, 0, sizeof x->feat);
-    sf_result r;
-    uint64_t t0 = cost_now(x);
-    run_begins(x);
-    x->forks = 0;
-    sf_run(cli_target, x->s, &o, &r);
-    finish_run(x, &r);
-    if (x->level == 0 && root > x->o.warmup) { /* the warm-up is no credit to spend */
-      uint64_t dt = cost_now(x) - t0;
-      add64(&x->sh->ns_all, dt);
-      if (!x->forks) {
-        add64(&x->sh->ns_clean, dt);
-        add64(&x->sh->clean, 1);
-      }
-    }
-    if (x->level > 0) /* a branch: its run is over */
-      end_child(x);
-    if (r.crashed) { /* the target's state may be damaged: a fresh worker goes on */
-      cli_record rec;
-      memset(&rec, 0, sizeof rec);
-      rec.kind = CLI_REC_RESUME;
-      rec.seed = k + 1;
-      cli_record_send(io->res_fd, &rec);
-      free(x->s);
-      free(x->added);
-      return;
-    }
+    if (root % 256 == 0 && !x->o.quiet)
+      send_record(io, CLI_REC_PROGRESS, 0);
+    fresh = run_root(x, &o, seed, root);
   }
-  cli_record rec;
-  memset(&rec, 0, sizeof rec);
-  rec.kind = CLI_REC_DONE;
-  rec.seed = k;
-  cli_record_send(io->res_fd, &rec);
+  send_record(io, fresh ? CLI_REC_RESUME : CLI_REC_DONE, k);
   free(x->s);
   free(x->added);
 }
@@ -889,13 +1133,22 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
       break;
     if (sv.resume && ended == CLI_END_OK)
       continue;
-    /* the worker died in a root's own run (a branch's crash is caught by
-     * its parent): that root is the failure */
+    /* the worker died in a root's own run (a forked branch's crash is
+     * caught by its parent): that root is the failure, or in re-run mode
+     * the branch or revisit it ran (ex_cur) */
     uint64_t k = c->last_seed;
     cli_outcome o;
     cli_crash_outcome(c, ended == CLI_END_OK ? CLI_END_CRASH : ended, &o);
     x->s = cli_new_scenario();
-    make_root(x, x->o.seed_base + k * x->o.jobs + x->job);
+    uint64_t seed = x->o.seed_base + k * x->o.jobs + x->job;
+    const ex_cur *cur = &x->cur[x->job];
+    int in_cur = x->rerun && __atomic_load_n(&cur->set, __ATOMIC_ACQUIRE);
+    make_root(x, in_cur ? cur->seed : seed);
+    if (in_cur && cur->n <= SF_MAX_STEPS - x->s->nsteps) {
+      memcpy(&x->s->steps[x->s->nsteps], cur->added, cur->n * sizeof *cur->added);
+      x->s->nsteps += cur->n;
+      sf_normalize(x->s);
+    }
     static cli_child_io none = {-1, NULL};
     x->io = &none;
     int first;
@@ -914,7 +1167,9 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     x->s = NULL;
     if (x->o.stop_on_first)
       __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
-    sv.next = k + 1;
+    sv.next = k + 1; /* (after a revisit's crash, root k is skipped) */
+    if (x->rerun)    /* the fresh worker's runs set it again */
+      __atomic_store_n(&x->cur[x->job].set, 0, __ATOMIC_RELEASE);
   }
   free(c);
   *unique = sv.unique;
@@ -1099,11 +1354,18 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
   if (stop_asked) /* asked before it started: it stops at once */
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
   size_t kept_size = (size_t)x.o.jobs * EX_KEPT * sizeof(ex_kept);
+  size_t cur_size = (size_t)x.o.jobs * sizeof(ex_cur);
   x.kept = mmap(NULL, kept_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (x.kept == MAP_FAILED) {
+  x.cur = mmap(NULL, cur_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (x.kept == MAP_FAILED || x.cur == MAP_FAILED) {
     munmap(sh, sizeof *sh);
+    if (x.kept != MAP_FAILED)
+      munmap(x.kept, kept_size);
+    if (x.cur != MAP_FAILED)
+      munmap(x.cur, cur_size);
     return cli_error("explore: cannot map shared memory: %s", strerror(errno)), -1;
   }
+  x.rerun = !(sf_search_off() & SF_SEARCH_RERUN);
   double t0 = now_s();
   started = shown = t0;
   run_jobs(&x);
@@ -1115,5 +1377,6 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
   deadline_sh = NULL; /* before the unmap: a late sf_explore_stop must not write there */
   munmap(sh, sizeof *sh);
   munmap(x.kept, kept_size);
+  munmap(x.cur, cur_size);
   return 0;
 }

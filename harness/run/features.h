@@ -100,6 +100,11 @@ void sf_features_init(sf_features *f, int n);
  *  flight at the fork (explore.c). Bits below it are feature kinds. */
 #define SF_SEARCH_INFLIGHT (1u << 16)
 
+/** In a search mask: the explorer's branches as re-runs from scratch in
+ *  the worker's own process, not forks of the running world (explore.c,
+ *  "Branches by re-run"). Off (the bit set, "-rerun") means fork(). */
+#define SF_SEARCH_RERUN (1u << 17)
+
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
@@ -108,7 +113,8 @@ void sf_features_init(sf_features *f, int n);
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
  *  "+name" (on) and "-name" (off), where a name is a feature kind
- *  (SF_FEATURE_MAP: bit SF_FT_x) or "inflight" (SF_SEARCH_INFLIGHT): for A/B
+ *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT) or "rerun"
+ *  (SF_SEARCH_RERUN): for A/B
  *  measurements of the search. Read once per process; a bad list is a usage
  *  error (exit 2). Runs are the same either way: only the feedback and the
  *  explorer's choices change. */
