@@ -5,7 +5,7 @@
 #   (b) the same without state feedback                        (NOFB_DIR, -DSIMFUZZ_FEEDBACK=OFF)
 #   (c) AFL++ as OSS-Fuzz runs it: raw-byte havoc with the dictionary, no custom mutator
 #   (d) random-seed simulation: simfuzz sweep, seeds from a different offset per trial
-#   (e) simfuzz explore: the sweep's scenarios as roots, fork-and-branch at rare
+#   (e) simfuzz explore: the sweep's scenarios as roots, branches at rare
 #       states (same seed offsets as (d))
 #   (f) simfuzz fuzz, the default job, on one core (--jobs 1: explore, then
 #       confirmation of each crash file by isolated replays)
@@ -150,7 +150,7 @@ for t in $targets; do
       b) name="(b) libFuzzer + mutator, no state feedback" ;;
       c) name="(c) AFL++ raw havoc (as on OSS-Fuzz)" ;;
       d) name="(d) random-seed sweep" ;;
-      e) name="(e) simfuzz explore (fork and branch)" ;;
+      e) name="(e) simfuzz explore (branches at rare states)" ;;
       f) name="(f) simfuzz fuzz (default job, 1 core)" ;;
       g) name="(g) AFL++ + simfuzz custom mutator" ;;
       h) name="(h) explore without revisits (--keep 0)" ;;

@@ -98,11 +98,12 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
   "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
-  "  the campaign, the process forks: each child is a snapshot of the whole world and the\n"       \
-  "  system under test, and runs on with another future (1 to 6 random fault steps or client\n"    \
-  "  operations injected soon after that moment, most within a few milliseconds to a second,\n"    \
-  "  half of them aimed at the node the state is about: the one its SF_SOMETIMES_ON or\n"          \
-  "  SF_MAXIMIZE_ON site names, else the node whose event reached it).\n"                          \
+  "  the campaign, it branches there: each branch runs the scenario again from the start\n"        \
+  "  (a run is deterministic, so it reaches the same state) and on with another future (1\n"       \
+  "  to 6 random fault steps or client operations injected soon after that moment, most\n"         \
+  "  within a few milliseconds to a second, half of them aimed at the node the state is\n"         \
+  "  about: the one its SF_SOMETIMES_ON or SF_MAXIMIZE_ON site names, else the node whose\n"       \
+  "  event reached it).\n"                                                                         \
   "  Rarer states get more branches (up to K at a state never seen before); branches branch\n"     \
   "  again up to depth D; each root's tree runs at most B branches. Nothing branches before\n"     \
   "  the first W roots ran (default 1000): until then no state can be called rare, and a bug\n"    \
@@ -116,7 +117,7 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  never), the next run that reaches it again brings a new one. These revisits take 12 of\n"     \
   "  the 33 percent of the time the branches get (--keep 0: none). --share runs counts each\n"     \
   "  root, branch and revisit as one run in those shares instead of timing it: branches\n"         \
-  "  then cost more than their share says, as a fork costs more than a run, but with\n"            \
+  "  then cost more than their share says, as a branch runs its root's prefix again, but with\n"   \
   "  --jobs 1 and --roots N the campaign is the same on any machine under any load (for\n"         \
   "  tests). Every failure is re-run\n"                                                            \
   "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
@@ -124,15 +125,17 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  runs that reach states no run reached before are saved there as seeds for the\n"              \
   "  fuzzers.\n"                                                                                   \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
-  "  stop it with its summary. Each branch is held to the time and memory limits\n"                \
+  "  stop it with its summary. Each run is held to the time and memory limits\n"                   \
   "  (--timeout, --rss-limit-mb): one that hangs, blows up, crashes or exits is saved as its\n"    \
   "  own failure (timeout, out-of-memory, the signal and top frame, exit N), as a root's\n"        \
-  "  would be, and the campaign goes on. No process outlives the command: every worker and\n"      \
-  "  branch runs in a process group of its own, killed when it ends. --stats adds, per\n"          \
-  "  assertion-site state, the runs that reached it, the feature buckets roots and branches\n"     \
-  "  reached first, the branches' part of the time, and the states the first job kept\n"           \
-  "  (each with its moment and the end of its run, in virtual time). --json FILE writes the\n"     \
-  "  summary's counts as one JSON object (roots, branches, revisits, failures, kinds, ...).\n\n"   \
+  "  would be, and the campaign goes on. SIMFUZZ_SEARCH=-rerun forks the running world for\n"      \
+  "  each branch instead of running it again. No process outlives the command: every worker\n"     \
+  "  (and forked branch) runs in a process group of its own, killed when it ends. --stats adds,\n" \
+  "  per assertion-site state, the runs that reached it, the feature buckets roots and\n"          \
+  "  branches reached first, the branches' part of the time, and the states the first job\n"       \
+  "  kept (each with its moment and the end of its run, in virtual time). --json FILE\n"           \
+  "  writes the summary's counts as one JSON object (roots, branches, revisits, failures,\n"       \
+  "  kinds, ...).\n\n"                                                                             \
   "OPTIONS\n"                                                                                      \
   "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
   "  --energy K default 8 (0: no branches)       --budget B  default 256\n"                        \

@@ -43,10 +43,10 @@
  * branch's own branches before its next sibling. The prefix up to the
  * injection is the run that reached the state, event for event, so the
  * hook ignores it (x->quiet_until). A branch costs its re-run (about a
- * root) rather than a fork, whose copy-on-write faults cost about 24 roots
- * (docs/BENCHMARKS.md, "What a branch costs"); and a branch's failure is
- * its file's by construction. A revisit runs in the worker too: up to its
- * event, where it queues its futures. The scenario running now is kept in
+ * root) rather than a fork, whose page faults cost 3 to 24 roots with the
+ * host and the target (docs/BENCHMARKS.md, "What a branch costs"); and a
+ * branch's failure is its file's by construction. A revisit runs in the
+ * worker too: up to its event, where it queues its futures. The scenario running now is kept in
  * shared memory (ex_cur), so that a crash that kills the worker is saved
  * with the branch's scenario, not its root's.
  *
