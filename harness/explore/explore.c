@@ -496,6 +496,17 @@ static void fork_links(sim_world *w, int n, sf_fork *at) {
       }
 }
 
+/* A branch (forked or re-run) begins at x->level: count it, raise the
+ * campaign's deepest level, and beat. */
+static void branch_begins(explorer *x) {
+  add64(&x->sh->branches, 1);
+  uint64_t d = __atomic_load_n(&x->sh->deepest, __ATOMIC_RELAXED);
+  while (x->level > d && !__atomic_compare_exchange_n(&x->sh->deepest, &d, x->level, 1,
+                                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  beat(x);
+}
+
 /* Re-run mode: queue a branch whose future fut[0..nf) is injected after
  * event `events` (a list holds at most the tree's budget: no more could
  * run). */
@@ -571,12 +582,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
         end_child(x);
       x->added[x->nadded++] = fut[i];
     }
-    add64(&x->sh->branches, 1);
-    uint64_t d = __atomic_load_n(&x->sh->deepest, __ATOMIC_RELAXED);
-    while (x->level > d && !__atomic_compare_exchange_n(&x->sh->deepest, &d, x->level, 1,
-                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
-    beat(x);
+    branch_begins(x);
     return;
   }
   x->forks++;
@@ -803,12 +809,7 @@ static void run_queued(explorer *x, const sf_run_opts *o, ex_list *l) {
     sub.n = 0;
     x->queue = &sub;
     run_begins(x);
-    add64(&sh->branches, 1);
-    uint64_t d = __atomic_load_n(&sh->deepest, __ATOMIC_RELAXED);
-    while (x->level > d && !__atomic_compare_exchange_n(&sh->deepest, &d, x->level, 1,
-                                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-    }
-    beat(x);
+    branch_begins(x);
     int top = level == 0 && !x->in_revisit; /* a revisit is timed as a whole */
     uint64_t t0 = top ? cost_now(x) : 0;
     set_current(x);
