@@ -6,8 +6,9 @@
 # unreachable assertion as never reached; fuzz confirms its findings;
 # revisits of kept states reach them again (and a nondeterministic target's
 # are caught); --stats counts runs per assertion-site state; branches by
-# fork (SIMFUZZ_SEARCH=-rerun) do this as the default re-runs do; killing
-# explore in any way leaves no process behind.
+# fork (SIMFUZZ_SEARCH=-rerun) do this as the default re-runs do; two
+# causes of one kind of failure both get crash files; killing explore in
+# any way leaves no process behind.
 # usage: explore.sh BUILD_DIR
 T_NAME=explore
 # shellcheck source=tests/lib.sh
@@ -193,6 +194,28 @@ rr "$ND" explore -o "$work/rnd" --roots 300000 --warmup 100 --time 10 -q > "$wor
 grep -q "[1-9][0-9]* revisits diverged" "$work/rnd.log" ||
   fail "-rerun: nondet revisits: $(cat "$work/rnd.log")"
 ok "-rerun: the same bug, a file that replays, the same campaign twice; $br branches forked against $bf re-run, $n revisits"
+
+# 11. two bugs of one kind (tests/targets/twofold.c: one invariant at one
+# site, a common cause in about 8 % of seeds and the ladder's rare one):
+# past the kind's first 3 files, a failure whose run reached a rare state
+# that no failing run of its kind reached is kept too (at most 64 files a
+# kind), so the rare cause gets a file; before, the common cause's first 3
+# were the kind's only files
+TW=$(dirname "$B")/simfuzz-twofold
+[ -x "$TW" ] || fail "no $TW"
+"$TW" explore -o "$work/tw" --roots 10000 --time 300 --seed 5000 --share runs -q \
+  > "$work/tw.log" 2>&1
+[ $? = 1 ] || fail "twofold: explore found nothing: $(cat "$work/tw.log")"
+nf=0; rare=
+for f in "$work/tw"/crash-*; do
+  [ -e "$f" ] || continue
+  nf=$((nf + 1))
+  "$TW" replay "$f" > "$work/tw.replay" 2>&1
+  grep -q "^==simfuzz==   n0 paused after two restarts" "$work/tw.replay" && rare=$f
+done
+[ -n "$rare" ] && [ "$nf" -gt 3 ] && [ "$nf" -le 64 ] &&
+  ok "two causes of one kind: the rare one's file kept, $nf files of the kind" ||
+  bad "two causes of one kind: $nf files, rare one ${rare:-not kept}: $(tail -n 2 "$work/tw.log")"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }

@@ -58,8 +58,9 @@ static void print_summary(void *ctx, const sf_explore_summary *s) {
     printf(", %" PRIu64 " corpus files", s->corpus);
   printf("\n");
   if (s->saved)
-    printf("explore: %" PRIu64 " crash files in %s (at most %u per kind of failure)\n", s->saved,
-           o->out, s->files_per_kind);
+    printf("explore: %" PRIu64 " crash files in %s (%u per kind of failure, more when a "
+           "failing run reached new states)\n",
+           s->saved, o->out, s->files_per_kind);
   if (s->diverged)
     printf("explore: %" PRIu64 " failures did not fail again when re-run from their scenario (the "
            "target is not deterministic): %s/diverged-*\n",
@@ -121,7 +122,9 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  --jobs 1 and --roots N the campaign is the same on any machine under any load (for\n"         \
   "  tests). Every failure is re-run\n"                                                            \
   "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
-  "  triages like any crash file (at most 3 files per kind of failure). With --corpus,\n"          \
+  "  triages like any crash file: 3 files per kind of failure (signature), and more, up to\n"      \
+  "  64, when a failing run reaches a rare state that no failing run of its kind reached\n"        \
+  "  (two bugs that break one invariant at one site are one kind). With --corpus,\n"               \
   "  runs that reach states no run reached before are saved there as seeds for the\n"              \
   "  fuzzers.\n"                                                                                   \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \

@@ -80,8 +80,19 @@
 #include <unistd.h>
 
 #define EX_MAX_JOBS SF_EXPLORE_MAX_JOBS
-#define EX_SIGS 256             /* distinct failure signatures tracked */
-#define EX_FILES_PER_SIG 3u     /* crash files kept per signature */
+#define EX_SIGS 256         /* distinct failure signatures tracked */
+#define EX_FILES_PER_SIG 3u /* crash files kept per signature */
+/* Past those, a failure of the same kind is kept too when its run reached
+ * a rare state that no earlier failing run of its kind reached (as AFL++
+ * keeps a crash with a new path), up to this many files of a kind: two
+ * bugs that fail one invariant at one call site are one kind, and the
+ * first three files of a frequent one must not hide a rarer one. */
+#define EX_FILES_PER_SIG_MAX 64u
+/* A rare state there: a bucket that at most 1 in this many of the
+ * campaign's roots reached so far (as energy_for's states worth half the
+ * energy). Common buckets would make nearly every failing run of a
+ * frequent kind new for a long time, and fill its files. */
+#define EX_FAIL_RARITY 100u
 #define EX_KEPT SF_EXPLORE_KEPT /* rare states each job keeps for revisits */
 #define EX_KEPT_STEPS 48        /* steps a kept state's scenario may add to its root */
 /* A worker's heartbeat limit is the branches' time limit plus this: a
@@ -97,7 +108,7 @@ typedef struct {
   SF_EXPLORE_COUNTS(EX_COUNT_) /* the summary's counters (explore.h) */
 #undef EX_COUNT_
   uint64_t ns_all, ns_branch;       /* workers' time, and the part spent in branches */
-  uint64_t ns_clean, clean;         /* roots that forked no branch: their time, their count */
+  uint64_t ns_clean, clean;         /* roots that branched none: their time, their count */
   uint64_t tree[EX_MAX_JOBS];       /* branch runs of each job's current root */
   uint64_t ns_revisit;              /* ns spent on revisits, in ns_branch too */
   uint64_t runs_begun;              /* runs begun: roots, branches, revisits (--share runs) */
@@ -109,7 +120,9 @@ typedef struct {
   uint32_t stop;                      /* 1: no new roots or branches */
   struct {
     uint64_t hash;
-    uint32_t count;
+    uint32_t count;                    /* failures of this kind */
+    uint32_t files;                    /* files of this kind claimed */
+    uint64_t feat[SF_FB_BUCKETS / 64]; /* the buckets its failing runs reached */
   } sig[EX_SIGS];
 } ex_shared;
 
@@ -167,7 +180,7 @@ typedef struct {
   uint32_t level;     /* 0 in the worker, d in a branch of depth d */
   uint64_t forked_at; /* the event a branch was forked after (one per event) */
   uint64_t feat[SF_FB_BUCKETS / 64];
-  uint32_t forks; /* branches this root's run forked (in the worker) */
+  uint32_t forks; /* branches this root's run forked or queued (in the worker) */
   ex_kept *kept;  /* every job's kept states (EX_KEPT each, shared memory) */
   ex_kept *visit; /* in a revisit: the state, until its event comes up */
   int in_revisit; /* this process re-runs a kept state (or is a branch of one) */
@@ -212,11 +225,13 @@ static void run_begins(explorer *x) {
 /* Branches may take at most this share (percent) of the workers' time, so
  * that the roots (the sweep's own scenarios) keep at least the rest: an
  * easy bug the sweep finds costs at most about 100 / (100 - share) times
- * its time. Assertion sites may use a larger share. A branch costs more
- * than its own run: the fork, and the page faults of its parent, which
- * touches its copy-on-write heap again when it goes on. So the roots' share
- * is judged by what they would have cost without branches (the mean time
- * of the roots that forked none), against all the workers' time. */
+ * its time. Assertion sites may use a larger share. Branches cost a root
+ * more than their own runs: a forked branch (-rerun) its fork and the page
+ * faults of its parent, which touches its copy-on-write heap again when it
+ * goes on; a re-run branch the hook's work of drawing and queueing it. So
+ * the roots' share is judged by what they would have cost without branches
+ * (the mean time of the roots that branched none), against all the
+ * workers' time. */
 #define EX_SHARE 33u
 #define EX_SHARE_SITE 35u
 
@@ -266,10 +281,29 @@ static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
   return 0;
 }
 
+/* 1 if the failing run's buckets feat (NULL: unknown) hold a rare one
+ * (EX_FAIL_RARITY) that no failing run of its kind (slot k of the table)
+ * reached before; adds them all to the kind's. */
+static int sig_novel(ex_shared *sh, uint32_t k, const uint64_t *feat) {
+  uint64_t roots = __atomic_load_n(&sh->roots, __ATOMIC_RELAXED);
+  int novel = 0;
+  for (uint32_t i = 0; feat && i < SF_FB_BUCKETS / 64; i++) {
+    uint64_t fresh = feat[i] & ~__atomic_fetch_or(&sh->sig[k].feat[i], feat[i], __ATOMIC_RELAXED);
+    for (; fresh && !novel; fresh &= fresh - 1) {
+      uint32_t b = i * 64 + (uint32_t)__builtin_ctzll(fresh);
+      uint64_t c = __atomic_load_n(&sh->bucket_runs[b], __ATOMIC_RELAXED);
+      novel = (roots + 1) / (c + 1) >= EX_FAIL_RARITY;
+    }
+  }
+  return novel;
+}
+
 /* Claim the right to save one more crash file of signature hash h (shared
- * open-addressing table); 1 if this process should save it, and whether it
- * is the first of its signature. */
-static int claim_sig(ex_shared *sh, uint64_t h, int *first) {
+ * open-addressing table), whose run reached the buckets feat (NULL: not
+ * known); 1 if this process should save it (one of the first
+ * EX_FILES_PER_SIG of its kind, or a new way to it: EX_FILES_PER_SIG_MAX),
+ * and whether it is the first of its signature. */
+static int claim_sig(ex_shared *sh, uint64_t h, const uint64_t *feat, int *first) {
   h |= 1;
   for (uint32_t i = 0; i < EX_SIGS; i++) {
     uint32_t k = (uint32_t)((h + i) % EX_SIGS);
@@ -280,7 +314,10 @@ static int claim_sig(ex_shared *sh, uint64_t h, int *first) {
         expect == h) {
       uint32_t n = __atomic_fetch_add(&sh->sig[k].count, 1, __ATOMIC_RELAXED);
       *first = n == 0;
-      return n < EX_FILES_PER_SIG;
+      int novel = sig_novel(sh, k, feat);
+      if (n >= EX_FILES_PER_SIG && !novel)
+        return 0;
+      return __atomic_fetch_add(&sh->sig[k].files, 1, __ATOMIC_RELAXED) < EX_FILES_PER_SIG_MAX;
     }
   }
   *first = 0;
@@ -325,13 +362,15 @@ static int save_file(const char *dir, const char *prefix, const sf_scenario *s, 
   return 0;
 }
 
-/* Save a failure's crash file (DIR/<prefix><sha1>) if its kind (hash h)
- * has fewer than EX_FILES_PER_SIG; *first: it is the first of its kind.
- * Counts the files written and the failures that could not be. */
+/* Save a failure's crash file (DIR/<prefix><sha1>) if claim_sig lets it
+ * (its kind, hash h; its run's buckets feat, or NULL); *first: it is the
+ * first of its kind. Counts the files written and the failures that could
+ * not be. */
 static void save_failure(ex_shared *sh, const char *dir, const char *prefix, uint64_t h,
-                         const sf_scenario *s, char *path, size_t cap, int *first) {
+                         const uint64_t *feat, const sf_scenario *s, char *path, size_t cap,
+                         int *first) {
   path[0] = 0;
-  if (!claim_sig(sh, h, first))
+  if (!claim_sig(sh, h, feat, first))
     return;
   if (save_file(dir, prefix, s, path, cap, 1) == 0)
     add64(&sh->saved, 1);
@@ -360,7 +399,7 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
     if (!same) { /* kept as its own kind, with the same cap per kind */
       add64(&x->sh->diverged, 1);
       int first;
-      save_failure(x->sh, x->o.out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), s, path,
+      save_failure(x->sh, x->o.out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, s, path,
                    sizeof path, &first);
       if (x->o.stop_on_first) /* a determinism failure is a failure */
         __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -368,7 +407,10 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
     }
   }
   int first;
-  save_failure(x->sh, x->o.out, "crash-", str_hash(o->sig), s, path, sizeof path, &first);
+  /* a run that ended (replayable) reached x->feat; a forked branch that
+   * died reached buckets its parent does not know */
+  save_failure(x->sh, x->o.out, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, s, path,
+               sizeof path, &first);
   report(x, o, path, first);
   if (x->o.stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -1155,7 +1197,7 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     int first;
     char path[4096] = "";
     add64(&x->sh->failures, 1);
-    save_failure(x->sh, x->o.out, "crash-", str_hash(o.sig), x->s, path, sizeof path, &first);
+    save_failure(x->sh, x->o.out, "crash-", str_hash(o.sig), NULL, x->s, path, sizeof path, &first);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;

@@ -62,7 +62,7 @@ struct sf_explore_summary {
 #undef SF_EXPLORE_COUNT_MEMBER_
   uint64_t kinds;          /**< distinct failure signatures */
   double seconds;          /**< wall-clock time taken */
-  uint32_t files_per_kind; /**< crash files kept per signature, at most */
+  uint32_t files_per_kind; /**< crash files kept per signature; more for new states */
 };
 
 /** The default options: 1 job, depth 3, energy 8, a budget of 256 branch
