@@ -262,6 +262,12 @@ static void run_begins(explorer *x) {
  * sweep, not twice that. */
 #define EX_WARMUP 1000u
 
+/* A state's rarity: about how many of the campaign's `roots` root runs
+ * there are for each of the c runs that reached it. */
+static uint64_t rarity_of(uint64_t c, uint64_t roots) {
+  return (roots + 1) / (c + 1);
+}
+
 /* How many branches a state is worth, by its rarity: of `roots` root runs
  * so far, c earlier runs reached it. Assertion sites (states the target's
  * author named) get twice the energy; other buckets branch only once the
@@ -269,7 +275,7 @@ static void run_begins(explorer *x) {
 static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
   if (!k)
     return 0; /* --energy 0: no branches */
-  uint64_t rarity = (roots + 1) / ((uint64_t)c + 1);
+  uint64_t rarity = rarity_of(c, roots);
   if (site)
     return rarity >= 100 ? 2 * k : rarity >= 10 ? k : rarity >= 3 ? 1 : 0;
   if (rarity >= 1000)
@@ -291,8 +297,8 @@ static int sig_novel(ex_shared *sh, uint32_t k, const uint64_t *feat) {
     uint64_t fresh = feat[i] & ~__atomic_fetch_or(&sh->sig[k].feat[i], feat[i], __ATOMIC_RELAXED);
     for (; fresh && !novel; fresh &= fresh - 1) {
       uint32_t b = i * 64 + (uint32_t)__builtin_ctzll(fresh);
-      uint64_t c = __atomic_load_n(&sh->bucket_runs[b], __ATOMIC_RELAXED);
-      novel = (roots + 1) / (c + 1) >= EX_FAIL_RARITY;
+      novel = rarity_of(__atomic_load_n(&sh->bucket_runs[b], __ATOMIC_RELAXED), roots) >=
+              EX_FAIL_RARITY;
     }
   }
   return novel;
