@@ -2,7 +2,12 @@
 # Time to a bug of examples/craft's bug-history set (issue 36), by method,
 # side by side: each pair runs two methods at once, one per core (taskset),
 # the cores swapped every pair, each for the whole budget. Methods:
-#   job    the default job (simfuzz fuzz --jobs 1 --no-engine)
+#   job    the default job (simfuzz fuzz --jobs 1 --no-engine), with a
+#          crash file for every failure (--all-crashes), as the sweep saves
+#          every failing seed: a tree's background failures break the bug's
+#          own invariant at its own site in some trees (follower_commit),
+#          and the job's few files of a kind would measure which failures
+#          it files, not its search
 #   sweep  the random sweep
 #   job2   the default job again, with SIMFUZZ_SEARCH=$SEARCH2 (--search2):
 #          the A/B of a part of the search, side by side with job A run ends at its first
@@ -79,7 +84,7 @@ trial() { # METHOD K CORE: one trial; its time to the bug on stdout
     search=
     [ "$1" = job ] || search=$SEARCH2
     SIMFUZZ_SEARCH=$search taskset -c "$3" "$V" fuzz -o "$d" --time "$BUDGET" --jobs 1 --no-engine \
-      --seed "$(($2 * 100000000))" -q > "$d.log" 2>&1 || true
+      --all-crashes --seed "$(($2 * 100000000))" -q > "$d.log" 2>&1 || true
     first_bug "$d/crashes" "$t0" "$1-$2"
   fi
 }

@@ -7,8 +7,9 @@
 # revisits of kept states reach them again (and a nondeterministic target's
 # are caught); --stats counts runs per assertion-site state; branches by
 # fork (SIMFUZZ_SEARCH=-rerun) do this as the default re-runs do; two
-# causes of one kind of failure both get crash files; killing explore in
-# any way leaves no process behind.
+# causes of one kind of failure both get crash files, and with
+# --all-crashes every failure does; killing explore in any way leaves no
+# process behind.
 # usage: explore.sh BUILD_DIR
 T_NAME=explore
 # shellcheck source=tests/lib.sh
@@ -204,7 +205,7 @@ ok "-rerun: the same bug, a file that replays, the same campaign twice; $br bran
 TW=$(dirname "$B")/simfuzz-twofold
 [ -x "$TW" ] || fail "no $TW"
 "$TW" explore -o "$work/tw" --roots 10000 --time 300 --seed 5000 --share runs -q \
-  > "$work/tw.log" 2>&1
+  --json "$work/tw.json" > "$work/tw.log" 2>&1
 [ $? = 1 ] || fail "twofold: explore found nothing: $(cat "$work/tw.log")"
 nf=0; rare=
 for f in "$work/tw"/crash-*; do
@@ -216,6 +217,39 @@ done
 [ -n "$rare" ] && [ "$nf" -gt 3 ] && [ "$nf" -le 64 ] &&
   ok "two causes of one kind: the rare one's file kept, $nf files of the kind" ||
   bad "two causes of one kind: $nf files, rare one ${rare:-not kept}: $(tail -n 2 "$work/tw.log")"
+# the failures without a file are counted, and the summary says so
+jn() { sed -n "s/.*\"$2\": \([0-9]*\).*/\1/p" "$1"; }
+tw_fail=$(jn "$work/tw.json" failures); tw_unkept=$(jn "$work/tw.json" unkept)
+[ -n "$tw_unkept" ] && [ "$tw_unkept" -gt 0 ] &&
+  [ $(($(jn "$work/tw.json" saved) + tw_unkept)) = "$tw_fail" ] &&
+  grep -q "^explore: $tw_unkept failures of kinds that had their files were counted" "$work/tw.log" &&
+  ok "the $tw_unkept failures without a file are counted and reported" ||
+  bad "failures without a file: $(cat "$work/tw.json") $(tail -n 2 "$work/tw.log")"
+
+# 12. --all-crashes: a file for every failure, as the sweep keeps one per
+# failing seed (the same campaign as 11's: the same failures, every rare
+# cause among them filed, none counted only)
+"$TW" explore -o "$work/twa" --roots 10000 --time 300 --seed 5000 --share runs -q --all-crashes \
+  --json "$work/twa.json" > "$work/twa.log" 2>&1
+[ $? = 1 ] || fail "twofold --all-crashes: explore found nothing: $(cat "$work/twa.log")"
+nfa=$(ls "$work/twa" | grep -c '^crash-')
+"$TW" replay --no-timeline "$work/twa"/crash-* > "$work/twa.replay" 2>&1
+nrare=$(grep -c "^==simfuzz==   n0 paused after two restarts" "$work/twa.replay")
+[ "$(jn "$work/twa.json" failures)" = "$tw_fail" ] && [ "$(jn "$work/twa.json" unkept)" = 0 ] &&
+  [ "$(jn "$work/twa.json" saved)" = "$tw_fail" ] && [ "$nfa" = "$tw_fail" ] && [ "$nrare" -gt 1 ] &&
+  grep -q "^explore: $nfa crash files in .* (one per failure)" "$work/twa.log" &&
+  ok "--all-crashes: $nfa files for $tw_fail failures, $nrare of them the rare cause" ||
+  bad "--all-crashes: $nfa files, $nrare rare: $(cat "$work/twa.json") $(tail -n 2 "$work/twa.log")"
+# and the default job passes it on: every failure gets a file, confirmed
+"$TW" fuzz -o "$work/twf" --time 2 --seed 5000 --no-engine --share runs --all-crashes -q \
+  > "$work/twf.log" 2>&1
+# (files are named by content: two failures of one scenario are one file)
+nff=$(jn "$work/twf/explore.json" failures); nfc=$(ls "$work/twf/crashes" | grep -c '^crash-')
+[ -n "$nff" ] && [ "$nff" -gt 3 ] && [ "$(jn "$work/twf/explore.json" unkept)" = 0 ] &&
+  [ "$(jn "$work/twf/explore.json" saved)" = "$nff" ] && [ "$nfc" -gt 3 ] &&
+  grep -q "^fuzz: $nfc confirmed failures" "$work/twf.log" &&
+  ok "fuzz --all-crashes: $nff failures, $nfc confirmed files" ||
+  bad "fuzz --all-crashes: $(cat "$work/twf/explore.json") $(tail -n 3 "$work/twf.log")"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }

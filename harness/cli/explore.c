@@ -25,6 +25,7 @@ static int parse(int argc, char **argv, sf_explore_opts *o, const char **json) {
                           CLI_STR("--corpus", NULL, &o->corpus),
                           CLI_STR("--json", NULL, json),
                           CLI_FLAG("--stop-on-first", NULL, &o->stop_on_first),
+                          CLI_FLAG("--all-crashes", NULL, &o->all_crashes),
                           CLI_FLAG("--quiet", "-q", &o->quiet),
                           CLI_FLAG("--stats", NULL, &o->stats),
                           CLI_SECONDS("--time", &o->seconds),
@@ -57,10 +58,16 @@ static void print_summary(void *ctx, const sf_explore_summary *s) {
   if (o->corpus)
     printf(", %" PRIu64 " corpus files", s->corpus);
   printf("\n");
-  if (s->saved)
+  if (s->saved && o->all_crashes)
+    printf("explore: %" PRIu64 " crash files in %s (one per failure)\n", s->saved, o->out);
+  else if (s->saved)
     printf("explore: %" PRIu64 " crash files in %s (%u per kind of failure, more when a "
            "failing run reached new states)\n",
            s->saved, o->out, s->files_per_kind);
+  if (s->unkept)
+    printf("explore: %" PRIu64 " failures of kinds that had their files were counted, not "
+           "saved (--all-crashes saves every one)\n",
+           s->unkept);
   if (s->diverged)
     printf("explore: %" PRIu64 " failures did not fail again when re-run from their scenario (the "
            "target is not deterministic): %s/diverged-*\n",
@@ -95,7 +102,8 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "SYNOPSIS\n"                                                                                     \
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
   "          [--budget B] [--warmup W] [--keep N] [--worn V] [--share time|runs] [--corpus DIR]\n" \
-  "          [--stop-on-first] [--timeout S] [--rss-limit-mb MB] [--stats] [--json FILE] [-q]\n\n" \
+  "          [--stop-on-first] [--all-crashes] [--timeout S] [--rss-limit-mb MB] [--stats]\n"      \
+  "          [--json FILE] [-q]\n\n"                                                               \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
   "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
@@ -124,7 +132,9 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
   "  triages like any crash file: 3 files per kind of failure (signature), and more, up to\n"      \
   "  64, when a failing run reaches a rare state that no failing run of its kind reached\n"        \
-  "  (two bugs that break one invariant at one site are one kind). With --corpus,\n"               \
+  "  (two bugs that break one invariant at one site are one kind); --all-crashes keeps a\n"        \
+  "  file for every failure, as the sweep does for every failing seed (up to 100,000 of a\n"       \
+  "  kind), for a system with a known failure that may hide another. With --corpus,\n"             \
   "  runs that reach states no run reached before are saved there as seeds for the\n"              \
   "  fuzzers.\n"                                                                                   \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \

@@ -37,7 +37,7 @@ typedef struct {
   const char *share; /* explore's --share, passed on (NULL: its default) */
   uint64_t jobs, seed;
   double seconds;
-  int quiet, no_engine, libfuzzer, first;
+  int quiet, no_engine, libfuzzer, first, all_crashes;
   char crashes[4096], corpus[4096], aside[4096], log[4096], ex_json[4096], engine[PATH_MAX];
   int have_engine;
 } fuzz_job;
@@ -287,6 +287,7 @@ static int parse(fuzz_job *j, int argc, char **argv) {
                           CLI_FLAG("--quiet", "-q", &j->quiet),
                           CLI_FLAG("--stop-on-first", NULL, &j->first),
                           CLI_STR("--share", NULL, &j->share),
+                          CLI_FLAG("--all-crashes", NULL, &j->all_crashes),
                           CLI_LIMITS,
                           CLI_END};
   if (cli_parse_none("fuzz", argc, argv, opts) < 0)
@@ -446,13 +447,15 @@ static int campaign(fuzz_job *j, int *engine_failed) {
   char js[32], ts[32];
   snprintf(js, sizeof js, "%" PRIu64, j->have_engine && !turns ? j->jobs - 1 : j->jobs);
   snprintf(ts, sizeof ts, "%.3f", ex_s < 0.001 ? 0.001 : ex_s);
-  char *ex_argv[18] = {"-o",     j->crashes, "--corpus", j->corpus,         "--time", ts,
+  char *ex_argv[20] = {"-o",     j->crashes, "--corpus", j->corpus,         "--time", ts,
                        "--jobs", js,         "--seed",   (char *)j->seed_s, "--json", j->ex_json};
   int ex_argc = 12;
   if (j->first)
     ex_argv[ex_argc++] = "--stop-on-first";
   if (j->quiet)
     ex_argv[ex_argc++] = "-q";
+  if (j->all_crashes)
+    ex_argv[ex_argc++] = "--all-crashes";
   if (j->share) {
     ex_argv[ex_argc++] = "--share";
     ex_argv[ex_argc++] = (char *)j->share;
@@ -555,7 +558,8 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "SYNOPSIS\n"                                                                                     \
   "  fuzz -o DIR [--time S] [--jobs N] [--seed N] [--libfuzzer] [--engine FUZZER]\n"               \
   "       [--corpus CDIR] [--crashes XDIR] [--json FILE] [--confirm SANITIZED_TOOL]\n"             \
-  "       [--stop-on-first] [--share time|runs] [--timeout S] [--rss-limit-mb MB] [-q]\n\n"        \
+  "       [--stop-on-first] [--share time|runs] [--all-crashes] [--timeout S]\n"                   \
+  "       [--rss-limit-mb MB] [-q]\n\n"                                                            \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the explorer (see explore: the sweep's scenarios as roots, branching at rare\n"          \
   "  states) in this build for S seconds (default 60, at least 0.001) on N jobs, saving crash\n"   \
@@ -580,6 +584,8 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "  --corpus CDIR      the corpus (default DIR/corpus); --crashes XDIR: the failure files\n"      \
   "                     (default DIR/crashes), confirmed where they are\n"                         \
   "  --share time|runs  what the explorer's branches get a share of (see explore)\n"               \
+  "  --all-crashes      a crash file for every failure the explorer finds, not a few of each\n"    \
+  "                     kind (see explore): every one is confirmed, which takes longer\n"          \
   "  --json FILE        the counts as one JSON object: roots, branches, engine_execs,\n"           \
   "                     confirmed, unconfirmed, diverged, slow, left (the nightly job reads it)\n" \
   "  libFuzzer stops at a failure and is started again on the rest of the time, until a\n"         \

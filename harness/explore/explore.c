@@ -93,6 +93,10 @@
  * energy). Common buckets would make nearly every failing run of a
  * frequent kind new for a long time, and fill its files. */
 #define EX_FAIL_RARITY 100u
+/* With --all-crashes, every failure gets a file (as the sweep saves every
+ * failing seed), up to this many of a kind: a bound on the files, not a
+ * choice among them. */
+#define EX_FILES_ALL_MAX 100000u
 #define EX_KEPT SF_EXPLORE_KEPT /* rare states each job keeps for revisits */
 #define EX_KEPT_STEPS 48        /* steps a kept state's scenario may add to its root */
 /* A worker's heartbeat limit is the branches' time limit plus this: a
@@ -307,9 +311,10 @@ static int sig_novel(ex_shared *sh, uint32_t k, const uint64_t *feat) {
 /* Claim the right to save one more crash file of signature hash h (shared
  * open-addressing table), whose run reached the buckets feat (NULL: not
  * known); 1 if this process should save it (one of the first
- * EX_FILES_PER_SIG of its kind, or a new way to it: EX_FILES_PER_SIG_MAX),
- * and whether it is the first of its signature. */
-static int claim_sig(ex_shared *sh, uint64_t h, const uint64_t *feat, int *first) {
+ * EX_FILES_PER_SIG of its kind, or a new way to it: EX_FILES_PER_SIG_MAX;
+ * all: every one, EX_FILES_ALL_MAX), and whether it is the first of its
+ * signature. */
+static int claim_sig(ex_shared *sh, uint64_t h, const uint64_t *feat, int all, int *first) {
   h |= 1;
   for (uint32_t i = 0; i < EX_SIGS; i++) {
     uint32_t k = (uint32_t)((h + i) % EX_SIGS);
@@ -321,9 +326,10 @@ static int claim_sig(ex_shared *sh, uint64_t h, const uint64_t *feat, int *first
       uint32_t n = __atomic_fetch_add(&sh->sig[k].count, 1, __ATOMIC_RELAXED);
       *first = n == 0;
       int novel = sig_novel(sh, k, feat);
-      if (n >= EX_FILES_PER_SIG && !novel)
+      if (n >= EX_FILES_PER_SIG && !novel && !all)
         return 0;
-      return __atomic_fetch_add(&sh->sig[k].files, 1, __ATOMIC_RELAXED) < EX_FILES_PER_SIG_MAX;
+      return __atomic_fetch_add(&sh->sig[k].files, 1, __ATOMIC_RELAXED) <
+             (all ? EX_FILES_ALL_MAX : EX_FILES_PER_SIG_MAX);
     }
   }
   *first = 0;
@@ -368,16 +374,19 @@ static int save_file(const char *dir, const char *prefix, const sf_scenario *s, 
   return 0;
 }
 
-/* Save a failure's crash file (DIR/<prefix><sha1>) if claim_sig lets it
- * (its kind, hash h; its run's buckets feat, or NULL); *first: it is the
- * first of its kind. Counts the files written and the failures that could
- * not be. */
-static void save_failure(ex_shared *sh, const char *dir, const char *prefix, uint64_t h,
-                         const uint64_t *feat, const sf_scenario *s, char *path, size_t cap,
-                         int *first) {
+/* Save a failure's crash file (x's DIR/<prefix><sha1>) if claim_sig lets
+ * it (its kind, hash h; its run's buckets feat, or NULL); *first: it is
+ * the first of its kind. Counts the files written, the failures that could
+ * not be, and those kept as a count only. */
+static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint64_t *feat,
+                         const sf_scenario *s, char *path, size_t cap, int *first) {
+  ex_shared *sh = x->sh;
+  const char *dir = x->o.out;
   path[0] = 0;
-  if (!claim_sig(sh, h, feat, first))
+  if (!claim_sig(sh, h, feat, x->o.all_crashes, first)) {
+    add64(&sh->unkept, 1);
     return;
+  }
   if (save_file(dir, prefix, s, path, cap, 1) == 0)
     add64(&sh->saved, 1);
   else
@@ -405,8 +414,8 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
     if (!same) { /* kept as its own kind, with the same cap per kind */
       add64(&x->sh->diverged, 1);
       int first;
-      save_failure(x->sh, x->o.out, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, s, path,
-                   sizeof path, &first);
+      save_failure(x, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, s, path, sizeof path,
+                   &first);
       if (x->o.stop_on_first) /* a determinism failure is a failure */
         __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
       return;
@@ -415,8 +424,8 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
   int first;
   /* a run that ended (replayable) reached x->feat; a forked branch that
    * died reached buckets its parent does not know */
-  save_failure(x->sh, x->o.out, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, s, path,
-               sizeof path, &first);
+  save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, s, path, sizeof path,
+               &first);
   report(x, o, path, first);
   if (x->o.stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -1203,7 +1212,7 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     int first;
     char path[4096] = "";
     add64(&x->sh->failures, 1);
-    save_failure(x->sh, x->o.out, "crash-", str_hash(o.sig), NULL, x->s, path, sizeof path, &first);
+    save_failure(x, "crash-", str_hash(o.sig), NULL, x->s, path, sizeof path, &first);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;

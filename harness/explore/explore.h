@@ -28,6 +28,7 @@ typedef struct sf_explore_opts {
   uint32_t worn;             /**< revisits after which a kept way gives way (0: never) */
   uint32_t branch_timeout_s; /**< a branch's time limit */
   int stop_on_first;         /**< end at the first failure */
+  int all_crashes;           /**< a crash file for every failure, not a few of each kind */
   int quiet;                 /**< no progress lines */
   int stats;                 /**< print the kept states and shares at the end */
   int share_runs;            /**< branches' share counted in runs, not seconds (--share runs) */
@@ -50,6 +51,7 @@ typedef struct sf_explore_opts {
   X(revisits_diverged, "revisits that did not reach their state again")                            \
   X(saved, "crash files written")                                                                  \
   X(unsaved, "failures whose file could not be written")                                           \
+  X(unkept, "failures kept as a count, with no file (their kind had its files)")                   \
   X(corpus, "corpus files written")                                                                \
   X(corpus_unsaved, "corpus files that could not be written")                                      \
   X(new_in_roots, "feature buckets a root reached first")                                          \
