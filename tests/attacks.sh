@@ -226,6 +226,15 @@ if wanted nondet; then
   [ "$rc" = 3 ] && grep -q "did not fail again when re-run" "$work/nd.log" && [ "$n" -ge 1 ] &&
     [ "$n" -le 3 ]
   ok_if $? "nondeterminism: exit $rc, $n diverged files, reported" "$work/nd.log"
+  # --all-crashes files every failure that fails again, not every one that
+  # does not: still at most 3 diverged files, however many diverged
+  # (explore with --roots and --share runs: the same campaign under any load)
+  run "$work/nda.log" "$(tool nondet)" explore -o "$work/nda" --roots 3000 --seed 1 --share runs \
+    --all-crashes --json "$work/nda.json" -q
+  n=$(count "$work/nda" "diverged-*")
+  nd=$(sed -n 's/.*"diverged": \([0-9]*\).*/\1/p' "$work/nda.json")
+  [ "$rc" = 3 ] && [ "${nd:-0}" -gt 3 ] && [ "$n" -ge 1 ] && [ "$n" -le 3 ]
+  ok_if $? "nondeterminism with --all-crashes: exit $rc, $n diverged files of ${nd:-?}" "$work/nda.log"
 fi
 
 # 16. processes the system under test starts never outlive the job

@@ -134,9 +134,9 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  64, when a failing run reaches a rare state that no failing run of its kind reached\n"        \
   "  (two bugs that break one invariant at one site are one kind); --all-crashes keeps a\n"        \
   "  file for every failure, as the sweep does for every failing seed (up to 100,000 of a\n"       \
-  "  kind), for a system with a known failure that may hide another. With --corpus,\n"             \
-  "  runs that reach states no run reached before are saved there as seeds for the\n"              \
-  "  fuzzers.\n"                                                                                   \
+  "  kind; still 3 diverged-* files), for a system with a known failure that may hide\n"           \
+  "  another. With --corpus, runs that reach states no run reached before are saved there\n"       \
+  "  as seeds for the fuzzers.\n"                                                                  \
   "  Stops after S seconds (default 60), N roots, or the first failure; SIGINT or SIGTERM\n"       \
   "  stop it with its summary. Each run is held to the time and memory limits\n"                   \
   "  (--timeout, --rss-limit-mb): one that hangs, blows up, crashes or exits is saved as its\n"    \

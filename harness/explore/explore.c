@@ -375,15 +375,18 @@ static int save_file(const char *dir, const char *prefix, const sf_scenario *s, 
 }
 
 /* Save a failure's crash file (x's DIR/<prefix><sha1>) if claim_sig lets
- * it (its kind, hash h; its run's buckets feat, or NULL); *first: it is
- * the first of its kind. Counts the files written, the failures that could
- * not be, and those kept as a count only. */
+ * it (its kind, hash h; its run's buckets feat, or NULL; every crash-* one
+ * with --all-crashes); *first: it is the first of its kind. Counts the files written, the failures
+ * that could not be, and those kept as a count only. */
 static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint64_t *feat,
                          const sf_scenario *s, char *path, size_t cap, int *first) {
   ex_shared *sh = x->sh;
   const char *dir = x->o.out;
   path[0] = 0;
-  if (!claim_sig(sh, h, feat, x->o.all_crashes, first)) {
+  /* a failure that did not fail again is a determinism failure: a few of
+   * its kind show it, --all-crashes or not */
+  int all = x->o.all_crashes && strcmp(prefix, "diverged-") != 0;
+  if (!claim_sig(sh, h, feat, all, first)) {
     add64(&sh->unkept, 1);
     return;
   }
