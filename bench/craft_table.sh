@@ -35,12 +35,12 @@ if [ "${1:-}" = --summary ]; then
   exit 0
 fi
 B=$1; RES=$2; shift 2
-K=5; BUDGET=300; GROUPS="job,sweep explore,libfuzzer afl job2c"; CORES=0,1
+K=5; BUDGET=300; GRPS="job,sweep explore,libfuzzer afl job2c"; CORES=0,1
 while [ $# -gt 0 ]; do
   case "$1" in
     --trials) K=$2; shift 2 ;;
     --budget) BUDGET=$2; shift 2 ;;
-    --groups) GROUPS=$2; shift 2 ;;
+    --groups) GRPS=$2; shift 2 ;;
     --cores) CORES=$2; shift 2 ;;
     -*) echo "craft_table.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -53,7 +53,7 @@ have() { # NAME METHOD K: 1 if RESULTS has its row at this budget
     END { print f + 0 }' "$RES"
 }
 for bug in "$@"; do
-  for g in $GROUPS; do
+  for g in $GRPS; do
     k=1
     while [ "$k" -le "$K" ]; do
       todo=0

@@ -232,7 +232,7 @@ tw_fail=$(jn "$work/tw.json" failures); tw_unkept=$(jn "$work/tw.json" unkept)
 "$TW" explore -o "$work/twa" --roots 10000 --time 300 --seed 5000 --share runs -q --all-crashes \
   --json "$work/twa.json" > "$work/twa.log" 2>&1
 [ $? = 1 ] || fail "twofold --all-crashes: explore found nothing: $(cat "$work/twa.log")"
-nfa=$(ls "$work/twa" | grep -c '^crash-')
+nfa=$(find "$work/twa" -name 'crash-*' | wc -l)
 "$TW" replay --no-timeline "$work/twa"/crash-* > "$work/twa.replay" 2>&1
 nrare=$(grep -c "^==simfuzz==   n0 paused after two restarts" "$work/twa.replay")
 [ "$(jn "$work/twa.json" failures)" = "$tw_fail" ] && [ "$(jn "$work/twa.json" unkept)" = 0 ] &&
@@ -244,7 +244,7 @@ nrare=$(grep -c "^==simfuzz==   n0 paused after two restarts" "$work/twa.replay"
 "$TW" fuzz -o "$work/twf" --time 2 --seed 5000 --no-engine --share runs --all-crashes -q \
   > "$work/twf.log" 2>&1
 # (files are named by content: two failures of one scenario are one file)
-nff=$(jn "$work/twf/explore.json" failures); nfc=$(ls "$work/twf/crashes" | grep -c '^crash-')
+nff=$(jn "$work/twf/explore.json" failures); nfc=$(find "$work/twf/crashes" -name 'crash-*' | wc -l)
 [ -n "$nff" ] && [ "$nff" -gt 3 ] && [ "$(jn "$work/twf/explore.json" unkept)" = 0 ] &&
   [ "$(jn "$work/twf/explore.json" saved)" = "$nff" ] && [ "$nfc" -gt 3 ] &&
   grep -q "^fuzz: $nfc confirmed failures" "$work/twf.log" &&
