@@ -19,13 +19,13 @@ set -eu
 if [ "${1:-}" = --summary ]; then
   awk '
     { key = $1 SUBSEP $2 SUBSEP $5; if (!(key in n)) { order[++no] = key }
-      n[key]++; h[key] += $4 != "-"; v[key, n[key]] = $4 == "-" ? $5 : $4 }
+      n[key]++; h[key] += $4 != "-"; v[key, n[key]] = $4 == "-" ? $5 : $4; d[key, n[key]] = $4 }
     END {
       print "| bug | method | budget | hits | median (s) | trials (s) |"
       print "| --- | --- | ---: | ---: | ---: | --- |"
       for (o = 1; o <= no; o++) {
         key = order[o]; split(key, f, SUBSEP); m = n[key]; list = ""
-        for (i = 1; i <= m; i++) { w[i] = v[key, i] + 0; list = list (i > 1 ? ", " : "") v[key, i] }
+        for (i = 1; i <= m; i++) { w[i] = v[key, i] + 0; list = list (i > 1 ? ", " : "") d[key, i] }
         for (i = 2; i <= m; i++) for (j = i; j > 1 && w[j - 1] > w[j]; j--) { t = w[j]; w[j] = w[j - 1]; w[j - 1] = t }
         med = m % 2 ? w[(m + 1) / 2] : (w[m / 2] + w[m / 2 + 1]) / 2
         printf "| `%s` | %s | %s | %d/%d | %s%.1f | %s |\n", f[1], f[2], f[3], h[key], m,
