@@ -375,17 +375,14 @@ static int save_file(const char *dir, const char *prefix, const sf_scenario *s, 
 }
 
 /* Save a failure's crash file (x's DIR/<prefix><sha1>) if claim_sig lets
- * it (its kind, hash h; its run's buckets feat, or NULL; every crash-* one
- * with --all-crashes); *first: it is the first of its kind. Counts the files written, the failures
- * that could not be, and those kept as a count only. */
-static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint64_t *feat,
+ * it (its kind, hash h; its run's buckets feat, or NULL; every one if
+ * all); *first: it is the first of its kind. Counts the files written, the
+ * failures that could not be, and those kept as a count only. */
+static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint64_t *feat, int all,
                          const sf_scenario *s, char *path, size_t cap, int *first) {
   ex_shared *sh = x->sh;
   const char *dir = x->o.out;
   path[0] = 0;
-  /* a failure that did not fail again is a determinism failure: a few of
-   * its kind show it, --all-crashes or not */
-  int all = x->o.all_crashes && strcmp(prefix, "diverged-") != 0;
   if (!claim_sig(sh, h, feat, all, first)) {
     add64(&sh->unkept, 1);
     return;
@@ -417,8 +414,9 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
     if (!same) { /* kept as its own kind, with the same cap per kind */
       add64(&x->sh->diverged, 1);
       int first;
-      save_failure(x, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, s, path, sizeof path,
-                   &first);
+      /* a determinism failure: a few of its kind show it, --all-crashes or not */
+      save_failure(x, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, 0, s, path,
+                   sizeof path, &first);
       if (x->o.stop_on_first) /* a determinism failure is a failure */
         __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
       return;
@@ -427,8 +425,8 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
   int first;
   /* a run that ended (replayable) reached x->feat; a forked branch that
    * died reached buckets its parent does not know */
-  save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, s, path, sizeof path,
-               &first);
+  save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, x->o.all_crashes, s,
+               path, sizeof path, &first);
   report(x, o, path, first);
   if (x->o.stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -1215,7 +1213,8 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     int first;
     char path[4096] = "";
     add64(&x->sh->failures, 1);
-    save_failure(x, "crash-", str_hash(o.sig), NULL, x->s, path, sizeof path, &first);
+    save_failure(x, "crash-", str_hash(o.sig), NULL, x->o.all_crashes, x->s, path, sizeof path,
+                 &first);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;
