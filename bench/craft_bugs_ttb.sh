@@ -112,7 +112,10 @@ start() { # METHOD K CORES DIR: start the method in a session of its own; its pi
       setsid taskset -c "$3" "$B/fuzz/craft_${NAME}_fuzzer" "$4/c" -fork=1 -ignore_crashes=1 \
         -ignore_timeouts=1 -ignore_ooms=1 -seed="$2" -max_total_time="$BUDGET" -timeout=20 \
         -dict="$B/fuzz/craft_$NAME.dict" -artifact_prefix="$4/" > "$4.log" 2>&1 & ;;
-    afl) AFL_CUSTOM_MUTATOR_LIBRARY=$B/fuzz/libsimfuzz_mutator.so setsid taskset -c "$3" \
+    # AFL_NO_AFFINITY: the trial is pinned already, and afl-fuzz's own
+    # pinning aborts ("No more free CPU cores") when every core has a
+    # process bound to it, such as the other arm of a pair or taskset's timeout
+    afl) AFL_NO_AFFINITY=1 AFL_CUSTOM_MUTATOR_LIBRARY=$B/fuzz/libsimfuzz_mutator.so setsid taskset -c "$3" \
       timeout $((BUDGET + 30)) afl-fuzz -i "$B/corpus/craft_$NAME" -o "$4/o" \
       -x "$B/fuzz/craft_$NAME.dict" -s "$2" -t 20000 -V "$BUDGET" -- "$B/fuzz/craft_${NAME}_afl" \
       > "$4.log" 2>&1 & ;;
@@ -124,7 +127,8 @@ start() { # METHOD K CORES DIR: start the method in a session of its own; its pi
   esac
   echo $!
 }
-trial() { # METHOD K CORES: one trial; its time to the bug on stdout (- a miss)
+trial() { # METHOD K CORES: one trial; its time to the bug on stdout (- a miss;
+           # err: the method ended early without a find, so it did not search)
   d=$work/$1-$2; tag=$1-$2; jc=$3
   mkdir -p "$d"; : > "$work/seen.$tag"; rm -f "$work/hit.$tag"
   t0=$(date +%s.%N)
@@ -147,6 +151,14 @@ trial() { # METHOD K CORES: one trial; its time to the bug on stdout (- a miss)
   [ -s "$work/hit.$tag" ] && h=$(cat "$work/hit.$tag")
   # a file written after the budget (a job's confirmation) is no find
   [ "$h" = - ] || [ "$(awk -v h="$h" 'BEGIN { print (h <= '"$BUDGET"') }')" = 1 ] || h=-
+  # a method that stopped well before its budget without a find did not
+  # search for it (a tool that could not start): no miss to record
+  if [ "$h" = - ] && [ "$(awk -v t0="$t0" -v n="$(date +%s.%N)" \
+    'BEGIN { b = '"$BUDGET"'; print (n - t0 < (b > 20 ? b - 10 : b / 2)) }')" = 1 ]; then
+    echo "craft_bugs_ttb.sh: $1 trial $2 ended early without a find; its log:" >&2
+    tail -n 5 "$d.log" >&2 2> /dev/null || true
+    h=err
+  fi
   rm -rf "$d" "$d.log"
   echo "$h"
 }
@@ -157,6 +169,7 @@ while [ "$k" -lt $((FIRST + N)) ]; do
   if [ -z "$m2" ]; then
     cores=$ca; [ "$m1" = job2c ] && cores=$CORES
     ta=$(trial "$m1" "$k" "$cores")
+    [ "$ta" != err ] || { echo "craft_bugs_ttb.sh: trial $k not recorded" >&2; exit 1; }
     echo "$k  $m1: $ta"
     echo "$k $ta $ta" >> "$work/res"
   else
@@ -165,6 +178,7 @@ while [ "$k" -lt $((FIRST + N)) ]; do
     trial "$m2" "$k" "$cb" > "$work/b" &
     wait "$pa"; wait
     ta=$(cat "$work/a"); tb=$(cat "$work/b")
+    [ "$ta" != err ] && [ "$tb" != err ] || { echo "craft_bugs_ttb.sh: pair $k not recorded" >&2; exit 1; }
     echo "$k  $m1: $ta  $m2: $tb"
     echo "$k $ta $tb" >> "$work/res"
     [ -z "$RESULTS" ] || echo "$NAME $m2 $k $tb $BUDGET ${commit:-?}" >> "$RESULTS"

@@ -61,7 +61,9 @@ for bug in "$@"; do
       if [ "$todo" = 1 ]; then
         sh "$(dirname "$0")/craft_bugs_ttb.sh" "$B" "$bug" --methods "$g" --pairs 1 --first "$k" \
           --budget "$BUDGET" --cores "$CORES" --results "$RES.new" | head -n 1
-        # a group's rows go in together, after its trial: a stopped trial leaves none
+        # a group's rows go in together, after its trial: a stopped trial, or
+        # one whose method never searched (craft_bugs_ttb.sh fails), leaves none
+        [ -f "$RES.new" ] || { echo "craft_table.sh: $bug $g trial $k: no rows" >&2; exit 1; }
         cat "$RES.new" >> "$RES"
         rm -f "$RES.new"
       fi

@@ -1,0 +1,42 @@
+#!/bin/sh
+# bench/craft_bugs_ttb.sh, the script behind issue 36's table, against fake
+# targets (shell scripts standing in for a variant and its control): a method
+# that runs for its whole budget without a find is a miss, recorded as "-";
+# one that stops at once (a tool that could not start, as afl-fuzz aborting
+# on "No more free CPU cores") searched for nothing, so the script fails and
+# records no row, where it used to record a miss.
+# Usage: tests/bench_ttb.sh
+set -u
+T_NAME=bench_ttb
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$work/b/bin"
+fake() { # NAME BODY: a target binary whose every command runs BODY
+  printf '#!/bin/sh\n%s\n' "$2" > "$work/b/bin/simfuzz-craft_$1"
+  chmod +x "$work/b/bin/simfuzz-craft_$1"
+}
+fake quits 'exit 0'
+fake quits_fixed 'exit 0'
+fake runs 'exec sleep 1000'
+fake runs_fixed 'exec sleep 1000'
+run() { # NAME: one sweep trial of 24 s into $work/NAME.rows; its status
+  sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" "$1" --methods sweep --pairs 1 --budget 24 \
+    --cores 0,0 --results "$work/$1.rows" > "$work/$1.log" 2>&1
+}
+run runs || fail "a trial that ran its budget failed: $(tail -n 3 "$work/runs.log")"
+grep -q '^runs sweep 1 - 24 ' "$work/runs.rows" ||
+  fail "a trial that ran its budget without a find is no miss: $(cat "$work/runs.rows")"
+ok "a trial that runs its whole budget without a find is recorded as a miss"
+if run quits; then
+  bad "a method that stopped at once was not reported"
+else
+  grep -q 'ended early without a find' "$work/quits.log" ||
+    bad "no reason given: $(tail -n 3 "$work/quits.log")"
+  ok "a method that stops at once fails the script"
+fi
+if [ -s "$work/quits.rows" ]; then
+  bad "a method that stopped at once was recorded: $(cat "$work/quits.rows")"
+else
+  ok "and no row is recorded for it"
+fi
+finish
