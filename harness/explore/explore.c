@@ -65,6 +65,7 @@
 #include "revisit.h"
 #include "run/features.h"
 #include "run/hooks.h"
+#include "share.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -193,6 +194,7 @@ typedef struct {
   int damaged;           /* a run crashed: the worker must start afresh */
   uint64_t quiet_until;  /* the hook ignores events up to this one */
   uint32_t share, total; /* the share of the branches queued now (ex_req) */
+  int yield;             /* shares weighed by yield (SF_SEARCH_YIELD) */
   ex_list *queue;        /* where the running run's branches go */
   ex_cur *cur;           /* every job's running scenario (shared memory) */
 } explorer;
@@ -312,9 +314,11 @@ static int sig_novel(ex_shared *sh, uint32_t k, const uint64_t *feat) {
  * open-addressing table), whose run reached the buckets feat (NULL: not
  * known); 1 if this process should save it (one of the first
  * EX_FILES_PER_SIG of its kind, or a new way to it: EX_FILES_PER_SIG_MAX;
- * all: every one, EX_FILES_ALL_MAX), and whether it is the first of its
- * signature. */
-static int claim_sig(ex_shared *sh, uint64_t h, const uint64_t *feat, int all, int *first) {
+ * all: every one, EX_FILES_ALL_MAX), whether it is the first of its
+ * signature, and whether it is news: one of the first EX_FILES_PER_SIG of
+ * its kind or a new way to it, a file it would get without all. */
+static int claim_sig(ex_shared *sh, uint64_t h, const uint64_t *feat, int all, int *first,
+                     int *news) {
   h |= 1;
   for (uint32_t i = 0; i < EX_SIGS; i++) {
     uint32_t k = (uint32_t)((h + i) % EX_SIGS);
@@ -326,13 +330,14 @@ static int claim_sig(ex_shared *sh, uint64_t h, const uint64_t *feat, int all, i
       uint32_t n = __atomic_fetch_add(&sh->sig[k].count, 1, __ATOMIC_RELAXED);
       *first = n == 0;
       int novel = sig_novel(sh, k, feat);
+      *news = n < EX_FILES_PER_SIG || novel;
       if (n >= EX_FILES_PER_SIG && !novel && !all)
         return 0;
       return __atomic_fetch_add(&sh->sig[k].files, 1, __ATOMIC_RELAXED) <
              (all ? EX_FILES_ALL_MAX : EX_FILES_PER_SIG_MAX);
     }
   }
-  *first = 0;
+  *first = *news = 0;
   return 0; /* the table is full: count it, keep no file */
 }
 
@@ -377,13 +382,19 @@ static int save_file(const char *dir, const char *prefix, const sf_scenario *s, 
 /* Save a failure's crash file (x's DIR/<prefix><sha1>) if claim_sig lets
  * it (its kind, hash h; its run's buckets feat, or NULL; every one if
  * all); *first: it is the first of its kind. Counts the files written, the
- * failures that could not be, and those kept as a count only. */
+ * failures that could not be, those kept as a count only, and (branch 0:
+ * a root's, 1: a branch's or a revisit's; -1: neither, not counted) the
+ * failures that were news (claim_sig). */
 static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint64_t *feat, int all,
-                         const sf_scenario *s, char *path, size_t cap, int *first) {
+                         int branch, const sf_scenario *s, char *path, size_t cap, int *first) {
   ex_shared *sh = x->sh;
   const char *dir = x->o.out;
   path[0] = 0;
-  if (!claim_sig(sh, h, feat, all, first)) {
+  int news;
+  int claimed = claim_sig(sh, h, feat, all, first, &news);
+  if (news && branch >= 0)
+    add64(branch ? &sh->news_in_branches : &sh->news_in_roots, 1);
+  if (!claimed) {
     add64(&sh->unkept, 1);
     return;
   }
@@ -397,6 +408,8 @@ static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint
  * world; if it fails the same way, save it as a crash file. */
 static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int replayable) {
   add64(&x->sh->failures, 1);
+  if (s != x->s) /* full_scenario: steps injected, a branch's or a revisit's */
+    add64(&x->sh->failures_in_branches, 1);
   char path[4096] = "";
   if (replayable) {
     static uint8_t buf[SF_MAX_INPUT];
@@ -415,7 +428,7 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
       add64(&x->sh->diverged, 1);
       int first;
       /* a determinism failure: a few of its kind show it, --all-crashes or not */
-      save_failure(x, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, 0, s, path,
+      save_failure(x, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, 0, -1, s, path,
                    sizeof path, &first);
       if (x->o.stop_on_first) /* a determinism failure is a failure */
         __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -425,8 +438,8 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
   int first;
   /* a run that ended (replayable) reached x->feat; a forked branch that
    * died reached buckets its parent does not know */
-  save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, x->o.all_crashes, s,
-               path, sizeof path, &first);
+  save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, x->o.all_crashes,
+               s != x->s, s, path, sizeof path, &first);
   report(x, o, path, first);
   if (x->o.stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -726,6 +739,23 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
   memcpy(e->added, x->added, x->nadded * sizeof *x->added);
 }
 
+/* The branches' weight by yield (explore/share.h): the failures that were
+ * news (claim_sig) per unit of cost, the branches' and revisits' against
+ * the roots'. */
+static uint32_t yield_pm(const ex_shared *sh) {
+  uint64_t all = __atomic_load_n(&sh->ns_all, __ATOMIC_RELAXED);
+  uint64_t cb = __atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED);
+  cb = cb < all ? cb : all;
+  return ex_yield_pm(__atomic_load_n(&sh->news_in_roots, __ATOMIC_RELAXED), all - cb,
+                     __atomic_load_n(&sh->news_in_branches, __ATOMIC_RELAXED), cb);
+}
+
+/* A share (percent) as the branches' yield weighs it: pct itself unless
+ * SF_SEARCH_YIELD is on. */
+static uint64_t weighed(const explorer *x, uint64_t pct) {
+  return x->yield ? pct * yield_pm(x->sh) / 1000 : pct;
+}
+
 /* 1 if the branches of one kind (new ones, or revisits) have used up
  * their share (percent) of the workers' time, spent ns of it, or the roots
  * have fallen behind theirs (100 - total, for all branches). */
@@ -778,9 +808,10 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
   if (x->level >= x->o.depth)
     return;
-  uint64_t total = site ? EX_SHARE_SITE : EX_SHARE;
+  uint64_t base = site ? EX_SHARE_SITE : EX_SHARE;
   /* once states are kept, their revisits have a part of the share */
-  uint64_t share = total - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0);
+  uint64_t share = weighed(x, base - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0));
+  uint64_t total = weighed(x, base);
   x->share = (uint32_t)share;
   x->total = (uint32_t)total;
   for (uint32_t i = 0; i < k; i++) {
@@ -960,7 +991,8 @@ static void revisit(explorer *x, const sf_run_opts *o) {
   uint32_t n = sh->nkept[x->job];
   if (!n || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
       over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
-                 __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), EX_SHARE_REVISIT, EX_SHARE))
+                 __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), weighed(x, EX_SHARE_REVISIT),
+                 weighed(x, EX_SHARE)))
     return;
   ex_cand cand[EX_KEPT];
   ex_kept *kept = job_kept(x);
@@ -1213,8 +1245,10 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     int first;
     char path[4096] = "";
     add64(&x->sh->failures, 1);
-    save_failure(x, "crash-", str_hash(o.sig), NULL, x->o.all_crashes, x->s, path, sizeof path,
-                 &first);
+    if (in_cur && cur->n)
+      add64(&x->sh->failures_in_branches, 1);
+    save_failure(x, "crash-", str_hash(o.sig), NULL, x->o.all_crashes, in_cur && cur->n, x->s, path,
+                 sizeof path, &first);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;
@@ -1300,6 +1334,11 @@ static void print_stats(const explorer *x) {
          sh->new_in_roots, sh->new_in_branches, 100.0 * (double)sh->ns_branch / (double)all,
          100.0 * (double)sh->ns_revisit / (double)all);
   const ex_kept *kept = x->kept;
+  printf("explore: failures found by roots %" PRIu64 ", by branches and revisits %" PRIu64
+         "; news (a new kind, or a new way to one) %" PRIu64 " and %" PRIu64
+         ", which weigh the branches' share at %.1f %% (%s)\n",
+         sh->failures - sh->failures_in_branches, sh->failures_in_branches, sh->news_in_roots,
+         sh->news_in_branches, yield_pm(sh) / 10.0, x->yield ? "on, +yield" : "off");
   printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
   for (uint32_t e = 0; e < sh->nkept[0]; e++) {
     snprintf(name, sizeof name, "(bucket %" PRIu32 ")", kept[e].bucket);
@@ -1426,6 +1465,7 @@ int sf_explore(const sf_explore_opts *o, sf_explore_summary *sum) {
     return cli_error("explore: cannot map shared memory: %s", strerror(errno)), -1;
   }
   x.rerun = !(sf_search_off() & SF_SEARCH_RERUN);
+  x.yield = !(sf_search_off() & SF_SEARCH_YIELD);
   double t0 = now_s();
   started = shown = t0;
   run_jobs(&x);

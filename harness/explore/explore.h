@@ -47,6 +47,9 @@ typedef struct sf_explore_opts {
   X(revisits, "revisits of kept states")                                                           \
   X(deepest, "the deepest branch's level")                                                         \
   X(failures, "failures found (each re-run before it is saved)")                                   \
+  X(failures_in_branches, "of those, failures of branches and revisits")                           \
+  X(news_in_roots, "failures of roots that were news: a new kind, or a new way to one")            \
+  X(news_in_branches, "failures of branches and revisits that were news")                          \
   X(diverged, "failures that did not fail again from their file")                                  \
   X(revisits_diverged, "revisits that did not reach their state again")                            \
   X(saved, "crash files written")                                                                  \

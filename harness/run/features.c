@@ -49,6 +49,7 @@ int64_t sf_search_parse(const char *list, uint32_t def) {
     const char *name = p + 1;
     int64_t bit = len == 9 && !strncmp(name, "inflight", 8) ? SF_SEARCH_INFLIGHT
                   : len == 6 && !strncmp(name, "rerun", 5)  ? SF_SEARCH_RERUN
+                  : len == 6 && !strncmp(name, "yield", 5)  ? SF_SEARCH_YIELD
                                                             : 0;
     for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
       if (len > 1 && strlen(kind_name[k]) == len - 1 && !strncmp(name, kind_name[k], len - 1))
@@ -71,7 +72,7 @@ uint32_t sf_search_off(void) {
       fprintf(stderr, "simfuzz: SIMFUZZ_SEARCH=%s: a list of +name and -name, the names", env);
       for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
         fprintf(stderr, " %s,", kind_name[k]);
-      fprintf(stderr, " inflight, rerun\n");
+      fprintf(stderr, " inflight, rerun, yield\n");
       exit(2);
     }
     off = (uint32_t)m;

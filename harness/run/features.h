@@ -105,16 +105,22 @@ void sf_features_init(sf_features *f, int n);
  *  "Branches by re-run"). Off (the bit set, "-rerun") means fork(). */
 #define SF_SEARCH_RERUN (1u << 17)
 
+/** In a search mask: the branches' share of the time weighed by the
+ *  failures they find per unit of cost against the roots' (explore.c,
+ *  explore/share.h). Off by default ("+yield" turns it on) until a paired
+ *  A/B says it helps. */
+#define SF_SEARCH_YIELD (1u << 18)
+
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
-#define SF_SEARCH_DEFAULT_OFF ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT)
+#define SF_SEARCH_DEFAULT_OFF ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_YIELD)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
  *  "+name" (on) and "-name" (off), where a name is a feature kind
- *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT) or "rerun"
- *  (SF_SEARCH_RERUN): for A/B
+ *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT), "rerun"
+ *  (SF_SEARCH_RERUN) or "yield" (SF_SEARCH_YIELD): for A/B
  *  measurements of the search. Read once per process; a bad list is a usage
  *  error (exit 2). Runs are the same either way: only the feedback and the
  *  explorer's choices change. */
