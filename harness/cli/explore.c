@@ -145,8 +145,9 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  each branch instead of running it again. No process outlives the command: every worker\n"     \
   "  (and forked branch) runs in a process group of its own, killed when it ends. --stats adds,\n" \
   "  per assertion-site state, the runs that reached it, the feature buckets roots and\n"          \
-  "  branches reached first, the branches' part of the time, and the states the first job\n"       \
-  "  kept (each with its moment and the end of its run, in virtual time). --json FILE\n"           \
+  "  branches reached first, the branches' part of the time, the failures (and new ones)\n"        \
+  "  of roots and of branches, and the states the first job kept (each with its moment and\n"      \
+  "  the end of its run, in virtual time). --json FILE\n"                                          \
   "  writes the summary's counts as one JSON object (roots, branches, revisits, failures,\n"       \
   "  kinds, ...).\n\n"                                                                             \
   "OPTIONS\n"                                                                                      \
