@@ -407,8 +407,9 @@ static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint
 /* A run of s failed (outcome o): replay it from its encoding in a fresh
  * world; if it fails the same way, save it as a crash file. */
 static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int replayable) {
+  int branch = s != x->s; /* full_scenario: steps injected, a branch's or a revisit's */
   add64(&x->sh->failures, 1);
-  if (s != x->s) /* full_scenario: steps injected, a branch's or a revisit's */
+  if (branch)
     add64(&x->sh->failures_in_branches, 1);
   char path[4096] = "";
   if (replayable) {
@@ -438,8 +439,8 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
   int first;
   /* a run that ended (replayable) reached x->feat; a forked branch that
    * died reached buckets its parent does not know */
-  save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, x->o.all_crashes,
-               s != x->s, s, path, sizeof path, &first);
+  save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, x->o.all_crashes, branch,
+               s, path, sizeof path, &first);
   report(x, o, path, first);
   if (x->o.stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -750,10 +751,10 @@ static uint32_t yield_pm(const ex_shared *sh) {
                      __atomic_load_n(&sh->news_in_branches, __ATOMIC_RELAXED), cb);
 }
 
-/* A share (percent) as the branches' yield weighs it: pct itself unless
- * SF_SEARCH_YIELD is on. */
-static uint64_t weighed(const explorer *x, uint64_t pct) {
-  return x->yield ? pct * yield_pm(x->sh) / 1000 : pct;
+/* The weight (per mille) of the branches' shares: by yield with
+ * SF_SEARCH_YIELD, else 1000 (the shares as they are). */
+static uint64_t share_pm(const explorer *x) {
+  return x->yield ? yield_pm(x->sh) : 1000;
 }
 
 /* 1 if the branches of one kind (new ones, or revisits) have used up
@@ -808,10 +809,10 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
     keep_state(x, w, bucket % SF_FB_BUCKETS, c, node);
   if (x->level >= x->o.depth)
     return;
-  uint64_t base = site ? EX_SHARE_SITE : EX_SHARE;
+  uint64_t base = site ? EX_SHARE_SITE : EX_SHARE, pm = share_pm(x);
   /* once states are kept, their revisits have a part of the share */
-  uint64_t share = weighed(x, base - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0));
-  uint64_t total = weighed(x, base);
+  uint64_t share = (base - (sh->nkept[x->job] ? EX_SHARE_REVISIT : 0)) * pm / 1000;
+  uint64_t total = base * pm / 1000;
   x->share = (uint32_t)share;
   x->total = (uint32_t)total;
   for (uint32_t i = 0; i < k; i++) {
@@ -989,10 +990,12 @@ static void revisit_here(explorer *x, const sf_run_opts *o, ex_kept *e) {
 static void revisit(explorer *x, const sf_run_opts *o) {
   ex_shared *sh = x->sh;
   uint32_t n = sh->nkept[x->job];
-  if (!n || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
-      over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
-                 __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), weighed(x, EX_SHARE_REVISIT),
-                 weighed(x, EX_SHARE)))
+  if (!n || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+    return;
+  uint64_t pm = share_pm(x);
+  if (over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED),
+                 __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED), EX_SHARE_REVISIT * pm / 1000,
+                 EX_SHARE * pm / 1000))
     return;
   ex_cand cand[EX_KEPT];
   ex_kept *kept = job_kept(x);
@@ -1244,10 +1247,11 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     x->io = &none;
     int first;
     char path[4096] = "";
+    int branch = in_cur && cur->n; /* the worker ran a branch's or a revisit's steps */
     add64(&x->sh->failures, 1);
-    if (in_cur && cur->n)
+    if (branch)
       add64(&x->sh->failures_in_branches, 1);
-    save_failure(x, "crash-", str_hash(o.sig), NULL, x->o.all_crashes, in_cur && cur->n, x->s, path,
+    save_failure(x, "crash-", str_hash(o.sig), NULL, x->o.all_crashes, branch, x->s, path,
                  sizeof path, &first);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
