@@ -164,7 +164,7 @@ static void *p_nondet_create(int nodes) {
 static uint32_t p_observe(void *ctx, sim_world *w, int node) {
   ping_ctx *c = ctx;
   (void)w;
-  return 1 + (uint32_t)node + (uint32_t)(c->delivered > 2);
+  return 1 + (uint32_t)node + (uint32_t)(c->delivered > 2) + (uint32_t)(c->delivered > 4);
 }
 static const sf_check nondet_checks[] = {{"flaky", p_nondet_check}, {NULL, NULL}};
 
@@ -265,6 +265,65 @@ TEST(by_state_steps_address_nodes_by_rank) {
   sf_run(&ping, back, &o, &r);
   CHECK(!seen.up[0] && seen.up[1] && seen.up[2] && seen.up[3]);
   CHECK(!seen.blocked_3_2 && !seen.blocked_1_0);
+  free(s);
+  free(back);
+}
+
+/* The time the step of index idx first ran in r; UINT64_MAX if it never did. */
+static uint64_t ran_at(const sf_result *r, uint32_t idx) {
+  for (uint32_t i = 0; i < r->nexec; i++)
+    if (r->exec_step[i] == idx)
+      return r->exec_time[i];
+  return UINT64_MAX;
+}
+
+TEST(steps_wait_for_a_rise_to_the_top_rank) {
+  /* ping's observer: 1 + node, plus 1 once 3 pings arrived and once 5
+   * did (every node that is up changes then, and the first of them stays
+   * first: a rise), 0 when down */
+  sf_scenario *s = alloc_s();
+  pings(s, 6); /* 1 ms apart from 1 ms: step 0 */
+  s->nodes = 4;
+  add_step(s, 0, SF_STEP_CRASH, 0)->on_change = 1;      /* 1: r0 (n3), at the 3rd ping */
+  add_step(s, 0, SF_STEP_CRASH, 1)->on_change = 2;      /* 2: r1 (n1: n3 is down), at the 5th */
+  add_step(s, 0, SF_STEP_RESTART, 0)->on_change = 3;    /* 3: never, n3's restart is no rise */
+  add_step(s, 50000, SF_STEP_RESTART, 3)->by_state = 0; /* 4: n3 back */
+  char d[256];
+  sf_step_describe(&s->steps[2], 4, d, sizeof d);
+  CHECK(strcmp(d, "crash r1 (at rise 2 to the top rank)") == 0);
+  uint8_t buf[1024];
+  size_t n = sf_encode(s, buf, sizeof buf);
+  sf_scenario *back = alloc_s();
+  CHECK_EQ(sf_decode(buf, n, back), SF_DECODED_PROTO);
+  /* decoded in order of time: the three at 0 (1..3 above are 0..2), the pings, n3's restart */
+  CHECK_EQ(back->steps[2].on_change, 3);
+  by_state_seen seen;
+  memset(&seen, 0, sizeof seen);
+  sf_run_opts o = {.on_finish = by_state_finish, .finish_ctx = &seen};
+  sf_result r;
+  sf_run(&ping, back, &o, &r);
+  uint64_t third = ran_at(&r, 0), fifth = ran_at(&r, 1);
+  CHECK(third > 3 * SIM_NS_PER_MS && third < fifth && fifth < 50 * SIM_NS_PER_MS);
+  CHECK_EQ(ran_at(&r, 4), 50 * SIM_NS_PER_MS);
+  CHECK_EQ(ran_at(&r, 2), UINT64_MAX);
+  /* each rank was resolved when its step ran */
+  CHECK(seen.up[0] && !seen.up[1] && seen.up[2] && seen.up[3]);
+  /* a step counts the rises from its own time on */
+  back->steps[0].at_us = third / 1000 + 1;
+  sf_run(&ping, back, &o, &r);
+  CHECK_EQ(ran_at(&r, 0), fifth);
+  /* without an observer, every step runs at its time */
+  sf_target blind = ping;
+  blind.observe = NULL;
+  sf_run(&blind, back, &o, &r);
+  CHECK_EQ(ran_at(&r, 1), 0);
+  CHECK_EQ(ran_at(&r, 2), 0);
+  /* a count above the bound reads back as the bound */
+  for (uint32_t i = 0; i < back->nsteps; i++)
+    back->steps[i].on_change = 200;
+  n = sf_encode(back, buf, sizeof buf);
+  CHECK_EQ(sf_decode(buf, n, s), SF_DECODED_PROTO);
+  CHECK_EQ(s->steps[1].on_change, SF_MAX_ON_CHANGE);
   free(s);
   free(back);
 }
@@ -1019,6 +1078,9 @@ TEST(staleness_at_delivery_is_a_feature) {
   CHECK_EQ(sf_search_parse("+", 0), -1);
   CHECK_EQ(sf_search_parse("+inflight,+stale", SF_SEARCH_INFLIGHT | 1u << SF_FT_STALE), 0);
   CHECK_EQ(sf_search_parse("-inflight,+inflight,-pair", 0), 1 << SF_FT_PAIR);
+  CHECK_EQ(sf_search_parse("+anchor,+yield", SF_SEARCH_DEFAULT_OFF),
+           SF_SEARCH_DEFAULT_OFF & ~(SF_SEARCH_ANCHOR | SF_SEARCH_YIELD));
+  CHECK_EQ(sf_search_parse("-rerun,+anchors", 0), -1);
 }
 
 static uint32_t handoff_once(sf_features *f, int node, uint64_t thread, uint64_t lock) {
@@ -1118,7 +1180,7 @@ TEST(site_hits_that_cannot_be_new_are_not_calls) {
 }
 
 TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks_and_aborts),
-          T(by_state_steps_address_nodes_by_rank),
+          T(by_state_steps_address_nodes_by_rank), T(steps_wait_for_a_rise_to_the_top_rank),
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(liveness_window_waits_for_a_bandwidth_queue),
           T(liveness_restarts_a_node_that_fails_stop_at_the_heal),

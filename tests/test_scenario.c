@@ -690,6 +690,44 @@ TEST(branch_futures_aim_at_the_focus_node) {
   free(s);
 }
 
+/* With sf_fork.anchor, about a quarter of a future's drawn steps wait for
+ * the first, second or third rise to the top rank and name nodes by rank;
+ * a cut among them may heal at the rise after. Without it, no step waits, and the futures are the
+ * same as before anchors existed (the draws are the same). */
+TEST(branch_futures_wait_for_rises_with_anchor) {
+  sf_scenario *s = alloc_s();
+  sf_step out[6], plain[6];
+  uint32_t steps = 0, anchored = 0, by_count[SF_MAX_ON_CHANGE + 1] = {0}, heals = 0;
+  for (uint64_t seed = 0; seed < 3000; seed++) {
+    sf_generate_seed(seed % 40, s);
+    sf_fork at;
+    memset(&at, 0, sizeof at);
+    at.focus = (int)(seed % 4) - 1;
+    uint32_t m = sf_branch_steps(s, 200000, seed, &at, plain, 6);
+    for (uint32_t i = 0; i < m; i++)
+      CHECK_EQ(plain[i].on_change, 0);
+    at.anchor = 1;
+    uint32_t n = sf_branch_steps(s, 200000, seed, &at, out, 6);
+    steps += n;
+    for (uint32_t i = 0; i < n; i++) {
+      const sf_step *st = &out[i];
+      CHECK(st->on_change <= SF_MAX_ON_CHANGE);
+      if (!st->on_change)
+        continue;
+      anchored++;
+      by_count[st->on_change]++;
+      CHECK(st->by_state || (sf_step_flags(st->kind) & SF_SK_NO_RANK));
+      for (uint32_t j = 0; j < i && st->kind == SF_STEP_HEAL; j++) /* a cut's end */
+        heals += out[j].at_us == st->at_us && out[j].on_change + 1 == st->on_change &&
+                 sf_step_ends(out[j].kind) == SF_STEP_HEAL;
+    }
+  }
+  CHECK(anchored * 8 > steps && anchored * 3 < steps);
+  CHECK(by_count[1] > 100 && by_count[2] > 100 && by_count[3] > 100);
+  CHECK(heals > 10);
+  free(s);
+}
+
 /* A node down (or paused) at the fork is restarted (resumed), by number,
  * in about half the futures; without one, a restart of that node is rare. */
 TEST(branch_futures_bring_back_nodes_out_of_play) {
@@ -787,9 +825,9 @@ TEST_MAIN(T(every_step_kind_roundtrips), T(fault_kinds_are_the_protos),
           T(branch_futures_bring_back_nodes_out_of_play),
           T(branch_futures_act_on_messages_in_flight),
           T(branch_futures_are_bounded_ordered_and_end_some_faults),
-          T(branch_futures_aim_at_the_focus_node), T(random_bytes_decode_bounded),
-          T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged),
-          T(truncated_and_oversized_protobufs), T(extreme_values_are_clamped),
-          T(generated_scenarios_roundtrip_and_inject_faults),
+          T(branch_futures_aim_at_the_focus_node), T(branch_futures_wait_for_rises_with_anchor),
+          T(random_bytes_decode_bounded), T(unknown_fields_are_ignored),
+          T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
+          T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
           T(afl_custom_mutator_and_trim), T(run_end_is_the_last_root_step_plus_the_tail))

@@ -131,6 +131,8 @@ static int simplify_steps(minimizer *m, sf_scenario *s, sf_scenario *c) {
     static const uint64_t grains[] = {100000, 10000, 1000};
     if (s->steps[i].after_event) /* scheduled at the start, like a step written by hand */
       TRY(m, s, c, c->steps[i].after_event = 0);
+    if (s->steps[i].on_change) /* at its time, not at a rise to the top rank */
+      TRY(m, s, c, c->steps[i].on_change = 0);
     for (size_t g = 0; g < 3; g++) /* rounder times */
       TRY(m, s, c, c->steps[i].at_us = c->steps[i].at_us / grains[g] * grains[g]);
     if (i > 0) /* the same time as the step before */

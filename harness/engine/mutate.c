@@ -418,9 +418,15 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
     random_step(&r, s, st);
     st->at_us = at;
     st->by_state = below(&r, 2); /* at a rare state, roles matter */
+    /* some moves are needed at a moment no delay hits: as soon as a
+     * leader is elected, by its rank */
+    if (at_fork && at_fork->anchor && below(&r, 4) == 0) {
+      st->on_change = (uint8_t)(1 + below(&r, 3));
+      st->by_state = 1;
+    }
     /* and so does the node the rare state arose on: the most telling
      * future is often that node crashing (and coming back) right then */
-    if (focus >= 0 && focus < SIM_MAX_NODES && below(&r, 2)) {
+    else if (focus >= 0 && focus < SIM_MAX_NODES && below(&r, 2)) {
       if (below(&r, 4) == 0)
         st->kind = SF_STEP_CRASH;
       aim(&r, st, (uint32_t)focus);
@@ -440,6 +446,13 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
     if (!undo || k >= max || below(&r, 2))
       continue;
     int heal = undo == SF_STEP_HEAL; /* else the same node (or pair) by number */
+    if (st->on_change) { /* a node named by its rank then: only a cut ends, at the next rise */
+      if (heal && step_at(&out[k], SF_STEP_HEAL, 0, 0, 0, at)) {
+        out[k].on_change = (uint8_t)(st->on_change + 1);
+        k++;
+      }
+      continue;
+    }
     if (!heal)
       st->by_state = 0;
     k += (uint32_t)later_step(&r, &out[k], undo, heal ? 0 : st->node, heal ? 0 : st->peer, at,

@@ -51,6 +51,8 @@ size_t sf_encode_fit(sf_scenario *s, uint8_t *out, size_t max_size);
 typedef struct sf_fork {
   int focus;
   uint64_t down, paused;
+  /* some steps wait for a rise to the top rank (Step.on_change) */
+  int anchor;
   /* links with datagrams pending (held or in flight) at the fork, those of
    * the focus node first: from, to, and how many */
   uint32_t nlinks;
@@ -72,6 +74,10 @@ typedef struct sf_fork {
  *     node, the heal.
  *   - In half the futures, one node that is down or paused at the fork
  *     comes back (restart, resume) after such a delay.
+ *   - With at->anchor, a quarter of the steps wait, from their time, for
+ *     the first, second or third rise to the top rank (Step.on_change: an
+ *     election, with Raft) and name the nodes by rank then; such a cut
+ *     heals, if it does, at the rise after.
  *  Client operations run once. Returns how many were written to out (0:
  *  the run is about to end). */
 uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed, const sf_fork *at,

@@ -42,15 +42,27 @@ static const char *const kind_name[SF_FT__COUNT] = {
 
 _Static_assert(SF_FT__COUNT < 16, "feature kinds below SF_SEARCH_INFLIGHT");
 
+/* The parts of the search other than feature kinds, by name. */
+static const struct {
+  const char *name;
+  uint32_t bit;
+} search_parts[] = {
+    {"inflight", SF_SEARCH_INFLIGHT},
+    {"rerun", SF_SEARCH_RERUN},
+    {"yield", SF_SEARCH_YIELD},
+    {"anchor", SF_SEARCH_ANCHOR},
+};
+
 int64_t sf_search_parse(const char *list, uint32_t def) {
   int64_t off = def;
   for (const char *p = list; *p;) {
     size_t len = strcspn(p, ",");
     const char *name = p + 1;
-    int64_t bit = len == 9 && !strncmp(name, "inflight", 8) ? SF_SEARCH_INFLIGHT
-                  : len == 6 && !strncmp(name, "rerun", 5)  ? SF_SEARCH_RERUN
-                  : len == 6 && !strncmp(name, "yield", 5)  ? SF_SEARCH_YIELD
-                                                            : 0;
+    int64_t bit = 0;
+    for (size_t k = 0; k < sizeof search_parts / sizeof search_parts[0]; k++)
+      if (len > 1 && strlen(search_parts[k].name) == len - 1 &&
+          !strncmp(name, search_parts[k].name, len - 1))
+        bit = search_parts[k].bit;
     for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
       if (len > 1 && strlen(kind_name[k]) == len - 1 && !strncmp(name, kind_name[k], len - 1))
         bit = 1ll << k;

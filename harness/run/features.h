@@ -111,16 +111,24 @@ void sf_features_init(sf_features *f, int n);
  *  A/B says it helps. */
 #define SF_SEARCH_YIELD (1u << 18)
 
+/** In a search mask: some of the explorer's futures wait for a rise to the
+ *  top rank (Step.on_change: "as soon as a leader is elected") and act on
+ *  the nodes by rank (sf_fork.anchor). Off by default ("+anchor" turns it
+ *  on) until a paired A/B says it helps. */
+#define SF_SEARCH_ANCHOR (1u << 19)
+
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
-#define SF_SEARCH_DEFAULT_OFF ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_YIELD)
+#define SF_SEARCH_DEFAULT_OFF                                                                      \
+  ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_YIELD | SF_SEARCH_ANCHOR)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
  *  "+name" (on) and "-name" (off), where a name is a feature kind
  *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT), "rerun"
- *  (SF_SEARCH_RERUN) or "yield" (SF_SEARCH_YIELD): for A/B
+ *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD) or "anchor"
+ *  (SF_SEARCH_ANCHOR): for A/B
  *  measurements of the search. Read once per process; a bad list is a usage
  *  error (exit 2). Runs are the same either way: only the feedback and the
  *  explorer's choices change. */

@@ -25,6 +25,8 @@ typedef struct {
   const sf_step *st;  /* the step: in the scenario, or injected (inj) */
   uint32_t idx;       /* its index in the scenario (the execution log) */
   uint32_t remaining; /* client op repetitions left */
+  uint8_t rises;      /* Step.on_change: rises to the top rank still to wait for */
+  uint8_t waiting;    /* its time has come, and it waits for them */
 } slot;
 
 struct run_state {
@@ -63,6 +65,10 @@ struct run_state {
   uint32_t nlater, next_later;
   int in_novel; /* inside the on_novel or on_event hook: sf_run_inject() may add steps */
   uint32_t nslots, ninj;
+  /* steps that wait for a rise to the top rank (Step.on_change), and each
+   * node's observed state after the last event while any waits */
+  uint32_t nwaiting;
+  uint32_t seen[SIM_MAX_NODES];
   sf_step *inj; /* SF_MAX_STEPS of them, allocated at the first injection */
   /* The arrays, last: each is written before it is read, up to its count
    * (nexec, nlater, nslots), so a run zeroes only what comes before. */
@@ -183,6 +189,54 @@ static int novel_hook(const sf_run_opts *o) {
   return o->hooks && o->hooks->on_novel;
 }
 
+/* Node i's observed state (0: down). The target has an observer. */
+static uint32_t observed(run_state *rs, int i) {
+  return sim_node_up(rs->w, i) ? rs->t->observe(rs->ctx, rs->w, i) : 0;
+}
+
+/* Each node's observed state, into rs->seen. */
+static void see_all(run_state *rs) {
+  for (int i = 0; i < rs->n; i++)
+    rs->seen[i] = observed(rs, i);
+}
+
+/* Whether, since the last look, the observed state of a node that was up
+ * and still is has changed, and that node now ranks strictly first
+ * (Step.on_change; a boot or a restart is no rise); looks again. */
+static int rises_to_top(run_state *rs) {
+  uint32_t prev[SIM_MAX_NODES];
+  memcpy(prev, rs->seen, (size_t)rs->n * sizeof prev[0]);
+  see_all(rs);
+  int top = 0, alone = 1;
+  for (int i = 1; i < rs->n; i++)
+    if (rs->seen[i] > rs->seen[top]) {
+      top = i;
+      alone = 1;
+    } else if (rs->seen[i] == rs->seen[top]) {
+      alone = 0;
+    }
+  return alone && prev[top] != 0 && rs->seen[top] != 0 && rs->seen[top] != prev[top];
+}
+
+static void run_step(sim_world *w, void *arg);
+
+/* A rise to the top rank: each waiting step counts it, and those that
+ * have seen as many as they wait for run now, in the order they were
+ * scheduled. */
+static void wake_waiting(run_state *rs) {
+  for (uint32_t i = 0; i < rs->nslots && rs->nwaiting; i++) {
+    slot *sl = &rs->slots[i];
+    if (!sl->waiting)
+      continue;
+    SIM_ASSERT(sl->rises > 0 && sl->st->on_change >= sl->rises);
+    if (--sl->rises)
+      continue;
+    sl->waiting = 0;
+    rs->nwaiting--;
+    sim_at(rs->w, sim_now(rs->w), run_step, sl); /* (no room: the run is stopping) */
+  }
+}
+
 /* Something must run after every event for the explorer's hooks. */
 static int any_hook(const sf_run_opts *o) {
   return o->hooks && (o->hooks->on_novel || o->hooks->on_event);
@@ -198,6 +252,8 @@ static void after_event(void *p, sim_world *w) {
   }
   if (rs->fb && rs->t->observe)
     sf_features_observe(&rs->feat, rs->t, rs->ctx, rs->w);
+  if (rs->nwaiting && rises_to_top(rs))
+    wake_waiting(rs);
   const sf_run_hooks *hk = rs->o->hooks;
   if (hk && hk->on_novel && rs->feat.nfresh) {
     uint16_t fresh[SF_FRESH_MAX];
@@ -406,6 +462,14 @@ static void run_step(sim_world *w, void *arg) {
   sf_fault_kind fk = sf_step_fault(st->kind);
   if (fk && disabled(rs->s, fk))
     return;
+  if (sl->rises) { /* its time has come: from now on it waits for its rises */
+    SIM_ASSERT(!sl->waiting && rs->t->observe);
+    if (!rs->nwaiting)
+      see_all(rs);
+    sl->waiting = 1;
+    rs->nwaiting++;
+    return;
+  }
   int n = rs->n;
   int a = (int)(st->node % (uint32_t)n), b = (int)(st->peer % (uint32_t)n);
   int perm[SIM_MAX_NODES];
@@ -531,6 +595,8 @@ static int schedule_step(run_state *rs, const sf_step *st, uint32_t idx) {
   sl->st = st;
   sl->idx = idx;
   sl->remaining = sf_step_shape_of(st->kind) == SF_SHAPE_OP ? st->count : 1;
+  sl->rises = rs->t->observe ? st->on_change : 0; /* without an observer: at its time */
+  sl->waiting = 0;
   uint64_t t = st->at_us * 1000, now = sim_now(rs->w);
   return sim_at(rs->w, t > now ? t : now, run_step, sl) == 0 ? 0 : -1;
 }
@@ -547,6 +613,13 @@ static void collect_later(run_state *rs) {
       rs->later[j] = rs->later[j - 1];
     rs->later[j] = (uint16_t)i;
   }
+}
+
+static int has_waiting_step(const sf_scenario *s) {
+  for (uint32_t i = 0; i < s->nsteps; i++)
+    if (s->steps[i].on_change)
+      return 1;
+  return 0;
 }
 
 static int has_liveness_step(const sf_scenario *s) {
@@ -592,6 +665,7 @@ static sim_world *setup(run_state *rs) {
   c.classify = t->classify;
   c.describe = t->describe;
   c.after_event = (t->invariants || (rs->fb && t->observe) || any_hook(rs->o) || rs->nlater ||
+                   (t->observe && has_waiting_step(rs->s)) ||
                    (t->live && has_liveness_step(rs->s))) /* for after_heal */
                       ? after_event
                       : NULL;

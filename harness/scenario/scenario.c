@@ -72,7 +72,8 @@ static int mask_str(uint64_t m, int n, char c, char *buf, size_t cap) {
 
 static const char *const disk_ops[] = {"", "read", "write", "sync"};
 
-int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
+/* What the step does (sf_step_describe without its anchor). */
+static int describe_action(const sf_step *st, int n, char *buf, size_t cap) {
   if (n < 1)
     n = 1;
   int a = (int)(st->node % (uint32_t)n), b = (int)(st->peer % (uint32_t)n);
@@ -138,6 +139,14 @@ int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
                     st->k);
   default: return snprintf(buf, cap, "%s", name);
   }
+}
+
+int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap) {
+  int k = describe_action(st, n, buf, cap);
+  if (!st->on_change || k < 0)
+    return k;
+  size_t at = (size_t)k < cap ? (size_t)k : cap;
+  return k + snprintf(buf + at, cap - at, " (at rise %u to the top rank)", st->on_change);
 }
 
 uint32_t sf_fault_steps(const sf_scenario *s) {
@@ -208,6 +217,7 @@ static int norm_step(const sf_step *in, sf_step *o) {
   o->at_us = in->at_us > SF_MAX_AT_US ? SF_MAX_AT_US : in->at_us;
   o->by_state = in->by_state && !(sf_step_flags(in->kind) & SF_SK_NO_RANK);
   o->after_event = in->after_event;
+  o->on_change = in->on_change > SF_MAX_ON_CHANGE ? SF_MAX_ON_CHANGE : in->on_change;
   uint32_t node = in->node % SIM_MAX_NODES, peer = in->peer % SIM_MAX_NODES;
   switch (sf_step_shape_of(in->kind)) {
   case SF_SHAPE_NONE: break;
@@ -503,6 +513,7 @@ static int from_step(const Simfuzz__Step *m, sf_step *o) {
   o->at_us = m->at_us;
   o->by_state = m->by_state ? 1 : 0;
   o->after_event = m->after_event;
+  o->on_change = (uint8_t)(m->on_change > SF_MAX_ON_CHANGE ? SF_MAX_ON_CHANGE : m->on_change);
   unsigned kind = kind_field_map(m->kind_case, 1);
   const ProtobufCFieldDescriptor *sf =
       protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, m->kind_case);
@@ -730,6 +741,7 @@ static void to_step(const sf_step *s, step_msg *o) {
   m->at_us = s->at_us;
   m->by_state = s->by_state ? 1 : 0;
   m->after_event = s->after_event;
+  m->on_change = s->on_change;
   unsigned field = kind_field_map(s->kind, 0);
   const ProtobufCFieldDescriptor *sf =
       protobuf_c_message_descriptor_get_field(&simfuzz__step__descriptor, field);

@@ -25,6 +25,7 @@ extern "C" {
 #endif
 
 #define SF_MAX_STEPS 256                /**< steps kept per scenario */
+#define SF_MAX_ON_CHANGE 4              /**< a step waits for at most this many rises */
 #define SF_MAX_AT_US 60000000ull        /**< latest step time: 60 s */
 #define SF_MAX_TAIL_MS 60000u           /**< longest run after the last step */
 #define SF_DEFAULT_TAIL_MS 2000u        /**< run after the last step, by default */
@@ -257,6 +258,7 @@ typedef struct sf_step {
   uint8_t flag;
   uint8_t by_state;     /* node numbers are ranks by observed state (see proto) */
   uint32_t after_event; /* 0: scheduled at the start; N: after event N (proto) */
+  uint8_t on_change;    /* 0: at at_us; K: at the K-th rise to the top rank after it (proto) */
   uint32_t node, peer, k, count, interval_us, rate_ppm;
   uint64_t mask_a, mask_b, key, value;
   int64_t offset_us, jump_us;
@@ -343,7 +345,8 @@ void sf_scenario_init(sf_scenario *s);
 /** Name of a step kind ("partition", "crash", ...). */
 const char *sf_step_name(unsigned kind);
 
-/** One-line description of a step for reports ("partition {n0} -/- {n1}").
+/** One-line description of a step for reports ("partition {n0} -/- {n1}",
+ *  with " (at rise K to the top rank)" for a step that waits, on_change).
  *  n: node count (node numbers are taken modulo n); returns the length. */
 int sf_step_describe(const sf_step *st, int n, char *buf, size_t cap);
 
