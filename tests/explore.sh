@@ -8,7 +8,7 @@
 # are caught); --stats counts runs per assertion-site state; branches by
 # fork (SIMFUZZ_SEARCH=-rerun) do this as the default re-runs do; two
 # causes of one kind of failure both get crash files, and with
-# --all-crashes every failure does; +yield runs the default campaign until
+# --all-crashes every failure does; yield (the default) runs the campaign of -yield until
 # something fails and keeps the rare cause; killing explore in any way
 # leaves no process behind.
 # usage: explore.sh BUILD_DIR
@@ -252,30 +252,30 @@ nff=$(jn "$work/twf/explore.json" failures); nfc=$(find "$work/twf/crashes" -nam
   ok "fuzz --all-crashes: $nff failures, $nfc confirmed files" ||
   bad "fuzz --all-crashes: $(cat "$work/twf/explore.json") $(tail -n 3 "$work/twf.log")"
 
-# 13. SIMFUZZ_SEARCH=+yield (off by default): the branches' share weighed by
+# 13. yield (on by default; -yield turns it off): the branches' share weighed by
 # the failures that were news, theirs against the roots' (explore/share.h).
 # Until something fails the campaign is the default one, run for run; on
 # twofold, where the roots fail often and branches find the rare cause, the
 # branches keep their share and the rare cause its file; --stats counts both.
 RK=$(dirname "$B")/simfuzz-raft_kv # the zoo's raft without a bug
 [ -x "$RK" ] || fail "no $RK"
-"$RK" explore -o "$work/y0" --roots 3000 --seed 5000 --share runs -q > "$work/y0.log" 2>&1
-SIMFUZZ_SEARCH=+yield "$RK" explore -o "$work/y1" --roots 3000 --seed 5000 --share runs -q \
-  > "$work/y1.log" 2>&1
+SIMFUZZ_SEARCH=-yield "$RK" explore -o "$work/y0" --roots 3000 --seed 5000 --share runs -q \
+  > "$work/y0.log" 2>&1
+"$RK" explore -o "$work/y1" --roots 3000 --seed 5000 --share runs -q > "$work/y1.log" 2>&1
 grep -q " 0 failures of 0 kinds" "$work/y0.log" && [ "$(summary "$work/y0.log")" = "$(summary "$work/y1.log")" ] &&
-  ok "+yield: the default campaign until something fails ($(summary "$work/y1.log"))" ||
-  bad "+yield without failures: $(summary "$work/y0.log") then $(summary "$work/y1.log")"
-SIMFUZZ_SEARCH=+yield "$TW" explore -o "$work/y2" --roots 10000 --time 300 --seed 5000 --share runs \
+  ok "yield: the campaign of -yield until something fails ($(summary "$work/y1.log"))" ||
+  bad "yield without failures: $(summary "$work/y0.log") then $(summary "$work/y1.log")"
+"$TW" explore -o "$work/y2" --roots 10000 --time 300 --seed 5000 --share runs \
   --stats -q > "$work/y2.log" 2>&1
-[ $? = 1 ] || fail "twofold +yield: explore found nothing: $(tail -n 3 "$work/y2.log")"
+[ $? = 1 ] || fail "twofold, yield: explore found nothing: $(tail -n 3 "$work/y2.log")"
 rare=
 for f in "$work/y2"/crash-*; do
   "$TW" replay "$f" 2>&1 | grep -q "^==simfuzz==   n0 paused after two restarts" && rare=$f
 done
-grep -q "^explore: failures found by roots [0-9]*, by branches and revisits [1-9].* (on, +yield)" \
+grep -q "^explore: failures found by roots [0-9]*, by branches and revisits [1-9].* (on)" \
   "$work/y2.log" && [ -n "$rare" ] &&
-  ok "+yield on twofold: the rare cause filed; $(grep -o 'news .*' "$work/y2.log")" ||
-  bad "+yield on twofold: rare cause ${rare:-not filed}: $(grep '^explore: failures' "$work/y2.log")"
+  ok "yield on twofold: the rare cause filed; $(grep -o 'news .*' "$work/y2.log")" ||
+  bad "yield on twofold: rare cause ${rare:-not filed}: $(grep '^explore: failures' "$work/y2.log")"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }

@@ -1343,7 +1343,7 @@ static void print_stats(const explorer *x) {
          "; news (a new kind, or a new way to one) %" PRIu64 " and %" PRIu64
          ", which weigh the branches' share at %.1f %% (%s)\n",
          sh->failures - sh->failures_in_branches, sh->failures_in_branches, sh->news_in_roots,
-         sh->news_in_branches, yield_pm(sh) / 10.0, x->yield ? "on, +yield" : "off");
+         sh->news_in_branches, yield_pm(sh) / 10.0, x->yield ? "on" : "off, -yield");
   printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
   for (uint32_t e = 0; e < sh->nkept[0]; e++) {
     snprintf(name, sizeof name, "(bucket %" PRIu32 ")", kept[e].bucket);

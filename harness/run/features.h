@@ -107,8 +107,8 @@ void sf_features_init(sf_features *f, int n);
 
 /** In a search mask: the branches' share of the time weighed by the
  *  failures they find per unit of cost against the roots' (explore.c,
- *  explore/share.h). Off by default ("+yield" turns it on) until a paired
- *  A/B says it helps. */
+ *  explore/share.h). On by default since a paired A/B said it helps
+ *  (docs/bench-history.md); "-yield" turns it off. */
 #define SF_SEARCH_YIELD (1u << 18)
 
 /** In a search mask: some of the explorer's futures wait for a rise to the
@@ -121,7 +121,7 @@ void sf_features_init(sf_features *f, int n);
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
 #define SF_SEARCH_DEFAULT_OFF                                                                      \
-  ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_YIELD | SF_SEARCH_ANCHOR)
+  ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
