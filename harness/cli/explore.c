@@ -124,15 +124,15 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  is climbed one kept state after another, past depth D (up to 48 injected steps on top\n"      \
   "  of the root). One way to each state is kept; after V revisits (--worn, default 16; 0:\n"      \
   "  never), the next run that reaches it again brings a new one. These revisits take 12 of\n"     \
-  "  the 33 percent of the time the branches get (--keep 0: none). Once runs fail, that share\n"  \
-  "  is weighed by the new failures branches find per unit of time against the roots' (from\n"    \
-  "  a quarter of it to all of it; SIMFUZZ_SEARCH=-yield: not weighed). --share runs counts each\n" \
-  "  root, branch and revisit as one run in those shares instead of timing it: branches\n"         \
-  "  then cost more than their share says, as a branch runs its root's prefix again, but with\n"   \
-  "  --jobs 1 and --roots N the campaign is the same on any machine under any load (for\n"         \
-  "  tests). Every failure is re-run\n"                                                            \
-  "  from its scenario file before it is kept: DIR/crash-<sha1> replays, minimizes and\n"          \
-  "  triages like any crash file: 3 files per kind of failure (signature), and more, up to\n"      \
+  "  the 33 percent of the time the branches get (--keep 0: none). Once runs fail, that share\n"   \
+  "  is weighed by the new failures branches find per unit of time against the roots'\n"           \
+  "  (from a quarter of it to all of it; SIMFUZZ_SEARCH=-yield: not weighed). --share runs\n"      \
+  "  counts each root, branch and revisit as one run in those shares instead of timing it:\n"      \
+  "  branches then cost more than their share says, as a branch runs its root's prefix\n"          \
+  "  again, but with --jobs 1 and --roots N the campaign is the same on any machine under\n"       \
+  "  any load (for tests). Every failure is re-run from its scenario file before it is\n"          \
+  "  kept: DIR/crash-<sha1> replays, minimizes and triages like any crash file: 3 files\n"         \
+  "  per kind of failure (signature), and more, up to\n"                                           \
   "  64, when a failing run reaches a rare state that no failing run of its kind reached\n"        \
   "  (two bugs that break one invariant at one site are one kind); --all-crashes keeps a\n"        \
   "  file for every failure, as the sweep does for every failing seed (up to 100,000 of a\n"       \

@@ -120,8 +120,7 @@ void sf_features_init(sf_features *f, int n);
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
-#define SF_SEARCH_DEFAULT_OFF                                                                      \
-  ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR)
+#define SF_SEARCH_DEFAULT_OFF ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
