@@ -9,7 +9,8 @@
 # fork (SIMFUZZ_SEARCH=-rerun) do this as the default re-runs do; two
 # causes of one kind of failure both get crash files, and with
 # --all-crashes every failure does; yield (the default) runs the campaign of -yield until
-# something fails and keeps the rare cause; killing explore in any way
+# something fails and keeps the rare cause; +anchor's branches that wait
+# for a rise to the top rank replay as files; killing explore in any way
 # leaves no process behind.
 # usage: explore.sh BUILD_DIR
 T_NAME=explore
@@ -276,6 +277,33 @@ grep -q "^explore: failures found by roots [0-9]*, by branches and revisits [1-9
   "$work/y2.log" && [ -n "$rare" ] &&
   ok "yield on twofold: the rare cause filed; $(grep -o 'news .*' "$work/y2.log")" ||
   bad "yield on twofold: rare cause ${rare:-not filed}: $(grep '^explore: failures' "$work/y2.log")"
+
+# 14. SIMFUZZ_SEARCH=+anchor (off by default): some futures wait for a rise
+# to the top rank (Step.on_change) and name nodes by rank then; a branch
+# with such a step is still an ordinary scenario file that replays its
+# failure, and without +anchor no file has one.
+LR=$(dirname "$B")/simfuzz-raft_kv_bug_local_read
+[ -x "$LR" ] || fail "no $LR"
+anchored() { # DIR: how many of its crash files fail with a step that waited for a rise
+  k=0
+  for f in "$1"/crash-*; do
+    [ -e "$f" ] || continue
+    "$LR" replay "$f" > "$work/an.r" 2>&1
+    grep -q "FAILURE in target" "$work/an.r" && grep -q "(at rise [1-4] to the top rank)" "$work/an.r" &&
+      k=$((k + 1))
+  done
+  echo "$k"
+}
+SIMFUZZ_SEARCH=+anchor "$LR" explore -o "$work/an1" --roots 3000 --seed 5000 --share runs \
+  --all-crashes -q > "$work/an1.log" 2>&1
+[ $? = 1 ] || fail "+anchor: explore found nothing: $(tail -n 3 "$work/an1.log")"
+"$LR" explore -o "$work/an0" --roots 3000 --seed 5000 --share runs --all-crashes -q \
+  > "$work/an0.log" 2>&1
+set -- "$work/an1"/diverged-*
+ka=$(anchored "$work/an1"); k0=$(anchored "$work/an0")
+[ ! -e "$1" ] && [ "$ka" -gt 0 ] && [ "$k0" = 0 ] &&
+  ok "+anchor: $ka crash files fail with a step that waited for a rise, and replay" ||
+  bad "+anchor: $ka anchored crash files (default: $k0), diverged: $(ls "$work/an1" | grep -c diverged)"
 
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }
