@@ -114,7 +114,7 @@ void sf_features_init(sf_features *f, int n);
 /** In a search mask: some of the explorer's futures wait for a rise to the
  *  top rank (Step.on_change: "as soon as a leader is elected") and act on
  *  the nodes by rank (sf_fork.anchor). Off by default ("+anchor" turns it
- *  on) until a paired A/B says it helps. */
+ *  on): its paired A/B lost 10 pairs to 1 (docs/bench-history.md). */
 #define SF_SEARCH_ANCHOR (1u << 19)
 
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
