@@ -233,6 +233,26 @@ static sf_step *add_step(sf_scenario *s, uint64_t at, sf_step_kind kind, uint32_
   return st;
 }
 
+/* Step i of s (4 nodes) reads as want; s through its encoding, decoded
+ * into a new scenario. */
+static sf_scenario *described_and_decoded(const sf_scenario *s, uint32_t i, const char *want) {
+  char d[256];
+  sf_step_describe(&s->steps[i], 4, d, sizeof d);
+  CHECK(strcmp(d, want) == 0);
+  uint8_t buf[1024];
+  size_t n = sf_encode(s, buf, sizeof buf);
+  sf_scenario *back = alloc_s();
+  CHECK_EQ(sf_decode(buf, n, back), SF_DECODED_PROTO);
+  return back;
+}
+
+/* Run s on t; which nodes are up and which links blocked at its end, into *seen. */
+static void run_seen(const sf_target *t, const sf_scenario *s, by_state_seen *seen, sf_result *r) {
+  memset(seen, 0, sizeof *seen);
+  sf_run_opts o = {.on_finish = by_state_finish, .finish_ctx = seen};
+  sf_run(t, s, &o, r);
+}
+
 TEST(by_state_steps_address_nodes_by_rank) {
   /* ping's observer ranks node 3 first, then 2, 1, 0; crashed nodes last */
   sf_scenario *s = alloc_s();
@@ -244,25 +264,17 @@ TEST(by_state_steps_address_nodes_by_rank) {
   p->flag = 1;                         /* one way: n3 -> n2 only */
   add_step(s, 2000, SF_STEP_CRASH, 0); /* n3 */
   add_step(s, 3000, SF_STEP_CRASH, 0); /* now n2: n3 is down, ranked last */
-  char d[256];
-  sf_step_describe(&s->steps[1], 4, d, sizeof d);
-  CHECK(strcmp(d, "crash r0") == 0);
-  uint8_t buf[1024];
-  size_t n = sf_encode(s, buf, sizeof buf);
-  sf_scenario *back = alloc_s();
-  CHECK_EQ(sf_decode(buf, n, back), SF_DECODED_PROTO);
+  sf_scenario *back = described_and_decoded(s, 1, "crash r0");
   CHECK_EQ(back->steps[2].by_state, 1);
   by_state_seen seen;
-  memset(&seen, 0, sizeof seen);
-  sf_run_opts o = {.on_finish = by_state_finish, .finish_ctx = &seen};
   sf_result r;
-  sf_run(&ping, back, &o, &r);
+  run_seen(&ping, back, &seen, &r);
   CHECK(seen.up[0] && seen.up[1] && !seen.up[2] && !seen.up[3]);
   CHECK(seen.blocked_3_2 && !seen.blocked_2_3 && !seen.blocked_1_0);
   /* the same steps by number hit n0 and n0 again */
   for (uint32_t i = 0; i < back->nsteps; i++)
     back->steps[i].by_state = 0;
-  sf_run(&ping, back, &o, &r);
+  run_seen(&ping, back, &seen, &r);
   CHECK(!seen.up[0] && seen.up[1] && seen.up[2] && seen.up[3]);
   CHECK(!seen.blocked_3_2 && !seen.blocked_1_0);
   free(s);
@@ -288,20 +300,12 @@ TEST(steps_wait_for_a_rise_to_the_top_rank) {
   add_step(s, 0, SF_STEP_CRASH, 1)->on_change = 2;      /* 2: r1 (n1: n3 is down), at the 5th */
   add_step(s, 0, SF_STEP_RESTART, 0)->on_change = 3;    /* 3: never, n3's restart is no rise */
   add_step(s, 50000, SF_STEP_RESTART, 3)->by_state = 0; /* 4: n3 back */
-  char d[256];
-  sf_step_describe(&s->steps[2], 4, d, sizeof d);
-  CHECK(strcmp(d, "crash r1 (at rise 2 to the top rank)") == 0);
-  uint8_t buf[1024];
-  size_t n = sf_encode(s, buf, sizeof buf);
-  sf_scenario *back = alloc_s();
-  CHECK_EQ(sf_decode(buf, n, back), SF_DECODED_PROTO);
+  sf_scenario *back = described_and_decoded(s, 2, "crash r1 (at rise 2 to the top rank)");
   /* decoded in order of time: the three at 0 (1..3 above are 0..2), the pings, n3's restart */
   CHECK_EQ(back->steps[2].on_change, 3);
   by_state_seen seen;
-  memset(&seen, 0, sizeof seen);
-  sf_run_opts o = {.on_finish = by_state_finish, .finish_ctx = &seen};
   sf_result r;
-  sf_run(&ping, back, &o, &r);
+  run_seen(&ping, back, &seen, &r);
   uint64_t third = ran_at(&r, 0), fifth = ran_at(&r, 1);
   CHECK(third > 3 * SIM_NS_PER_MS && third < fifth && fifth < 50 * SIM_NS_PER_MS);
   CHECK_EQ(ran_at(&r, 4), 50 * SIM_NS_PER_MS);
@@ -310,22 +314,22 @@ TEST(steps_wait_for_a_rise_to_the_top_rank) {
   CHECK(seen.up[0] && !seen.up[1] && seen.up[2] && seen.up[3]);
   /* a step counts the rises from its own time on */
   back->steps[0].at_us = third / 1000 + 1;
-  sf_run(&ping, back, &o, &r);
+  run_seen(&ping, back, &seen, &r);
   CHECK_EQ(ran_at(&r, 0), fifth);
   /* without an observer, every step runs at its time */
   sf_target blind = ping;
   blind.observe = NULL;
-  sf_run(&blind, back, &o, &r);
+  run_seen(&blind, back, &seen, &r);
   CHECK_EQ(ran_at(&r, 1), 0);
   CHECK_EQ(ran_at(&r, 2), 0);
   /* a count above the bound reads back as the bound */
   for (uint32_t i = 0; i < back->nsteps; i++)
     back->steps[i].on_change = 200;
-  n = sf_encode(back, buf, sizeof buf);
-  CHECK_EQ(sf_decode(buf, n, s), SF_DECODED_PROTO);
-  CHECK_EQ(s->steps[1].on_change, SF_MAX_ON_CHANGE);
+  sf_scenario *clamped = described_and_decoded(back, 1, "crash r1 (at rise 200 to the top rank)");
+  CHECK_EQ(clamped->steps[1].on_change, SF_MAX_ON_CHANGE);
   free(s);
   free(back);
+  free(clamped);
 }
 
 TEST(nondeterministic_target_is_caught_at_its_own_site) {
