@@ -409,7 +409,7 @@ static void rank_nodes(run_state *rs, int *perm) {
   uint32_t key[SIM_MAX_NODES];
   for (int i = 0; i < rs->n; i++) {
     perm[i] = i;
-    key[i] = rs->t->observe && sim_node_up(rs->w, i) ? rs->t->observe(rs->ctx, rs->w, i) : 0;
+    key[i] = rs->t->observe ? observed(rs, i) : 0;
   }
   for (int i = 1; i < rs->n; i++) /* insertion sort: stable, n <= 64 */
     for (int j = i; j > 0 && key[perm[j - 1]] < key[perm[j]]; j--) {
