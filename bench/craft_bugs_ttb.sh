@@ -18,8 +18,9 @@
 #            a crash with a new path, its own rule)
 #   job2c    the default job on both cores (--jobs 2 --all-crashes): it
 #            takes both, so it runs alone (--methods job2c)
-#   job2     the default job again, with SIMFUZZ_SEARCH=$SEARCH2 (--search2):
-#            the A/B of a part of the search, side by side with job
+#   job2     the default job again, with SIMFUZZ_SEARCH=$SEARCH2 (--search2)
+#            and BUILD2's binary (--build2): the A/B of a part of the search,
+#            or of a target change, side by side with job
 # A run ends at its first failure only inside one scenario; the campaign goes
 # on, and every tree of the set has background failures (the HEAD probe
 # finding in about 0.4 % of seeds), so the time to the bug is the time of the
@@ -41,6 +42,7 @@
 #                                [--budget S] [--cores C0,C1] [--keep DIR]
 #                                [--methods M1[,M2]] (default job,sweep)
 #                                [--search2 LIST]    (job2's SIMFUZZ_SEARCH)
+#                                [--build2 BUILD2]   (job2's build, else BUILD)
 #                                [--results FILE]
 #   --keep DIR: copy each trial's first bug file into DIR, as
 #          NAME-METHOD-K.pb (a trigger for a regression scenario)
@@ -49,12 +51,13 @@
 #          need -DCRAFT_TREE_FUZZERS=ON (the default) and, for afl, AFL++
 set -eu
 B=$1; NAME=$2; shift 2
-N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep; SEARCH2=; RESULTS=
+N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep; SEARCH2=; BUILD2=; RESULTS=
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
-bench_options craft_bugs_ttb.sh "pairs=N first=FIRST budget=BUDGET cores=CORES keep=KEEP methods=METHODS search2=SEARCH2 results=RESULTS" "$@"
+bench_options craft_bugs_ttb.sh "pairs=N first=FIRST budget=BUDGET cores=CORES keep=KEEP methods=METHODS search2=SEARCH2 build2=BUILD2 results=RESULTS" "$@"
 V=$B/bin/simfuzz-craft_$NAME; F=$B/bin/simfuzz-craft_${NAME}_fixed
-for b in "$V" "$F"; do
+V2=${BUILD2:-$B}/bin/simfuzz-craft_$NAME # job2's; the files are judged with V and F
+for b in "$V" "$F" "$V2"; do
   [ -x "$b" ] || { echo "craft_bugs_ttb.sh: no $b (trees.sh with ALL=1)" >&2; exit 2; }
 done
 c0=${CORES%,*}; c1=${CORES#*,}
@@ -120,9 +123,9 @@ start() { # METHOD K CORES DIR: start the method in a session of its own; its pi
       -x "$B/fuzz/craft_$NAME.dict" -s "$2" -t 20000 -V "$BUDGET" -- "$B/fuzz/craft_${NAME}_afl" \
       > "$4.log" 2>&1 & ;;
     *)
-      search=; [ "$1" = job2 ] && search=$SEARCH2
+      search=; bin=$V; [ "$1" = job2 ] && search=$SEARCH2 && bin=$V2
       jobs=1; [ "$1" = job2c ] && jobs=2
-      SIMFUZZ_SEARCH=$search setsid taskset -c "$3" "$V" fuzz -o "$4" --time "$BUDGET" \
+      SIMFUZZ_SEARCH=$search setsid taskset -c "$3" "$bin" fuzz -o "$4" --time "$BUDGET" \
         --jobs "$jobs" --no-engine --all-crashes --seed "$lo" -q > "$4.log" 2>&1 & ;;
   esac
   echo $!
