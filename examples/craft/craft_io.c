@@ -475,6 +475,8 @@ static void complete(impl *s, queue *q, uint64_t tag, int cancel) {
       if (r->append_cb)
         r->append_cb(r->append, status);
     } else if (r->put) {
+      SIM_ASSERT(!r->install || s->stats.installing > 0); /* counted at m_snapshot_put */
+      s->stats.installing -= r->install != 0;
       if (r->put_cb)
         r->put_cb(r->put, status);
     } else if (r->get) {
@@ -1089,6 +1091,7 @@ static int m_snapshot_put(struct raft_io *io, unsigned trailing, struct raft_io_
   }
   r->install = trailing == 0;
   r->trailing = trailing;
+  s->stats.installing += r->install != 0; /* until its completion, or its cancel */
   r->put = preq;
   r->put_cb = cb;
   push_disk(s, r);

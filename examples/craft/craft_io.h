@@ -57,6 +57,7 @@ typedef struct craft_io_stats {
   uint64_t appends, truncates, syncs, sync_errors, sends, send_errors;
   uint64_t snapshots, installs; /* snapshots stored; of them, installed (trailing 0) */
   uint64_t stalls;              /* times the disk queue waited for a stall to end */
+  uint64_t installing;          /* InstallSnapshot stores queued and not completed (a gauge) */
 } craft_io_stats;
 
 /** What the backend does with a disk error (see the file comment). */

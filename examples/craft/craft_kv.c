@@ -934,6 +934,37 @@ static SF_ORACLE int live(void *ctx, sim_world *w) {
   return 1;
 }
 
+/* Hazard states of Raft that a designer names before knowing any bug (the
+ * three that issue 36 gives as examples, none chosen from a bug of the set):
+ * they never fail a run. Each is a node's own state, named at that node:
+ * where one is rare the explorer branches and aims its futures there. A
+ * sweep or a replay skips them. */
+static SF_ORACLE void hazards(void *ctx, sim_world *w) {
+  (void)ctx;
+  if (!sf_sites_wanted(w))
+    return;
+  int from, to, old = -1, change = -1, install = -1; /* the nodes the event can have changed */
+  sf_changed_nodes(w, &from, &to);
+  for (int i = from; i < to; i++) {
+    cnode *cn = running(w, i);
+    if (!cn)
+      continue;
+    struct raft *r = &cn->raft;
+    /* terms never decrease along a log: the first uncommitted entry tells */
+    const struct raft_entry *e =
+        raft_state(r) == RAFT_LEADER ? craft_log_at(r, r->commit_index + 1) : NULL;
+    if (old < 0 && e && e->term < r->current_term)
+      old = i;
+    if (change < 0 && r->configuration_uncommitted_index > r->commit_index)
+      change = i;
+    if (install < 0 && craft_io_get_stats(&cn->io)->installing > 0)
+      install = i;
+  }
+  SF_SOMETIMES_ON(w, old >= 0, old, "leader with uncommitted entries of an earlier term");
+  SF_SOMETIMES_ON(w, change >= 0, change, "a configuration change is uncommitted");
+  SF_SOMETIMES_ON(w, install >= 0, install, "a snapshot is being installed");
+}
+
 static SF_ORACLE uint32_t observe(void *ctx, sim_world *w, int node) {
   (void)ctx;
   cnode *cn = running(w, node);
@@ -956,6 +987,7 @@ static const sf_check invariants[] = {
     {"log_matching", log_matching},
     {"committed_stable", committed_stable},
     {"leader_completeness", leader_completeness},
+    {"hazards", hazards}, /* never fails: the hazard states above */
     {NULL, NULL},
 };
 static const sf_check end_checks[] = {{"linearizable", linearizable}, {NULL, NULL}};
