@@ -305,6 +305,14 @@ ka=$(anchored "$work/an1"); k0=$(anchored "$work/an0")
   ok "+anchor: $ka crash files fail with a step that waited for a rise, and replay" ||
   bad "+anchor: $ka anchored crash files (default: $k0), diverged: $*"
 
+# 15. a SIMFUZZ_SEARCH that names no part is a usage error (2), and the
+# message lists every part, the feature kinds and the search parts' table
+SIMFUZZ_SEARCH=+nosuch "$B" explore -o "$work/ns" --roots 1 -q > "$work/ns.log" 2>&1
+st=$?
+[ "$st" = 2 ] && grep -q "lock, inflight, rerun, yield, anchor$" "$work/ns.log" &&
+  ok "SIMFUZZ_SEARCH=+nosuch: usage error naming every part" ||
+  bad "SIMFUZZ_SEARCH=+nosuch: status $st, $(cat "$work/ns.log")"
+
 # 7. no process outlives explore, stopped by SIGTERM, SIGINT or SIGKILL
 left() { pgrep -f "$work/$1" | grep -v "^$$\$" || true; }
 for sig in TERM INT KILL; do

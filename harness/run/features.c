@@ -84,7 +84,9 @@ uint32_t sf_search_off(void) {
       fprintf(stderr, "simfuzz: SIMFUZZ_SEARCH=%s: a list of +name and -name, the names", env);
       for (int k = SF_FT__NONE + 1; k < SF_FT__COUNT; k++)
         fprintf(stderr, " %s,", kind_name[k]);
-      fprintf(stderr, " inflight, rerun, yield\n");
+      for (size_t k = 0; k < sizeof search_parts / sizeof search_parts[0]; k++)
+        fprintf(stderr, " %s%s", search_parts[k].name,
+                k + 1 < sizeof search_parts / sizeof search_parts[0] ? "," : "\n");
       exit(2);
     }
     off = (uint32_t)m;
