@@ -720,13 +720,38 @@ static cnode *running(sim_world *w, int i) {
   return cn && cn->started && !cn->closed ? cn : NULL;
 }
 
+/* The running nodes that the last event can have changed, in node order:
+ * the nodes a check looks at after an event. */
+typedef struct {
+  int node; /* the node next_changed() returned */
+  int to;   /* one past the last node the event can have changed */
+} changed_iter;
+
+/* Starts an iteration over the nodes the last event can have changed. */
+static changed_iter changed_nodes(sim_world *w) {
+  int from, to;
+  sf_changed_nodes(w, &from, &to);
+  SIM_ASSERT(from <= to);
+  return (changed_iter){from - 1, to};
+}
+
+/* The next running node of it (it->node is its index), or NULL after the
+ * last. */
+static cnode *next_changed(sim_world *w, changed_iter *it) {
+  while (++it->node < it->to) {
+    cnode *cn = running(w, it->node);
+    if (cn)
+      return cn;
+  }
+  return NULL;
+}
+
 static SF_ORACLE void election_safety(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  int from, to; /* the nodes the event can have changed */
-  sf_changed_nodes(w, &from, &to);
-  for (int i = from; i < to; i++) {
-    cnode *cn = running(w, i);
-    if (!cn || raft_state(&cn->raft) != RAFT_LEADER)
+  changed_iter it = changed_nodes(w);
+  for (cnode *cn; (cn = next_changed(w, &it));) {
+    int i = it.node;
+    if (raft_state(&cn->raft) != RAFT_LEADER)
       continue;
     raft_term t = cn->raft.current_term;
     size_t slot = t % MAX_TERMS;
@@ -783,12 +808,9 @@ static int lm_make_room(cluster *c) {
  * that a log whose start is in a snapshot is checked as far as it goes. */
 static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  int from, to; /* the nodes the event can have changed */
-  sf_changed_nodes(w, &from, &to);
-  for (int i = from; i < to; i++) {
-    cnode *cn = running(w, i);
-    if (!cn)
-      continue;
+  changed_iter it = changed_nodes(w);
+  for (cnode *cn; (cn = next_changed(w, &it));) {
+    int i = it.node;
     struct raft *r = &cn->raft;
     size_t n = craft_log_count(r);
     raft_index offset = craft_log_offset(r);
@@ -829,12 +851,9 @@ static SF_ORACLE void log_matching(void *ctx, sim_world *w) {
 
 static SF_ORACLE void committed_stable(void *ctx, sim_world *w) {
   cluster *c = ctx;
-  int from, to; /* the nodes the event can have changed */
-  sf_changed_nodes(w, &from, &to);
-  for (int i = from; i < to; i++) {
-    cnode *cn = running(w, i);
-    if (!cn)
-      continue;
+  changed_iter it = changed_nodes(w);
+  for (cnode *cn; (cn = next_changed(w, &it));) {
+    int i = it.node;
     raft_index ci = cn->raft.commit_index;
     for (raft_index x = cn->commit_seen + 1; x <= ci && x <= MAX_INDEX; x++) {
       const struct raft_entry *e = craft_log_at(&cn->raft, x);
@@ -943,12 +962,10 @@ static SF_ORACLE void hazards(void *ctx, sim_world *w) {
   (void)ctx;
   if (!sf_sites_wanted(w))
     return;
-  int from, to, old = -1, change = -1, install = -1; /* the nodes the event can have changed */
-  sf_changed_nodes(w, &from, &to);
-  for (int i = from; i < to; i++) {
-    cnode *cn = running(w, i);
-    if (!cn)
-      continue;
+  int old = -1, change = -1, install = -1;
+  changed_iter it = changed_nodes(w);
+  for (cnode *cn; (cn = next_changed(w, &it));) {
+    int i = it.node;
     struct raft *r = &cn->raft;
     /* terms never decrease along a log: the first uncommitted entry tells */
     const struct raft_entry *e =
