@@ -4,7 +4,8 @@
 # that runs for its whole budget without a find is a miss, recorded as "-";
 # one that stops at once (a tool that could not start, as afl-fuzz aborting
 # on "No more free CPU cores") searched for nothing, so the script fails and
-# records no row, where it used to record a miss.
+# records no row, where it used to record a miss. A failure of the newest
+# library's own bugs (examples/craft/bugs/background) is not a find.
 # Usage: tests/bench_ttb.sh
 set -u
 T_NAME=bench_ttb
@@ -39,4 +40,24 @@ if [ -s "$work/quits.rows" ]; then
 else
   ok "and no row is recorded for it"
 fi
+# a variant's failure of a kind the newest library has too (bugs/background)
+# is never the bug, even when the control passes that scenario: the trial's
+# find is the later file of the variant's own kind
+fake moved 'case $1 in
+  sweep) while [ "$1" != -o ]; do shift; done; mkdir -p "$2"
+    echo background > "$2/craft_moved-seed-1.pb"; sleep 1
+    echo own > "$2/craft_moved-seed-2.pb"; exec sleep 1000 ;;
+  replay) if grep -q background "$2"; then k=leader_without_election; else k=election_safety; fi
+    echo "$2: scenario -> FAILED $k"; exit 1 ;;
+esac'
+fake moved_fixed 'echo "$2: scenario -> ok"'
+mkdir -p "$work/keep"
+sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" moved --methods sweep --pairs 1 --budget 24 \
+  --cores 0,0 --keep "$work/keep" --results "$work/moved.rows" > "$work/moved.log" 2>&1 ||
+  fail "the trial failed: $(tail -n 3 "$work/moved.log")"
+grep -q '^moved sweep 1 [0-9]' "$work/moved.rows" ||
+  fail "the variant's own failure was not found: $(cat "$work/moved.rows")"
+[ "$(cat "$work/keep/moved-sweep-1.pb")" = own ] ||
+  fail "the find is the newest library's own bug: $(cat "$work/keep/moved-sweep-1.pb")"
+ok "a failure of the newest library's own bugs is not the variant's find"
 finish

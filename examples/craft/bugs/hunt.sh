@@ -2,12 +2,14 @@
 # Look for a bug's trigger with the random sweep (the baseline, which
 # learns nothing): sweep craft_NAME over a seed range, then replay each
 # failing seed on the control craft_NAME_fixed. A failure the control does
-# not show the same way is the fix's bug; the first one is minimized.
+# not show the same way is the fix's bug, unless it is one of the newest
+# library's own (bugs/background); the first one is minimized.
 # Prints one line per distinct failure: count, "bug" or "also fixed", the
 # failure (node numbers folded). Leaves the minimized scenario in OUT.
 # Usage: examples/craft/bugs/hunt.sh BUILD_DIR NAME FIRST LAST OUT
 set -u
 B=$1; N=$2; FIRST=$3; LAST=$4; OUT=$5
+D=$(cd "$(dirname "$0")" && pwd)
 V=$B/bin/simfuzz-craft_$N
 F=$B/bin/simfuzz-craft_${N}_fixed
 mkdir -p "$OUT"
@@ -30,7 +32,8 @@ for f in "$work"/s/*.pb; do
   [ -e "$f" ] || continue
   v=$(sig "$V" "$f")
   c=$(sig "$F" "$f")
-  if [ "$v" = "$c" ]; then tag="also-fixed"; else tag="bug"; fi
+  if [ -n "$v" ] && grep -qxF "$v" "$D/background"; then tag="background" # the library's own bug
+  elif [ "$v" = "$c" ]; then tag="also-fixed"; else tag="bug"; fi
   printf '%s\t%s\t%s\n' "$tag" "$v" "$f" >> "$work/table"
 done
 cut -f1,2 "$work/table" | sort | uniq -c | sort -rn
