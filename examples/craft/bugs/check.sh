@@ -17,9 +17,11 @@
 #   - a bug without a scenario yet is listed as such and fails the check
 #     unless ALLOW_MISSING=1 (while a trigger is being looked for).
 # Usage: examples/craft/bugs/check.sh BUILD_DIR
+#   REGRESSIONS=DIR: the scenarios of DIR instead of bugs/regressions (a test's)
 set -u
 B=$1
 D=$(cd "$(dirname "$0")" && pwd)
+R=${REGRESSIONS:-$D/regressions}
 # shellcheck source=examples/craft/check_lib.sh
 . "$D/../check_lib.sh"
 fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT (pass: passes it;
@@ -39,7 +41,7 @@ fails_as() { # TARGET WHAT FILE: 0 if FILE fails TARGET as WHAT (pass: passes it
 check_dir() { # NAME KIND: the regression scenarios of one tree (KIND: bug, head
                # or control)
   n=0
-  for f in "$D/regressions/$1"/*.pb; do
+  for f in "$R/$1"/*.pb; do
     [ -e "$f" ] || continue
     n=$((n + 1))
     want=$(basename "$f" | sed 's/--.*//')
@@ -75,14 +77,14 @@ missing=""
 # <name>_fixed, holds every later bug of the library: regressions/<name>_fixed/)
 grep -v '^#' "$D/bugs.tsv" | cut -f1 | sed '/^$/d; s/$/ bug/' > "$work/trees"
 echo "head head" >> "$work/trees"
-for d in "$D"/regressions/*/; do
+for d in "$R"/*/; do
   n=$(basename "$d")
   grep -q "^$n " "$work/trees" || echo "$n control" >> "$work/trees"
 done
 while read -r name kind; do
   if [ ! -x "$B/bin/simfuzz-craft_$name" ]; then
     # a bug with no scenario yet need not be built (trees.sh NAME...)
-    if [ "$kind" = bug ] && [ ! -d "$D/regressions/$name" ] && [ "${ALLOW_MISSING:-0}" = 1 ]; then
+    if [ "$kind" = bug ] && [ ! -d "$R/$name" ] && [ "${ALLOW_MISSING:-0}" = 1 ]; then
       missing="$missing $name"
     else
       bad "craft_$name was not built (bugs/trees.sh, -DCRAFT_RAFT_TREES)"
