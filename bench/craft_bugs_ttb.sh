@@ -26,9 +26,8 @@
 # finding in about 0.4 % of seeds), so the time to the bug is the time of the
 # first saved failure that the variant shows and its control,
 # craft_NAME_fixed, does not show the same way, and that is not one of the
-# newest library's own bugs (examples/craft/bugs/background: a fix can move
-# a run off such a bug's path, and the control then passes it) (as examples/craft/bugs/hunt.sh
-# judges it), measured by the file's modification time from the trial's start
+# newest library's own bugs (examples/craft/bugs/judge.sh, the rule that
+# bugs/hunt.sh uses too), measured by the file's modification time from the trial's start
 # (0.1 s). The files are judged while the trial runs (every 5 s, on the
 # trial's own core: a method pays for judging its own files), and the trial
 # ends at its first bug file: an easy bug costs seconds, not the budget.
@@ -58,7 +57,6 @@ N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep; SEARCH2=; BUILD2=
 . "$(dirname "$0")/lib.sh"
 bench_options craft_bugs_ttb.sh "pairs=N first=FIRST budget=BUDGET cores=CORES keep=KEEP methods=METHODS search2=SEARCH2 build2=BUILD2 results=RESULTS" "$@"
 V=$B/bin/simfuzz-craft_$NAME; F=$B/bin/simfuzz-craft_${NAME}_fixed
-BACKGROUND=$(dirname "$0")/../examples/craft/bugs/background # never the fix's bug
 V2=${BUILD2:-$B}/bin/simfuzz-craft_$NAME # job2's; the files are judged with V and F
 for b in "$V" "$F" "$V2"; do
   [ -x "$b" ] || { echo "craft_bugs_ttb.sh: no $b (trees.sh with ALL=1)" >&2; exit 2; }
@@ -82,13 +80,9 @@ work=$(bench_workdir)
 trap 'rm -rf "$work"' EXIT
 export AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
 
-sig() { # TOOL FILE TAG: what failed, alike across releases (run on the trial's cores, $jc)
-  taskset -c "$jc" "$1" replay "$2" > "$work/r.$3" 2>&1 || true # a failing replay is the point
-  s=$(sed -n 's/^==simfuzz==   \(Assertion .*\)/\1/p' "$work/r.$3" | head -n 1)
-  [ -n "$s" ] || s=$(tail -n 1 "$work/r.$3" | sed -n 's/.*-> FAILED //p')
-  [ -n "$s" ] || s=$( (taskset -c "$jc" "$1" triage "$2" 2>&1 || true) | tail -n 1 | sed 's/^[^:]*: //; s/ simfuzz-[^ ]*$//')
-  echo "$s"
-}
+JUDGE_DIR=$(dirname "$0")/../examples/craft/bugs
+# shellcheck source=examples/craft/bugs/judge.sh
+. "$JUDGE_DIR/judge.sh"
 # judge DIR T0 TAG: judge the failure files of DIR not judged yet (oldest
 # first); the first that is the bug: its seconds from T0 in $work/hit.TAG
 judge() {
@@ -97,9 +91,7 @@ judge() {
   while read -r t p; do
     grep -qxF "$p" "$work/seen.$3" && continue
     echo "$p" >> "$work/seen.$3"
-    v=$(sig "$V" "$p" "$3")
-    # (a background kind is the library's own bug, not the fix's)
-    if [ -n "$v" ] && ! grep -qxF "$v" "$BACKGROUND" && [ "$v" != "$(sig "$F" "$p" "$3")" ]; then
+    if [ "$(JUDGE_CPUS=$jc judge_file "$V" "$F" "$p" "$work/r.$3" | cut -f1)" = bug ]; then
       awk -v t="$t" -v t0="$2" 'BEGIN { printf "%.1f\n", t - t0 }' > "$work/hit.$3"
       [ -z "$KEEP" ] || cp "$p" "$KEEP/$NAME-$3.pb"
       return

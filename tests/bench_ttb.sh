@@ -11,15 +11,10 @@ set -u
 T_NAME=bench_ttb
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
-mkdir -p "$work/b/bin"
-fake() { # NAME BODY: a target binary whose every command runs BODY
-  printf '#!/bin/sh\n%s\n' "$2" > "$work/b/bin/simfuzz-craft_$1"
-  chmod +x "$work/b/bin/simfuzz-craft_$1"
-}
-fake quits 'exit 0'
-fake quits_fixed 'exit 0'
-fake runs 'exec sleep 1000'
-fake runs_fixed 'exec sleep 1000'
+fake_target "$work/b" quits 'exit 0'
+fake_target "$work/b" quits_fixed 'exit 0'
+fake_target "$work/b" runs 'exec sleep 1000'
+fake_target "$work/b" runs_fixed 'exec sleep 1000'
 run() { # NAME: one sweep trial of 24 s into $work/NAME.rows; its status
   sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" "$1" --methods sweep --pairs 1 --budget 24 \
     --cores 0,0 --results "$work/$1.rows" > "$work/$1.log" 2>&1
@@ -43,14 +38,14 @@ fi
 # a variant's failure of a kind the newest library has too (bugs/background)
 # is never the bug, even when the control passes that scenario: the trial's
 # find is the later file of the variant's own kind
-fake moved 'case $1 in
+fake_target "$work/b" moved 'case $1 in
   sweep) while [ "$1" != -o ]; do shift; done; mkdir -p "$2"
     echo background > "$2/craft_moved-seed-1.pb"; sleep 1
     echo own > "$2/craft_moved-seed-2.pb"; exec sleep 1000 ;;
   replay) if grep -q background "$2"; then k=leader_without_election; else k=election_safety; fi
     echo "$2: scenario -> FAILED $k"; exit 1 ;;
 esac'
-fake moved_fixed 'echo "$2: scenario -> ok"'
+fake_target "$work/b" moved_fixed 'echo "$2: scenario -> ok"'
 mkdir -p "$work/keep"
 sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" moved --methods sweep --pairs 1 --budget 24 \
   --cores 0,0 --keep "$work/keep" --results "$work/moved.rows" > "$work/moved.log" 2>&1 ||

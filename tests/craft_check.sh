@@ -10,15 +10,11 @@ set -u
 T_NAME=craft_check
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
-mkdir -p "$work/b/bin" "$work/r/leader_failed_write"
-fake() { # NAME BODY: a target binary whose every command runs BODY
-  printf '#!/bin/sh\n%s\n' "$2" > "$work/b/bin/simfuzz-craft_$1"
-  chmod +x "$work/b/bin/simfuzz-craft_$1"
-}
+mkdir -p "$work/r/leader_failed_write"
 # replay -q FILE: fails as the kind the file holds
 # shellcheck disable=SC2016 # expanded by the fake, not here
-fake leader_failed_write 'echo "$3: scenario -> FAILED $(cat "$3")"; exit 1'
-fake head 'exit 0'
+fake_target "$work/b" leader_failed_write 'echo "$3: scenario -> FAILED $(cat "$3")"; exit 1'
+fake_target "$work/b" head 'exit 0'
 check() { # KIND: check.sh on one scenario of leader_failed_write that fails as KIND
   rm -f "$work/r/leader_failed_write"/*.pb
   echo "$1" > "$work/r/leader_failed_write/$1--a-test-scenario.pb"

@@ -26,6 +26,13 @@ t_took() { # sets t_s: "[N s]" since the last check
   t_s="[$((t_now - t_mark)) s]"
   t_mark=$t_now
 }
+# fake_target BUILD NAME BODY: BUILD/bin/simfuzz-craft_NAME, a shell script
+# standing in for a target of examples/craft, whose every command runs BODY
+fake_target() {
+  mkdir -p "$1/bin"
+  printf '#!/bin/sh\n%s\n' "$3" > "$1/bin/simfuzz-craft_$2"
+  chmod +x "$1/bin/simfuzz-craft_$2"
+}
 fail() {
   t_took
   echo "$T_NAME: FAIL: $* $t_s"

@@ -764,7 +764,6 @@ static SF_ORACLE void election_safety(void *ctx, sim_world *w) {
     raft_term t = cn->raft.current_term;
     int elected = c->follower_of[i] != t; /* 0 if it leads the term it followed in */
     c->follower_of[i] = state == RAFT_FOLLOWER ? t : 0;
-    SIM_ASSERT(c->follower_of[i] == 0 || state == RAFT_FOLLOWER);
     if (state != RAFT_LEADER)
       continue;
     size_t slot = t % MAX_TERMS;
