@@ -46,7 +46,10 @@
 #                                [--build2 BUILD2]   (job2's build, else BUILD)
 #                                [--results FILE]
 #   --keep DIR: copy each trial's first bug file into DIR, as
-#          NAME-METHOD-K.pb (a trigger for a regression scenario)
+#          NAME-METHOD-K-BUDGETs.pb (a trigger for a regression scenario,
+#          and what lets anyone judge the find again); with --results FILE
+#          and no --keep, DIR is FILE's name without its extension plus
+#          .finds, beside it: every find of a results file is kept
 #   BUILD: a build of examples/craft with -DCRAFT_RAFT_TREES from
 #          bugs/trees.sh with ALL=1 (every control built); libfuzzer and afl
 #          need -DCRAFT_TREE_FUZZERS=ON (the default) and, for afl, AFL++
@@ -56,6 +59,8 @@ N=5; FIRST=1; BUDGET=300; CORES=0,1; KEEP=; METHODS=job,sweep; SEARCH2=; BUILD2=
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 bench_options craft_bugs_ttb.sh "pairs=N first=FIRST budget=BUDGET cores=CORES keep=KEEP methods=METHODS search2=SEARCH2 build2=BUILD2 results=RESULTS" "$@"
+if [ -n "$RESULTS" ] && [ -z "$KEEP" ]; then KEEP=${RESULTS%.*}.finds; fi
+[ -z "$KEEP" ] || mkdir -p "$KEEP"
 V=$B/bin/simfuzz-craft_$NAME; F=$B/bin/simfuzz-craft_${NAME}_fixed
 V2=${BUILD2:-$B}/bin/simfuzz-craft_$NAME # job2's; the files are judged with V and F
 for b in "$V" "$F" "$V2"; do
@@ -93,7 +98,7 @@ judge() {
     echo "$p" >> "$work/seen.$3"
     if [ "$(JUDGE_CPUS=$jc judge_file "$V" "$F" "$p" "$work/r.$3" | cut -f1)" = bug ]; then
       awk -v t="$t" -v t0="$2" 'BEGIN { printf "%.1f\n", t - t0 }' > "$work/hit.$3"
-      [ -z "$KEEP" ] || cp "$p" "$KEEP/$NAME-$3.pb"
+      [ -z "$KEEP" ] || cp "$p" "$KEEP/$NAME-$3-${BUDGET}s.pb"
       return
     fi
   done < "$work/files.$3"

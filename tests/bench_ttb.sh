@@ -5,7 +5,8 @@
 # one that stops at once (a tool that could not start, as afl-fuzz aborting
 # on "No more free CPU cores") searched for nothing, so the script fails and
 # records no row, where it used to record a miss. A failure of the newest
-# library's own bugs (examples/craft/bugs/background) is not a find.
+# library's own bugs (examples/craft/bugs/background) is not a find. A
+# results file keeps every find beside it, so each can be judged again.
 # Usage: tests/bench_ttb.sh
 set -u
 T_NAME=bench_ttb
@@ -46,13 +47,14 @@ fake_target "$work/b" moved 'case $1 in
     echo "$2: scenario -> FAILED $k"; exit 1 ;;
 esac'
 fake_target "$work/b" moved_fixed 'echo "$2: scenario -> ok"'
-mkdir -p "$work/keep"
+# (no --keep: a results file keeps its finds beside it, in NAME.finds/)
 sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" moved --methods sweep --pairs 1 --budget 24 \
-  --cores 0,0 --keep "$work/keep" --results "$work/moved.rows" > "$work/moved.log" 2>&1 ||
+  --cores 0,0 --results "$work/moved.rows" > "$work/moved.log" 2>&1 ||
   fail "the trial failed: $(tail -n 3 "$work/moved.log")"
 grep -q '^moved sweep 1 [0-9]' "$work/moved.rows" ||
   fail "the variant's own failure was not found: $(cat "$work/moved.rows")"
-[ "$(cat "$work/keep/moved-sweep-1.pb")" = own ] ||
-  fail "the find is the newest library's own bug: $(cat "$work/keep/moved-sweep-1.pb")"
-ok "a failure of the newest library's own bugs is not the variant's find"
+kept=$work/moved.finds/moved-sweep-1-24s.pb
+[ -f "$kept" ] || fail "the find was not kept beside the results: $(ls -R "$work" | head -n 20)"
+[ "$(cat "$kept")" = own ] || fail "the find is the newest library's own bug: $(cat "$kept")"
+ok "a failure of the newest library's own bugs is not the variant's find; the find is kept"
 finish

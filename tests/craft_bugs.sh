@@ -4,7 +4,8 @@
 # its fix's parent and at its fix, and the newest library), built as the
 # outside project examples/craft is, from the package installed into
 # PREFIX, command-line tools only; then examples/craft/bugs/check.sh: each
-# bug's regression scenario fails its variant and not its fix. Last, one tree
+# bug's regression scenario fails its variant and not its fix; a
+# differential reduction (minimize --passes) of one of them. Last, one tree
 # of 2023 built with gcc -O2 must still fail its scenario (the trees need
 # -fno-strict-aliasing, as raft's own build had then).
 # Skipped (exit 77) when the bundle is absent (it is beside the project in
@@ -35,6 +36,22 @@ build_outside "$B" "$C" "$work/b" "$P" -DCRAFT_RAFT_TREES="$work/trees" -DCRAFT_
   fail "examples/craft does not build the raft source trees"
 echo "ok: $(ls "$work/trees" | wc -l) raft source trees built as targets"
 ALLOW_MISSING=${ALLOW_MISSING:-1} sh "$C/bugs/check.sh" "$work/b" || exit 1
+# A differential reduction of a real bug's trigger: vote_unpersisted's
+# scenario reduced as itself (the same tries) drifts to one that its
+# control fails too (candidate_unpersisted's bug, on which the heal rests);
+# with --passes the control, the reduction keeps a trigger of this fix's bug
+V=$work/b/bin/simfuzz-craft_vote_unpersisted
+R=$(ls "$C"/bugs/regressions/vote_unpersisted/*.pb)
+"$V" minimize -q --max-tries 600 "$R" -o "$work/plain.pb" > "$work/plain.log" 2>&1 ||
+  fail "minimize $R: $(cat "$work/plain.log")"
+"${V}_fixed" replay -q "$work/plain.pb" > /dev/null 2>&1 &&
+  fail "the plain reduction of $R passes the control: this check shows nothing any more"
+"$V" minimize -q --max-tries 600 --passes "${V}_fixed" "$R" -o "$work/diff.pb" > "$work/diff.log" 2>&1 ||
+  fail "minimize --passes: $(cat "$work/diff.log")"
+replays_as "$V" "$work/diff.pb" state_machine_safety
+"${V}_fixed" replay -q "$work/diff.pb" > "$work/diff.ctl" 2>&1 ||
+  fail "the control fails the differential reduction: $(tail -n 1 "$work/diff.ctl")"
+ok "minimize --passes: vote_unpersisted's trigger, $(sed -n 's/^ *steps: *//p' "$work/diff.log") steps, fails it and passes the control (plain: the control fails it)"
 # Releases before v0.19.0 need -fno-strict-aliasing (examples/craft's
 # CMakeLists.txt passes it): without it gcc -O2 decodes a configuration
 # wrongly and raft_start() fails on every node, so every run passes. One

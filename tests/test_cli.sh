@@ -189,6 +189,75 @@ if [ $rc = 0 ] && grep -q "failure kept: crash: " "$work/cm.log" &&
 else
   bad "minimize survives a crashing target"; cat "$work/cm.log"
 fi
+# --passes/--differs PROG: a differential reduction. fake_control NAME BODY
+# writes a stand-in for a control build, run as `NAME replay -q FILE` ($3)
+fake_control() {
+  printf '#!/bin/sh\n%s\n' "$2" > "$work/$1"
+  chmod +x "$work/$1"
+}
+# a control that fails the same invariant on every scenario of fewer
+# steps than the plain reduction's plus one: the reduction must stop there
+k=$((after + 1))
+fake_control ctl_steps "n=\$(\"$S\" show \"\$3\" | grep -c '^steps {')
+if [ \"\$n\" -ge $k ]; then echo \"\$3: x -> ok\"; exit 0; fi
+echo \"\$3: x -> FAILED $what\"; exit 1"
+mkdir -p "$work/tmpd"
+TMPDIR=$work/tmpd "$S" --target $T minimize -q --max-tries 400 --passes "$work/ctl_steps" "$crash" \
+  -o "$work/dmin.pb" > "$work/dmin.log" 2>&1
+rc=$?
+d_what=$("$S" --target $T replay -q "$work/dmin.pb" | sed -n 's/.*-> FAILED //p')
+d_steps=$(steps "$work/dmin.pb")
+if [ $rc = 0 ] && [ "$d_what" = "$what" ] && [ "$d_steps" -ge $k ] &&
+   "$work/ctl_steps" replay -q "$work/dmin.pb" > /dev/null && grep -q "control: .* passes it" "$work/dmin.log" &&
+   [ -z "$(ls -A "$work/tmpd")" ]; then
+  ok "minimize --passes keeps what the control passes, and cleans up: $before -> $d_steps steps (plain: $after)"
+else
+  bad "minimize --passes keeps what the control passes (exit $rc, $d_what, $d_steps < $k?)"
+  cat "$work/dmin.log"
+fi
+# a control that fails another invariant everywhere: --differs changes
+# nothing (the same tries keep the same candidates; 300 each), --passes
+# has nothing to keep
+fake_control ctl_other 'echo "$3: x -> FAILED some_other_invariant"; exit 1'
+"$S" --target $T minimize -q --max-tries 300 --differs "$work/ctl_other" "$crash" -o "$work/omin.pb" \
+  > "$work/omin.log" 2>&1
+"$S" --target $T minimize -q --max-tries 300 "$crash" -o "$work/pmin.pb" > /dev/null 2>&1
+if [ -s "$work/pmin.pb" ] && cmp -s "$work/omin.pb" "$work/pmin.pb" &&
+   status 1 "$S" --target $T minimize -q --passes "$work/ctl_other" "$crash" -o "$work/x.pb"; then
+  ok "minimize with a control that fails another invariant: --differs gives the plain result, --passes exit 1"
+else
+  bad "minimize with a control that fails another invariant"; cat "$work/omin.log" "$work/st.err"
+fi
+# the control fails the input alike, crashes where the target fails an
+# invariant, hangs, or is no program
+fake_control ctl_same "echo \"\$3: x -> FAILED $what\"; exit 1"
+fake_control ctl_hang 'sleep 30'
+fake_control ctl_abort 'kill -ABRT $$'
+if status 1 "$S" --target $T minimize -q --differs "$work/ctl_same" "$crash" -o "$work/x.pb" &&
+   grep -q "fails the same way, .*: nothing to keep" "$work/st.err"; then
+  ok "minimize --differs: a control that fails FILE alike leaves nothing to keep (exit 1)"
+else
+  bad "minimize --differs: a control that fails FILE alike (exit $(cat "$work/st"))"; cat "$work/st.err"
+fi
+if status 1 "$S" --target $T minimize -q --timeout 1 --differs "$work/ctl_hang" "$crash" -o "$work/x.pb"; then
+  ok "minimize --differs: a control that hangs is killed and counts as failing alike (exit 1)"
+else
+  bad "minimize --differs: a control that hangs (exit $(cat "$work/st"))"; cat "$work/st.err"
+fi
+if status 0 "$S" --target $T minimize -q --max-tries 20 --differs "$work/ctl_abort" "$crash" -o "$work/x.pb" &&
+   status 1 "$B/bin/simfuzz-crashy" minimize -q --max-tries 20 --differs "$work/ctl_abort" "$work/crashy.pb" \
+     -o "$work/x.pb"; then
+  ok "minimize --differs: a control's crash differs from an invariant, not from a crash"
+else
+  bad "minimize --differs: a control's crash (exit $(cat "$work/st"))"; cat "$work/st.err"
+fi
+if status 2 "$S" --target $T minimize -q --passes "$work/missing" "$crash" -o "$work/x.pb" &&
+   status 2 "$S" --target $T minimize -q --passes "$work/ctl_same" --differs "$work/ctl_same" "$crash" \
+     -o "$work/x.pb"; then
+  ok "minimize --passes: no such program, or two controls (exit 2)"
+else
+  bad "minimize --passes: no such program, or two controls"
+fi
 fi
 
 # ---- triage --------------------------------------------------------------

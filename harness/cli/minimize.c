@@ -1,10 +1,12 @@
-/* simfuzz minimize: scenario-level reduction that keeps the same failure. */
+/* simfuzz minimize: scenario-level reduction that keeps the same failure
+ * (and, with --passes or --differs, what a control build does with it). */
 #include "cli.h"
 
 #include "engine/mutate.h"
 #include "scenario/textpb.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -19,9 +22,114 @@ typedef struct {
   const char *want; /* the signature to keep */
   int quiet;
   uint32_t steps0;
+  const char *control;  /* --passes or --differs: the control program, or NULL */
+  int strict;           /* --passes: the control must pass every kept candidate */
+  const char *want_inv; /* the invariant kept ("crash" for a crash), compared with the control's */
+  char dir[4200];       /* its private directory for the candidate file */
+  char file[4300];      /* the candidate the control replays */
+  uint64_t control_runs;
+  size_t bytes0;       /* the input's size */
+  cli_input_kind kind; /* and how it was read */
 } minimizer;
 
-/* Does candidate c still fail the same way? Counts the try. */
+/* Wait for pid (cli_spawn_program's), at most limit_ms; past that, or once
+ * cli_interrupted is set, its group is killed. 0 if it ended by itself. */
+static int wait_bounded(pid_t pid, uint64_t limit_ms, int *status) {
+  uint64_t end = cli_now_ms() + limit_ms;
+  long nap_ns = 100000;
+  for (;;) {
+    pid_t w = waitpid(pid, status, WNOHANG);
+    if (w == pid)
+      return 0;
+    if ((w < 0 && errno != EINTR) || cli_interrupted || cli_now_ms() > end) {
+      kill(-pid, SIGKILL);
+      cli_child_reap(pid, status);
+      return -1;
+    }
+    struct timespec nap = {0, nap_ns};
+    nanosleep(&nap, NULL);
+    nap_ns = nap_ns < 10000000 ? nap_ns * 2 : nap_ns; /* up to 20 ms between polls */
+  }
+}
+
+/* The control's replay runs a candidate twice: twice the run limit. */
+static uint64_t control_limit_ms(void) {
+  return 2 * (cli_run_limits.time_ms ? cli_run_limits.time_ms : CLI_DEFAULT_TIMEOUT_MS);
+}
+
+static const char *control_opt(const minimizer *m) {
+  return m->strict ? "--passes" : "--differs";
+}
+
+/* Write scenario c to the control's candidate file; 0 or -1. */
+static int write_candidate(const minimizer *m, const sf_scenario *c) {
+  size_t enc = sf_encoded_size(c);
+  uint8_t *buf = malloc(enc ? enc : 1);
+  if (!buf)
+    return -1;
+  size_t n = sf_encode(c, buf, enc);
+  SIM_ASSERT(n == enc);
+  int fd = open(m->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int written = fd >= 0 && write(fd, buf, enc) == (ssize_t)enc;
+  if (fd >= 0 && close(fd) != 0)
+    written = 0;
+  free(buf);
+  return written ? 0 : -1;
+}
+
+/* What the control's `replay -q` said of the candidate, from its summary
+ * line: "" if it passed, else the invariant it failed ("liveness"
+ * included), or "?" (a crash, or no summary). */
+static void control_verdict(const char *text, char *inv, size_t cap) {
+  const char *at = NULL;
+  for (const char *p = strstr(text, "-> "); p; p = strstr(p + 1, "-> "))
+    at = p;
+  snprintf(inv, cap, "?");
+  if (at && !strncmp(at, "-> ok", 5))
+    inv[0] = 0;
+  else if (at && !strncmp(at, "-> FAILED ", 10))
+    snprintf(inv, cap, "%.*s", (int)strcspn(at + 10, " \n"), at + 10);
+}
+
+/* Is the failure kept a crash of the system under test (or a timeout, or
+ * out of memory) rather than an invariant or liveness? */
+static int kept_crash(const minimizer *m) {
+  return !strcmp(m->want_inv, "crash") || !strcmp(m->want_inv, "timeout") ||
+         !strcmp(m->want_inv, "out-of-memory");
+}
+
+/* Does the control program keep candidate c? It replays the candidate
+ * file (`PROG replay -q FILE`, two runs) within twice the run limit.
+ * It passes it: yes. --differs: it fails another invariant, or crashes
+ * where this target fails an invariant: yes too. It fails the same
+ * invariant, or crashes when this target crashes, or does not start, or
+ * outlives the limit: no. */
+static int control_keeps(minimizer *m, const sf_scenario *c) {
+  int fd[2];
+  if (write_candidate(m, c) != 0 || pipe(fd) != 0)
+    return 0;
+  m->control_runs++;
+  char *argv[] = {(char *)m->control, "replay", "-q", m->file, NULL};
+  pid_t pid = cli_spawn_program(m->control, argv, fd[1], -1);
+  close(fd[1]);
+  int st = 0, ended = pid >= 0 && wait_bounded(pid, control_limit_ms(), &st) == 0;
+  char text[4096], inv[128];
+  ssize_t k = 0, got = 0;
+  while (ended && got < (ssize_t)sizeof text - 1 &&
+         (k = read(fd[0], text + got, sizeof text - 1 - (size_t)got)) > 0)
+    got += k; /* the child has ended: the pipe holds all it wrote */
+  close(fd[0]);
+  text[got] = 0;
+  if (ended && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_OK)
+    return 1;
+  if (m->strict || !ended || !WIFEXITED(st) || WEXITSTATUS(st) > EXIT_FAILED)
+    return !m->strict && ended && WIFSIGNALED(st) && !kept_crash(m); /* crash vs invariant */
+  control_verdict(text, inv, sizeof inv);
+  return !inv[0] || (strcmp(inv, "?") && strcmp(inv, m->want_inv));
+}
+
+/* Does candidate c still fail the same way (and does the control, if any,
+ * still keep it)? Counts the try. */
 static int keeps(minimizer *m, sf_scenario *c, cli_outcome *o) {
   if (m->tries >= m->max_tries)
     return 0;
@@ -31,7 +139,7 @@ static int keeps(minimizer *m, sf_scenario *c, cli_outcome *o) {
   if (!m->quiet && (m->tries % 20 == 0))
     fprintf(stderr, "\rminimize: %" PRIu64 " tries, %" PRIu32 " -> %" PRIu32 " steps   ", m->tries,
             m->steps0, c->nsteps);
-  return !strcmp(o->sig, m->want);
+  return !strcmp(o->sig, m->want) && (!m->control || control_keeps(m, c));
 }
 
 /* Delta debugging over steps: remove chunks of size n/2, n/4, ..., 1. */
@@ -416,10 +524,91 @@ static int write_outputs(const sf_scenario *s, const char *out, size_t enc) {
   return rc;
 }
 
+/* --passes/--differs PROG: its candidate file in a private directory of $TMPDIR (or
+ * /tmp). 0, or an exit status after saying why. */
+static int control_open(minimizer *m) {
+  if (access(m->control, X_OK) != 0)
+    return cli_error("minimize: %s %s: not an executable program: %s", control_opt(m), m->control,
+                     strerror(errno));
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp)
+    tmp = "/tmp";
+  if (snprintf(m->dir, sizeof m->dir, "%s/simfuzz-minimize-XXXXXX", tmp) >= (int)sizeof m->dir ||
+      !mkdtemp(m->dir)) {
+    m->dir[0] = 0;
+    return cli_error("minimize: cannot make a directory in %s for %s: %s", tmp, control_opt(m),
+                     strerror(errno));
+  }
+  snprintf(m->file, sizeof m->file, "%s/candidate", m->dir);
+  return EXIT_OK;
+}
+
+static void control_close(minimizer *m) {
+  if (!m->dir[0])
+    return;
+  remove(m->file);
+  rmdir(m->dir);
+  m->dir[0] = 0;
+}
+
+/* The reduction itself, on a scenario s that fails (sig) and that the
+ * control does not fail alike: reduce, check the result again, write the outputs. */
+static int minimize_to(minimizer *m, sf_scenario *s, sf_scenario *c, const char *in,
+                       const char *out, const cli_outcome *o0) {
+  uint32_t steps0 = s->nsteps;
+  size_t enc0 = sf_encoded_size(s);
+  reduce(m, s, c);
+  if (!m->quiet)
+    fprintf(stderr, "\r\033[K");
+  cli_outcome o1;
+  cli_run_isolated(s, &o1, 0);
+  if (strcmp(o1.sig, o0->sig)) /* cannot happen: every kept candidate was checked */
+    return cli_error("minimize: internal error: the result fails differently (%s)", o1.sig);
+  if (m->control && !control_keeps(m, s)) /* nor this: each was checked */
+    return cli_error("minimize: %s no longer keeps the result (is it deterministic?)", m->control);
+  size_t enc = sf_encoded_size(s);
+  int rc = write_outputs(s, out, enc);
+  printf("minimize: %s -> %s\n", in, out);
+  printf("  failure kept: %s\n", o0->sig);
+  if (m->control)
+    printf("  control: %s %s it (%" PRIu64 " replays)\n", m->control,
+           m->strict ? "passes" : "does not fail the same way", m->control_runs);
+  printf("  steps:  %" PRIu32 " -> %" PRIu32 "\n", steps0, s->nsteps);
+  printf("  bytes:  %zu -> %zu (input %zu bytes, %s)\n", enc0, enc, m->bytes0,
+         cli_kind_name(m->kind));
+  printf("  events: %" PRIu64 " -> %" PRIu64 "\n", o0->events, o1.events);
+  printf("  tries:  %" PRIu64 "%s\n", m->tries, m->tries >= m->max_tries ? " (limit reached)" : "");
+  if (rc == EXIT_OK)
+    printf("  wrote %s, %s.txt, %s.timeline.txt\n", out, out, out);
+  else
+    printf("  NOT all outputs were written (see the error above)\n");
+  return rc;
+}
+
+/* Why there is nothing to keep, or EXIT_OK: s must fail here (o0) and,
+ * with a control, the control must keep it. */
+static int check_input(minimizer *m, const sf_scenario *s, const char *in, const cli_outcome *o0) {
+  if (!o0->sig[0]) {
+    fprintf(stderr, "%s: minimize: %s does not fail on target %s: nothing to keep\n", cli_prog, in,
+            cli_target->name);
+    return EXIT_FAILED;
+  }
+  if (m->control && !control_keeps(m, s)) {
+    fprintf(stderr, "%s: minimize: %s %s %s: nothing to keep\n", cli_prog, m->control,
+            m->strict ? "does not pass" : "fails the same way,", in);
+    if (!m->strict)
+      fprintf(stderr, "  (as %s)\n", o0->invariant);
+    return EXIT_FAILED;
+  }
+  return EXIT_OK;
+}
+
 #define HELP_MINIMIZE                                                                              \
   "minimize FILE -o OUT : shrink a failing scenario, keeping the same failure\n\n"                 \
   "SYNOPSIS\n"                                                                                     \
-  "  minimize [--max-tries N] [--timeout S] [--rss-limit-mb MB] [-q] FILE -o OUT\n\n"              \
+  "  minimize [--max-tries N] [--passes PROG | --differs PROG] [--timeout S] [--rss-limit-mb MB] " \
+  "[-q]\n"                                                                                         \
+  "           FILE -o OUT\n\n"                                                                     \
   "DESCRIPTION\n"                                                                                  \
   "  Reduces a failing scenario at the level of scenario steps and keeps only candidates\n"        \
   "  that fail the same way: the same invariant at the same check site (or liveness; for\n"        \
@@ -433,65 +622,61 @@ static int write_outputs(const sf_scenario *s, const char *out, size_t enc) {
   "  Writes OUT (binary, atomically), OUT.txt (text form) and OUT.timeline.txt.\n\n"               \
   "OPTIONS\n"                                                                                      \
   "  --max-tries N   stop after N candidate runs (default 4000)\n"                                 \
+  "  --passes PROG   differential: also keep only candidates that the simfuzz target\n"            \
+  "                  program PROG (a path: the build with the fix, say) passes. Run as\n"          \
+  "                  `PROG replay -q CANDIDATE`, the file in a private directory of $TMPDIR,\n"    \
+  "                  within twice the --timeout (a hang is a failure). FILE must pass it.\n"       \
+  "                  Without it, a reduction may drift to a failure of the same kind that\n"       \
+  "                  the fixed build has too\n"                                                    \
+  "  --differs PROG  the same, but PROG may also fail a candidate with another invariant\n"        \
+  "                  (or crash where this target fails an invariant): for a control that\n"        \
+  "                  fails FILE its own way\n"                                                     \
   "  -q              no progress line\n\n"                                                         \
   "EXIT STATUS\n"                                                                                  \
-  "  0 minimized, 1 FILE does not fail (nothing to keep), 2 bad input or usage\n"
+  "  0 minimized, 1 FILE does not fail, or PROG does not keep it (nothing to keep),\n"             \
+  "  2 bad input or usage\n\n"                                                                     \
+  "EXAMPLES\n"                                                                                     \
+  "  minimize crash-4f1e... -o min.pb\n"                                                           \
+  "  minimize --passes build/bin/target_fixed crash-4f1e... -o min.pb\n"
 
 static int cmd_minimize(int argc, char **argv) {
   reexec_unsymbolized(argc, argv);
-  const char *out = NULL;
-  minimizer m = {0, 4000, NULL, 0, 0};
-  const cli_opt opts[] = {CLI_STR("-o", NULL, &out), CLI_U64("--max-tries", &m.max_tries, 1, 0),
-                          CLI_FLAG("--quiet", "-q", &m.quiet), CLI_LIMITS, CLI_END};
+  const char *out = NULL, *passes = NULL, *differs = NULL;
+  minimizer m;
+  memset(&m, 0, sizeof m);
+  m.max_tries = 4000;
+  const cli_opt opts[] = {CLI_STR("-o", NULL, &out),
+                          CLI_U64("--max-tries", &m.max_tries, 1, 0),
+                          CLI_STR("--passes", NULL, &passes),
+                          CLI_STR("--differs", NULL, &differs),
+                          CLI_FLAG("--quiet", "-q", &m.quiet),
+                          CLI_LIMITS,
+                          CLI_END};
   const char *in;
   if (cli_parse_in_out("minimize", argc, argv, opts, &in, &out, "FILE") < 0 || !outputs_ok(in, out))
     return EXIT_USAGE;
+  if (passes && differs)
+    return cli_error("minimize: --passes and --differs: one control at a time");
+  m.control = passes ? passes : differs;
+  m.strict = passes != NULL;
   sf_scenario *s = cli_new_scenario(), *c = cli_new_scenario();
-  cli_input_kind kind;
-  size_t bytes0;
-  if (cli_load(in, s, &kind, &bytes0) < 0) {
-    free(s);
-    free(c);
-    return EXIT_USAGE;
-  }
+  int rc = cli_load(in, s, &m.kind, &m.bytes0) < 0 ? EXIT_USAGE : EXIT_OK;
+  if (rc == EXIT_OK && m.control)
+    rc = control_open(&m);
   cli_outcome o0;
-  cli_run_isolated(s, &o0, 0);
-  if (!o0.sig[0]) {
-    free(s);
-    free(c);
-    fprintf(stderr, "%s: minimize: %s does not fail on target %s: nothing to keep\n", cli_prog, in,
-            cli_target->name);
-    return EXIT_FAILED;
+  if (rc == EXIT_OK) {
+    cli_run_isolated(s, &o0, 0);
+    m.want_inv = o0.invariant;
+    rc = check_input(&m, s, in, &o0);
   }
-  m.want = o0.sig;
-  m.steps0 = s->nsteps;
-  uint32_t steps0 = s->nsteps;
-  size_t enc0 = sf_encoded_size(s);
-  if (!m.quiet)
-    fprintf(stderr, "minimize: keeping failure: %s\n", o0.sig);
-  reduce(&m, s, c);
-  if (!m.quiet)
-    fprintf(stderr, "\r\033[K");
-  cli_outcome o1;
-  cli_run_isolated(s, &o1, 0);
-  int rc = EXIT_OK;
-  if (strcmp(o1.sig, o0.sig)) { /* cannot happen: every kept candidate was checked */
-    free(s);
-    free(c);
-    return cli_error("minimize: internal error: the result fails differently (%s)", o1.sig);
+  if (rc == EXIT_OK) {
+    m.want = o0.sig;
+    m.steps0 = s->nsteps;
+    if (!m.quiet)
+      fprintf(stderr, "minimize: keeping failure: %s\n", o0.sig);
+    rc = minimize_to(&m, s, c, in, out, &o0);
   }
-  size_t enc = sf_encoded_size(s);
-  rc = write_outputs(s, out, enc);
-  printf("minimize: %s -> %s\n", in, out);
-  printf("  failure kept: %s\n", o0.sig);
-  printf("  steps:  %" PRIu32 " -> %" PRIu32 "\n", steps0, s->nsteps);
-  printf("  bytes:  %zu -> %zu (input %zu bytes, %s)\n", enc0, enc, bytes0, cli_kind_name(kind));
-  printf("  events: %" PRIu64 " -> %" PRIu64 "\n", o0.events, o1.events);
-  printf("  tries:  %" PRIu64 "%s\n", m.tries, m.tries >= m.max_tries ? " (limit reached)" : "");
-  if (rc == EXIT_OK)
-    printf("  wrote %s, %s.txt, %s.timeline.txt\n", out, out, out);
-  else
-    printf("  NOT all outputs were written (see the error above)\n");
+  control_close(&m);
   free(s);
   free(c);
   return rc;

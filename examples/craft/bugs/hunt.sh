@@ -3,7 +3,9 @@
 # learns nothing): sweep craft_NAME over a seed range, then replay each
 # failing seed on the control craft_NAME_fixed. A failure the control does
 # not show the same way is the fix's bug, unless it is one of the newest
-# library's own (bugs/background); the first one is minimized.
+# library's own (bugs/background); the first one is minimized, keeping
+# only candidates its control passes (minimize --passes; --differs if the
+# control fails it another way).
 # Prints one line per distinct failure: count, its verdict (bugs/judge.sh), the
 # failure (node numbers folded). Leaves the minimized scenario in OUT.
 # Usage: examples/craft/bugs/hunt.sh BUILD_DIR NAME FIRST LAST OUT
@@ -28,6 +30,10 @@ done
 cut -f1,2 "$work/table" | sort | uniq -c | sort -rn
 first=$(grep '^bug' "$work/table" | head -n 1 | cut -f3)
 if [ -n "$first" ]; then
-  "$V" minimize "$first" -o "$OUT/$N.pb" > "$work/min.log" 2>&1
-  echo "minimized: $OUT/$N.pb ($(tail -n 4 "$work/min.log" | head -n 1 | sed 's/^ *//'))"
+  # differential: the control passes every candidate kept (or, when it
+  # fails the file its own way, never fails one the same way)
+  control=--passes
+  "$F" replay -q "$first" > /dev/null 2>&1 || control=--differs
+  "$V" minimize "$control" "$F" "$first" -o "$OUT/$N.pb" > "$work/min.log" 2>&1
+  echo "minimized ($control the control): $OUT/$N.pb ($(grep 'steps:' "$work/min.log" | sed 's/^ *//'))"
 fi
