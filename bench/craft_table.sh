@@ -3,7 +3,9 @@
 # time: trials of bench/craft_bugs_ttb.sh, one row per trial appended to
 # RESULTS ("NAME METHOD K SECONDS|- BUDGET COMMIT"). A trial whose row is
 # there already (same bug, method, trial and budget) is skipped, so a run
-# stopped halfway, or a session's worth, goes on where it was.
+# stopped halfway, or a session's worth, goes on where it was. Every find
+# is kept beside RESULTS, in its name without the extension plus .finds/
+# (NAME-METHOD-K-BUDGETs.pb), so that it can be judged again.
 #
 # Usage: bench/craft_table.sh BUILD RESULTS [--trials K] [--budget S]
 #                             [--groups "G..."] [--cores C0,C1] BUG...
@@ -60,7 +62,7 @@ for bug in "$@"; do
       for m in $(echo "$g" | tr , ' '); do [ "$(have "$bug" "$m" "$k")" = 1 ] || todo=1; done
       if [ "$todo" = 1 ]; then
         sh "$(dirname "$0")/craft_bugs_ttb.sh" "$B" "$bug" --methods "$g" --pairs 1 --first "$k" \
-          --budget "$BUDGET" --cores "$CORES" --results "$RES.new" | head -n 1
+          --budget "$BUDGET" --cores "$CORES" --results "$RES.new" --keep "${RES%.*}.finds" | head -n 1
         # a group's rows go in together, after its trial: a stopped trial, or
         # one whose method never searched (craft_bugs_ttb.sh fails), leaves none
         [ -f "$RES.new" ] || { echo "craft_table.sh: $bug $g trial $k: no rows" >&2; exit 1; }

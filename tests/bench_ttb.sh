@@ -57,4 +57,11 @@ kept=$work/moved.finds/moved-sweep-1-24s.pb
 [ -f "$kept" ] || fail "the find was not kept beside the results: $(ls -R "$work" | head -n 20)"
 [ "$(cat "$kept")" = own ] || fail "the find is the newest library's own bug: $(cat "$kept")"
 ok "a failure of the newest library's own bugs is not the variant's find; the find is kept"
+# bench/craft_table.sh, a trial at a time: its row, and its find beside the results
+sh "$SRC/bench/craft_table.sh" "$work/b" "$work/table.txt" --trials 1 --budget 24 --groups sweep \
+  --cores 0,0 moved > "$work/table.log" 2>&1 || fail "craft_table.sh failed: $(tail -n 3 "$work/table.log")"
+grep -q '^moved sweep 1 [0-9]' "$work/table.txt" || fail "craft_table.sh: no row: $(cat "$work/table.txt")"
+[ "$(cat "$work/table.finds/moved-sweep-1-24s.pb" 2> /dev/null)" = own ] ||
+  fail "craft_table.sh did not keep the find in table.finds/: $(ls "$work")"
+ok "craft_table.sh records the trial's row and keeps its find beside the results"
 finish

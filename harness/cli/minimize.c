@@ -108,6 +108,10 @@ static int control_keeps(minimizer *m, const sf_scenario *c) {
   int fd[2];
   if (write_candidate(m, c) != 0 || pipe(fd) != 0)
     return 0;
+  /* the read end: not the child's, and never blocking (a daemon the
+   * control left behind may hold the write end open) */
+  fcntl(fd[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fd[0], F_SETFL, O_NONBLOCK);
   m->control_runs++;
   char *argv[] = {(char *)m->control, "replay", "-q", m->file, NULL};
   pid_t pid = cli_spawn_program(m->control, argv, fd[1], -1);
@@ -117,7 +121,7 @@ static int control_keeps(minimizer *m, const sf_scenario *c) {
   ssize_t k = 0, got = 0;
   while (ended && got < (ssize_t)sizeof text - 1 &&
          (k = read(fd[0], text + got, sizeof text - 1 - (size_t)got)) > 0)
-    got += k; /* the child has ended: the pipe holds all it wrote */
+    got += k; /* the child has ended: the pipe holds what it wrote (a line) */
   close(fd[0]);
   text[got] = 0;
   if (ended && WIFEXITED(st) && WEXITSTATUS(st) == EXIT_OK)
