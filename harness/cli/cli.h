@@ -275,6 +275,11 @@ uint64_t cli_now_ms(void);
  *  its process group gets SIGTERM, then SIGKILL 3 s later. Then what is
  *  left of the group is killed. *status its wait status; 0, or -1. */
 int cli_wait_program(pid_t pid, int *status);
+/** cli_wait_program for at most limit_ms: past that, or once
+ *  cli_interrupted is set, its process group is killed at once and it is
+ *  reaped. 0 if it ended by itself (what is left of its group is killed
+ *  then too), -1 if not; *status its wait status. */
+int cli_wait_program_within(pid_t pid, uint64_t limit_ms, int *status);
 /** Run the program at path to its end (cli_spawn_program, then wait; when
  *  cli_interrupted is set meanwhile, its process group gets SIGTERM and 3 s
  *  later SIGKILL); *status its wait status. 0, or -1 (nothing started,

@@ -370,6 +370,26 @@ int cli_wait_program(pid_t pid, int *status) {
   return 0;
 }
 
+int cli_wait_program_within(pid_t pid, uint64_t limit_ms, int *status) {
+  uint64_t end = cli_now_ms() + limit_ms;
+  long nap_ns = 100000;
+  for (;;) {
+    pid_t w = waitpid(pid, status, WNOHANG);
+    if (w == pid) {
+      kill(-pid, SIGKILL); /* the group's stragglers */
+      return 0;
+    }
+    if ((w < 0 && errno != EINTR) || cli_interrupted || cli_now_ms() > end) {
+      kill(-pid, SIGKILL);
+      cli_child_reap(pid, status);
+      return -1;
+    }
+    struct timespec nap = {0, nap_ns};
+    nanosleep(&nap, NULL);
+    nap_ns = nap_ns < 10000000 ? nap_ns * 2 : nap_ns; /* up to 20 ms between polls */
+  }
+}
+
 int cli_run_program(const char *path, char *const argv[], int out_fd, int err_fd, int *status) {
   *status = 0;
   pid_t pid = cli_spawn_program(path, argv, out_fd, err_fd);

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -32,26 +31,6 @@ typedef struct {
   cli_input_kind kind; /* and how it was read */
 } minimizer;
 
-/* Wait for pid (cli_spawn_program's), at most limit_ms; past that, or once
- * cli_interrupted is set, its group is killed. 0 if it ended by itself. */
-static int wait_bounded(pid_t pid, uint64_t limit_ms, int *status) {
-  uint64_t end = cli_now_ms() + limit_ms;
-  long nap_ns = 100000;
-  for (;;) {
-    pid_t w = waitpid(pid, status, WNOHANG);
-    if (w == pid)
-      return 0;
-    if ((w < 0 && errno != EINTR) || cli_interrupted || cli_now_ms() > end) {
-      kill(-pid, SIGKILL);
-      cli_child_reap(pid, status);
-      return -1;
-    }
-    struct timespec nap = {0, nap_ns};
-    nanosleep(&nap, NULL);
-    nap_ns = nap_ns < 10000000 ? nap_ns * 2 : nap_ns; /* up to 20 ms between polls */
-  }
-}
-
 /* The control's replay runs a candidate twice: twice the run limit. */
 static uint64_t control_limit_ms(void) {
   return 2 * (cli_run_limits.time_ms ? cli_run_limits.time_ms : CLI_DEFAULT_TIMEOUT_MS);
@@ -61,20 +40,25 @@ static const char *control_opt(const minimizer *m) {
   return m->strict ? "--passes" : "--differs";
 }
 
+/* Scenario s encoded, in a new buffer of *len bytes (free it); NULL if
+ * out of memory. */
+static uint8_t *encoded(const sf_scenario *s, size_t *len) {
+  *len = sf_encoded_size(s);
+  uint8_t *buf = malloc(*len ? *len : 1);
+  if (buf) {
+    size_t n = sf_encode(s, buf, *len);
+    SIM_ASSERT(n == *len);
+  }
+  return buf;
+}
+
 /* Write scenario c to the control's candidate file; 0 or -1. */
 static int write_candidate(const minimizer *m, const sf_scenario *c) {
-  size_t enc = sf_encoded_size(c);
-  uint8_t *buf = malloc(enc ? enc : 1);
-  if (!buf)
-    return -1;
-  size_t n = sf_encode(c, buf, enc);
-  SIM_ASSERT(n == enc);
-  int fd = open(m->file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int written = fd >= 0 && write(fd, buf, enc) == (ssize_t)enc;
-  if (fd >= 0 && close(fd) != 0)
-    written = 0;
+  size_t len;
+  uint8_t *buf = encoded(c, &len);
+  int rc = buf ? cli_write_corpus_file(m->file, buf, len) : -1;
   free(buf);
-  return written ? 0 : -1;
+  return rc;
 }
 
 /* What the control's `replay -q` said of the candidate, from its summary
@@ -108,15 +92,15 @@ static int control_keeps(minimizer *m, const sf_scenario *c) {
   int fd[2];
   if (write_candidate(m, c) != 0 || pipe(fd) != 0)
     return 0;
-  /* the read end: not the child's, and never blocking (a daemon the
-   * control left behind may hold the write end open) */
+  /* the read end: not the child's, and never blocking (read once the
+   * child has ended) */
   fcntl(fd[0], F_SETFD, FD_CLOEXEC);
   fcntl(fd[0], F_SETFL, O_NONBLOCK);
   m->control_runs++;
   char *argv[] = {(char *)m->control, "replay", "-q", m->file, NULL};
   pid_t pid = cli_spawn_program(m->control, argv, fd[1], -1);
   close(fd[1]);
-  int st = 0, ended = pid >= 0 && wait_bounded(pid, control_limit_ms(), &st) == 0;
+  int st = 0, ended = pid >= 0 && cli_wait_program_within(pid, control_limit_ms(), &st) == 0;
   char text[4096], inv[128];
   ssize_t k = 0, got = 0;
   while (ended && got < (ssize_t)sizeof text - 1 &&
@@ -498,12 +482,11 @@ static int outputs_ok(const char *in, const char *out) {
   return 1;
 }
 
-static int write_outputs(const sf_scenario *s, const char *out, size_t enc) {
-  uint8_t *buf = malloc(enc ? enc : 1);
+static int write_outputs(const sf_scenario *s, const char *out) {
+  size_t enc;
+  uint8_t *buf = encoded(s, &enc);
   if (!buf)
     return cli_error("minimize: out of memory");
-  size_t n = sf_encode(s, buf, enc);
-  SIM_ASSERT(n == enc);
   int rc = EXIT_OK;
   char path[4200], tmp[4300];
   if (cli_write_file(out, buf, enc) != 0) {
@@ -571,7 +554,7 @@ static int minimize_to(minimizer *m, sf_scenario *s, sf_scenario *c, const char 
   if (m->control && !control_keeps(m, s)) /* nor this: each was checked */
     return cli_error("minimize: %s no longer keeps the result (is it deterministic?)", m->control);
   size_t enc = sf_encoded_size(s);
-  int rc = write_outputs(s, out, enc);
+  int rc = write_outputs(s, out);
   printf("minimize: %s -> %s\n", in, out);
   printf("  failure kept: %s\n", o0->sig);
   if (m->control)
