@@ -44,7 +44,8 @@
 # virtual time (0, the default: calls are free, and nothing counts them).
 # LIVENESS_MS: the time within which the program promises liveness after
 # every fault heals (its clients' timeouts and retries fit in it); a
-# Liveness step's deadline is never shorter (sf_target.liveness_ms).
+# Liveness step's deadline is never shorter (sf_target.liveness_ms; 10 s
+# when absent).
 # VERSIONS: other builds of the program, each declared before by
 # simfuzz_program_version(); SOURCES is version 0, the first of VERSIONS
 # version 1, and so on. A scenario picks each node's starting version and
@@ -231,7 +232,7 @@ function(simfuzz_add_program)
     "    .observe = sf_program_observe, .workload = sf_program_workload,\n"
     "    .end_checks = ${end_checks}, .live = sf_program_live,\n"
     "    .client_nodes = ${clients}, .liveness_ms = ${liveness},\n"
-    "    .versions = ${target_versions}};\n")
+    "    .versions = ${target_versions}, .exclusive = 1};\n")
   configure_file(${dir}/${name}_program.c.in ${dir}/${name}_program.c COPYONLY)
   set(corpus "")
   if(P_CORPUS)

@@ -95,7 +95,12 @@ for fz in "$OUT"/*_fuzzer; do
         *)
           timeout 120 afl-fuzz -i "$seeds" -o "$work/afl-$name" -V 3 -t 25000 -- "$fz" \
             > "$work/$name.fuzz.log" 2>&1 || { tail -20 "$work/$name.fuzz.log"; fail "$name: afl-fuzz"; }
-          ls "$work/afl-$name"/default/crashes/id:* > /dev/null 2>&1 && fail "$name: afl-fuzz crashed it"
+          for c in "$work/afl-$name"/default/crashes/id:*; do
+            [ -e "$c" ] || break # the report of the first, for the log
+            timeout 60 "$fz" "$c" 2>&1 | grep "==simfuzz== \(FAILURE\|  \|scen\)\|internal" | head -8
+            od -An -tx1 "$c" | head -8
+            fail "$name: afl-fuzz crashed it"
+          done
           execs=$(awk '/execs_done/ {print $3}' "$work/afl-$name/default/fuzzer_stats")
           [ "${execs:-0}" -gt 0 ] || fail "$name: afl-fuzz executed nothing"
           ;;

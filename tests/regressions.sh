@@ -6,6 +6,9 @@
 #                          minimized crashes of a planted bug: each must still
 #                          fail on the bug target with that invariant (or
 #                          "liveness"), and pass on the correct <system>.
+#                          The libFuzzer binary, when built, must abort on
+#                          it with that invariant's report, from the
+#                          invariant's own site (not from inside simfuzz).
 #   <dir>/climbs           optional: lines "<file>.pb <min> <site name>": the
 #                          scenario's best value of that SF_MAXIMIZE site is at
 #                          least <min> (`simfuzz reach`): the annotations that
@@ -32,6 +35,17 @@ for f in "$D"/*.pb; do
   esac
   out=$("$B/bin/simfuzz-$sys" replay -q "$f" 2>&1); rc=$?
   [ $rc = 0 ] || { echo "FAIL $f: expected $sys to pass, got exit $rc: $out"; bad=1; }
+  fz="$B/fuzz/${t}_fuzzer"
+  [ -x "$fz" ] || continue
+  out=$("$fz" "$f" 2>&1)
+  case "$out" in
+    *"internal assertion"* | *"DETERMINISM FAILURE"*)
+      echo "FAIL $f: the fuzzer's report went wrong: $(echo "$out" | grep -m1 "internal\|DETERMINISM")"
+      bad=1 ;;
+    *"FAILURE in target $t: "*" '$want'"*"determinism check: "*"deadly signal"*) ;;
+    *) echo "FAIL $f: ${t}_fuzzer did not abort with its '$want' report: $(echo "$out" | tail -3)"
+      bad=1 ;;
+  esac
 done
 if [ -f "$D/climbs" ]; then
   while read -r f min site; do

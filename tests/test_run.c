@@ -177,6 +177,7 @@ static const sf_target ping = {.name = "ping",
                                .ops = &ping_ops,
                                .workload = p_workload,
                                .live = p_live,
+                               .liveness_ms = 1000,
                                .observe = p_observe};
 static const sf_target nondet = {.name = "nondet",
                                  .min_nodes = 2,
@@ -411,7 +412,8 @@ static const sf_target bulk = {.name = "bulk",
                                .destroy = free,
                                .ops = &bulk_ops,
                                .workload = bulk_workload,
-                               .live = bulk_live};
+                               .live = bulk_live,
+                               .liveness_ms = 1000};
 
 TEST(liveness_window_waits_for_a_bandwidth_queue) {
   /* Three 4,000-byte datagrams on a 1,000 bytes/s link: the last arrives
@@ -513,6 +515,33 @@ TEST(liveness_restarts_a_node_that_fails_stop_at_the_heal) {
   CHECK(r.failure.is_liveness);
   CHECK_EQ(r.stats.crashes, 2);
   CHECK_EQ(r.stats.restarts, 1);
+  free(s);
+}
+
+TEST(a_scenario_cannot_shorten_the_liveness_bound) {
+  /* failstop is live 300 ms after a heal at 500 ms and declares no bound
+   * (liveness_ms 0). A Liveness step asking for 1 ms was taken at its
+   * word: the window closed 1 ms plus the longest delay after the heal,
+   * and a fuzzer made the correct kvstore "fail" so (ossfuzz_afl-address
+   * in CI). Without a bound of its own, a target gets the default one;
+   * with one, the scenario may only lengthen it. */
+  sf_scenario *s = alloc_s();
+  sf_scenario_init(s);
+  s->nodes = 2;
+  add_step(s, 500000, SF_STEP_LIVENESS, 0)->count = 1;
+  sf_normalize(s);
+  sf_result r;
+  CHECK_EQ(sf_run(&failstop, s, NULL, &r), 0);
+  CHECK(!r.failed);
+  sf_target bound = failstop;
+  bound.liveness_ms = 400; /* 500 + 400 ms > 800 ms: live in time */
+  CHECK_EQ(sf_run(&bound, s, NULL, &r), 0);
+  bound.liveness_ms = 200; /* a bound the target does not keep */
+  CHECK_EQ(sf_run(&bound, s, NULL, &r), 1);
+  CHECK(r.failure.is_liveness);
+  CHECK(r.failure.time < 800 * SIM_NS_PER_MS);
+  s->steps[0].count = 2000; /* the step lengthens it */
+  CHECK_EQ(sf_run(&bound, s, NULL, &r), 0);
   free(s);
 }
 
@@ -1188,6 +1217,7 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(nondeterministic_target_is_caught_at_its_own_site), T(liveness_after_heal),
           T(liveness_window_waits_for_a_bandwidth_queue),
           T(liveness_restarts_a_node_that_fails_stop_at_the_heal),
+          T(a_scenario_cannot_shorten_the_liveness_bound),
           T(nodes_start_and_upgrade_as_the_scenario_says), T(swarm_switches_and_amplification),
           T(budgets_bound_every_run), T(feedback_features), T(staleness_at_delivery_is_a_feature),
           T(lock_handoffs_between_threads_are_a_feature),

@@ -342,6 +342,14 @@ static void report_and_recheck(void *p, sim_world *w);
 
 /* ---- steps --------------------------------------------------------------- */
 
+/* The shortest liveness window a scenario may ask of t: the bound it
+ * declares, else the default one. A Liveness step only lengthens it: a
+ * deadline shorter than any the system promises makes a correct system
+ * "fail" (a fuzzer set 1 ms, and the correct kvstore failed). */
+static uint32_t live_bound_ms(const sf_target *t) {
+  return t->liveness_ms ? t->liveness_ms : SF_DEFAULT_LIVENESS_MS;
+}
+
 static void heal_all(run_state *rs) {
   sim_world *w = rs->w;
   sim_heal(w);
@@ -570,7 +578,7 @@ static void run_step(sim_world *w, void *arg) {
        * behind such a segment: tests/regressions/pbstore), and one
        * queued behind others on a slow link can be later still (test_run,
        * liveness_window_waits_for_a_bandwidth_queue) */
-      uint32_t ms = st->count > rs->t->liveness_ms ? st->count : rs->t->liveness_ms;
+      uint32_t ms = st->count > live_bound_ms(rs->t) ? st->count : live_bound_ms(rs->t);
       uint64_t due = sim_in_flight_due(w) - sim_now(w);
       uint64_t window =
           (uint64_t)ms * SIM_NS_PER_MS + (due > rs->slowest_ns ? due : rs->slowest_ns);
@@ -1003,6 +1011,14 @@ static void report_and_recheck(void *p, sim_world *w) {
   sf_result r;
   fill_result(rs, &r, SIM_STOP_FAILURE);
   sf_print_report(rs->t, rs->s, &r, w, f, rs->o->input, 30);
+  if (rs->t->exclusive) { /* its one run is the failed one, still live */
+    fprintf(f,
+            "==simfuzz== determinism check: not in this process (one run of %s at a time); "
+            "check-determinism on the crash file re-runs it\n",
+            rs->t->name);
+    fflush(f);
+    return;
+  }
   sf_run_opts again;
   memset(&again, 0, sizeof again);
   again.max_events = rs->o->max_events;

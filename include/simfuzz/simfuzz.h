@@ -109,8 +109,9 @@ typedef struct sf_target {
   /** Small protocol-level message kind for traces and feedback (may be NULL). */
   sim_classify_fn classify;
   /** The time (ms) within which the target promises liveness after every
-   *  fault is healed; a Liveness step's deadline is never shorter (0 = the
-   *  step's own deadline). The window opens once messages sent before the
+   *  fault is healed; a Liveness step's deadline is never shorter (0: the
+   *  default, SF_DEFAULT_LIVENESS_MS; a scenario may lengthen it, never
+   *  shorten it). The window opens once messages sent before the
    *  heal can have arrived (after the longest one-way delay of the run). */
   uint32_t liveness_ms;
   /** Abstract state of a node for feedback (role such as follower/leader,
@@ -129,6 +130,12 @@ typedef struct sf_target {
    *  sim_node_version(). The sweep's scenarios then carry a version plan
    *  (sf_generate_versions). */
   uint32_t versions;
+  /** 1 if the target's state is the process's rather than its context's
+   *  (a program's globals, simfuzz_program.h): one run at a time, so no
+   *  run may start while another is live. The fuzzers' failure report
+   *  then leaves its determinism re-run, which would start inside the
+   *  failed run, to `check-determinism`. 0 for most targets. */
+  int exclusive;
 } sf_target;
 
 /* ---- sometimes, reachability and progress assertions ------------------

@@ -70,7 +70,8 @@ typedef struct sf_program {
 } sf_program;
 
 /** The per-run context of a program target (sf_target.create). NULL if
- *  out of memory. */
+ *  out of memory. A program's globals are the process's, so its target
+ *  sets sf_target.exclusive (the generated one does). */
 void *sf_program_create(const sf_program *p, int nodes);
 
 /** Free it (sf_target.destroy). */

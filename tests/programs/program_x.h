@@ -24,6 +24,7 @@
                                  .observe = sf_program_observe,                                    \
                                  .workload = sf_program_workload,                                  \
                                  .end_checks = sf_program_end_checks,                              \
-                                 .live = sf_program_live}
+                                 .live = sf_program_live,                                          \
+                                 .exclusive = 1}
 
 #endif
