@@ -578,7 +578,7 @@ static void run_step(sim_world *w, void *arg) {
        * behind such a segment: tests/regressions/pbstore), and one
        * queued behind others on a slow link can be later still (test_run,
        * liveness_window_waits_for_a_bandwidth_queue) */
-      uint32_t ms = st->count > live_bound_ms(rs->t) ? st->count : live_bound_ms(rs->t);
+      uint32_t bound = live_bound_ms(rs->t), ms = st->count > bound ? st->count : bound;
       uint64_t due = sim_in_flight_due(w) - sim_now(w);
       uint64_t window =
           (uint64_t)ms * SIM_NS_PER_MS + (due > rs->slowest_ns ? due : rs->slowest_ns);
