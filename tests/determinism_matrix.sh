@@ -18,29 +18,59 @@ mkdir -p "$out/proto"
 # matrix NAME FILES...: build NAME with every configuration from FILES (and
 # the flags in $extra), run each on $count scenarios, and require
 # byte-identical output.
+# One configuration (CC OPT SAN NAME ARGS...): its objects in its own
+# directory $obj (arguments %OBJ%/x name files there), its program and the
+# program's output.
+one_config() {
+  cc=$1; opt=$2; san=$3; name=$4
+  shift 4
+  obj="$out/$name-$cc$opt${san:+-san}.d"
+  mkdir -p "$obj"
+  for a do
+    shift
+    case $a in %OBJ%/*) a="$obj/${a#%OBJ%/}" ;; esac
+    set -- "$@" "$a"
+  done
+  [ -z "${pre:-}" ] || $pre "$cc" "$opt" "$san"
+  # shellcheck disable=SC2086 # $opt, $san, $extra: words
+  $cc -std=c11 $opt $san -w -D_POSIX_C_SOURCE=200809L $extra "$@" -o "$obj.exe"
+  "$obj.exe" "$count" > "$obj.txt"
+}
+# Builds and runs NAME in every configuration, side by side (one job per
+# configuration: the machine's cores, not one), then compares the outputs
+# with each other and with tests/golden/NAME.txt.
 matrix() {
   name=$1
   shift
-  ref=""
+  pids=""
   for c in $configs; do
     cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
     case "$rest" in *:asan) san="-fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-    exe="$out/$name-$cc$opt${san:+-san}"
-    [ -z "${pre:-}" ] || $pre "$cc" "$opt" "$san"
-    # shellcheck disable=SC2086
-    $cc -std=c11 $opt $san -w -D_POSIX_C_SOURCE=200809L $extra "$@" -o "$exe"
-    "$exe" "$count" > "$exe.txt"
+    (one_config "$cc" "$opt" "$san" "$name" "$@") > "$out/$name-$cc$opt${san:+-san}.log" 2>&1 &
+    pids="$pids $!"
+  done
+  failed=0
+  for p in $pids; do wait "$p" || failed=1; done
+  ref=""
+  for c in $configs; do
+    cc=${c%%:*}; rest=${c#*:}; opt=${rest%%:*}; san=""
+    case "$rest" in *:asan) san=" (asan+ubsan)" ;; esac
+    base="$out/$name-$cc$opt${san:+-san}"
+    if [ "$failed" = 1 ] && [ -s "$base.log" ]; then
+      echo "determinism matrix: $name $cc $opt$san: build or run failed:" >&2
+      cat "$base.log" >&2
+    fi
+    [ "$failed" = 0 ] || continue
     if [ -z "$ref" ]; then
-      ref="$exe.txt"
-    elif ! cmp -s "$ref" "$exe.txt"; then
-      echo "determinism matrix: $exe differs from $ref" >&2
-      diff "$ref" "$exe.txt" | head -5 >&2
+      ref="$base.d.txt"
+    elif ! cmp -s "$ref" "$base.d.txt"; then
+      echo "determinism matrix: $base differs from $ref" >&2
+      diff "$ref" "$base.d.txt" | head -5 >&2
       exit 1
     fi
-    echo "determinism matrix: $name $cc $opt ${san:+(asan+ubsan)} ok"
+    echo "determinism matrix: $name $cc $opt$san ok"
   done
-  # the same hashes as the tree's golden copy: a change to them is made
-  # once and on purpose (regenerate it and say so in the commit)
+  [ "$failed" = 0 ] || exit 1
   golden=tests/golden/$name.txt
   if ! head -n "$golden_lines" "$ref" | cmp -s - "$golden"; then
     echo "determinism matrix: $name's hashes differ from $golden" >&2
@@ -68,41 +98,41 @@ echo "determinism matrix: $count harness runs (pbstore_bug_reset_skip, random sc
 # An unmodified program (examples/programs/beacon, the correct one: whole runs),
 # its object interposed as simfuzz_add_program() does: one relocatable
 # object, .data and .bss in one section, calls.h's calls renamed.
-# interpose CC OPT SAN SOURCE NAME MAIN GLOBALS COPIES [CFLAGS]: $out/NAME.o,
+# interpose CC OPT SAN SOURCE NAME MAIN GLOBALS COPIES [CFLAGS]: $obj/NAME.o,
 # SOURCE's object with its calls renamed, COPIES copies of it, copy j with
 # its main renamed MAIN_j and its globals section GLOBALS_j
 interpose() {
   # shellcheck disable=SC2086
   $1 -std=c11 $2 $3 -w -UNDEBUG -fno-common -include harness/program/atomics.h ${9:-} \
-    -c "$4" -o "$out/$5.src.o"
+    -c "$4" -o "$obj/$5.src.o"
   printf 'SECTIONS\n{\n  sfp_globals : { *(.data .data.rel .data.rel.local .data.rel.local.* .data.[!r]* .bss .bss.* COMMON) }\n}\n' \
-    > "$out/globals.ld"
-  ld -r -T "$out/globals.ld" -o "$out/$5.tmp.o" "$out/$5.src.o"
+    > "$obj/globals.ld"
+  ld -r -T "$obj/globals.ld" -o "$obj/$5.tmp.o" "$obj/$5.src.o"
   grep -o 'X([A-Za-z0-9_]*, \(MODEL\|REFUSE\),' harness/program/calls.h |
-    sed 's/^X(\([A-Za-z0-9_]*\),.*/\1 sfp_\1/' > "$out/syms.map"
-  objcopy --redefine-syms="$out/syms.map" "$out/$5.tmp.o" "$out/$5.1.o"
-  objcopy --keep-global-symbol=sfp_main "$out/$5.1.o" "$out/$5.2.o"
+    sed 's/^X(\([A-Za-z0-9_]*\),.*/\1 sfp_\1/' > "$obj/syms.map"
+  objcopy --redefine-syms="$obj/syms.map" "$obj/$5.tmp.o" "$obj/$5.1.o"
+  objcopy --keep-global-symbol=sfp_main "$obj/$5.1.o" "$obj/$5.2.o"
   j=0
   while [ "$j" -lt "$8" ]; do
     objcopy --redefine-sym "sfp_main=$6_$j" --rename-section "sfp_globals=$7_$j" \
-      "$out/$5.2.o" "$out/$5_$j.o"
+      "$obj/$5.2.o" "$obj/$5_$j.o"
     j=$((j + 1))
   done
-  ld -r -o "$out/$5.o" "$out/$5"_[0-9].o
+  ld -r -o "$obj/$5.o" "$obj/$5"_[0-9].o
 }
-program_object() { # CC OPT SAN: $out/program.o, the beacon, a copy per node (5 at most)
+program_object() { # CC OPT SAN: $obj/program.o, the beacon, a copy per node (5 at most)
   interpose "$1" "$2" "$3" examples/programs/beacon/beacon.c program sfp_main sfp_globals 5
 }
 # A threaded program with a client (examples/programs/poolkv, the correct
 # one): its threads' schedules are drawn from the scenario, and so are the
 # same in every build.
-poolkv_objects() { # CC OPT SAN: $out/server.o (one node) and $out/client.o (two)
+poolkv_objects() { # CC OPT SAN: $obj/server.o (one node) and $obj/client.o (two)
   interpose "$1" "$2" "$3" examples/programs/poolkv/poolkv.c server sfp_main sfp_globals 1
   interpose "$1" "$2" "$3" examples/programs/poolkv/poolclient.c client sfp_cmain sfp_cglobals 2 -Iinclude
 }
 # Threads that switch at atomic operations (tests/programs/atomics.c): gcc's
 # and clang's <stdatomic.h> expand to different builtins, each one switch point.
-atomics_object() { # CC OPT SAN: $out/atomics.o (one node)
+atomics_object() { # CC OPT SAN: $obj/atomics.o (one node)
   interpose "$1" "$2" "$3" tests/programs/atomics.c atomics sfp_main sfp_globals 1
 }
 program_sources="sim/*.c harness/scenario/scenario.c harness/scenario/draw.c harness/run/run.c \
@@ -114,15 +144,15 @@ if [ "$(uname -m)" = x86_64 ]; then
   pre=program_object
   extra="-Iinclude -Isim -Iharness -I$out/proto"
   # shellcheck disable=SC2086 # the list of sources: words
-  matrix program $program_sources tests/programs/beacon_x.c "$out/program.o" -lprotobuf-c
+  matrix program $program_sources tests/programs/beacon_x.c %OBJ%/program.o -lprotobuf-c
   echo "determinism matrix: $count program runs (beacon, random scenarios) identical across: $configs"
   pre=poolkv_objects
   # shellcheck disable=SC2086
-  matrix poolkv $program_sources tests/programs/poolkv_x.c "$out/server.o" "$out/client.o" -lprotobuf-c
+  matrix poolkv $program_sources tests/programs/poolkv_x.c %OBJ%/server.o %OBJ%/client.o -lprotobuf-c
   echo "determinism matrix: $count threaded program runs (poolkv, random scenarios) identical across: $configs"
   pre=atomics_object
   # shellcheck disable=SC2086
-  matrix atomics $program_sources tests/programs/atomics_x.c "$out/atomics.o" -lprotobuf-c
+  matrix atomics $program_sources tests/programs/atomics_x.c %OBJ%/atomics.o -lprotobuf-c
   pre=""
   echo "determinism matrix: $count runs of threads that switch at atomic operations (gcc's and clang's <stdatomic.h>) identical across: $configs"
 fi
