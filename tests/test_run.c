@@ -1116,6 +1116,57 @@ TEST(staleness_at_delivery_is_a_feature) {
   CHECK_EQ(sf_search_parse("-rerun,+anchors", 0), -1);
 }
 
+/* Node `node` takes `role` at t_ms: how many buckets were new. */
+static uint32_t role_at(sf_features *f, int node, uint32_t role, uint64_t t_ms) {
+  uint32_t before = f->count;
+  sf_features_role(f, node, role, t_ms * 1000000);
+  return f->count - before;
+}
+
+/* How long each node has held its role, at a role change, is a feature of
+ * its own (dwell): the roles with their log4 buckets of ms as a multiset,
+ * whatever the node numbers; the same changes after other dwell times are
+ * new, after times of the same buckets they are not. Off by default; the
+ * role vector (which the step features use) is the same either way. */
+TEST(how_long_each_node_held_its_role_is_a_feature) {
+  static sf_features f, g, h, d;
+  uint32_t dwell_only = ((1u << SF_FT__COUNT) - 1) & ~(1u << SF_FT_DWELL);
+  sf_features_init(&f, 3);
+  sf_features_init(&g, 3);
+  sf_features_init(&h, 3);
+  f.off = g.off = h.off = dwell_only;
+  CHECK_EQ(role_at(&f, 0, 1, 0), 1);
+  CHECK_EQ(role_at(&f, 1, 1, 1), 1);
+  CHECK_EQ(role_at(&g, 1, 1, 0), 1); /* the other node first: the same multisets */
+  CHECK_EQ(role_at(&g, 0, 1, 1), 1);
+  CHECK(!memcmp(f.bits, g.bits, sizeof f.bits));
+  CHECK_EQ(role_at(&f, 2, 1, 1000), 1); /* node 2 held role 0 for 1 s */
+  CHECK_EQ(role_at(&f, 2, 0, 1003), 1); /* and role 1 for 3 ms */
+  CHECK_EQ(role_at(&f, 2, 1, 1005), 1);
+  CHECK_EQ(role_at(&f, 2, 0, 1007), 0); /* as at 1,003 ms: buckets 5, 5 and 1 */
+  CHECK_EQ(role_at(&h, 0, 1, 0), 1);
+  CHECK_EQ(role_at(&h, 1, 1, 1), 1);
+  CHECK_EQ(role_at(&h, 2, 1, 10), 1); /* 10 ms, not 1 s: another bucket */
+  CHECK(memcmp(f.bits, h.bits, sizeof f.bits));
+  CHECK_EQ(role_at(&h, 2, 0, 40000), 1);
+  CHECK_EQ(role_at(&h, 2, 1, 90000), 1);
+  CHECK_EQ(role_at(&h, 2, 0, 200000), 0); /* capped: 40 s and 200 s are one bucket */
+  CHECK(f.role_vec == g.role_vec);
+  sf_features_init(&d, 3);
+  CHECK(d.off >> SF_FT_DWELL & 1);
+  CHECK_EQ(sf_search_parse("+dwell", SF_SEARCH_DEFAULT_OFF) & (1 << SF_FT_DWELL), 0);
+  d.off |= dwell_only;
+  CHECK_EQ(role_at(&d, 0, 1, 0), 0);
+  d.off = 0;
+  CHECK_EQ(role_at(&d, 1, 1, 5), 3); /* transition, roles and dwell */
+  static sf_features e;
+  sf_features_init(&e, 3);
+  e.off = 1u << SF_FT_DWELL;
+  CHECK_EQ(role_at(&e, 0, 1, 0), 2); /* transition and roles */
+  CHECK_EQ(role_at(&e, 1, 1, 5), 1); /* roles: the transition is not new */
+  CHECK(e.role_vec == d.role_vec);
+}
+
 static uint32_t handoff_once(sf_features *f, int node, uint64_t thread, uint64_t lock) {
   uint32_t before = f->count;
   sim_trace_rec r = {0};
@@ -1220,6 +1271,7 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(a_scenario_cannot_shorten_the_liveness_bound),
           T(nodes_start_and_upgrade_as_the_scenario_says), T(swarm_switches_and_amplification),
           T(budgets_bound_every_run), T(feedback_features), T(staleness_at_delivery_is_a_feature),
+          T(how_long_each_node_held_its_role_is_a_feature),
           T(lock_handoffs_between_threads_are_a_feature),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),

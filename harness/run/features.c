@@ -189,31 +189,58 @@ void sf_features_on_trace(void *f, const sim_world *w, const sim_trace_rec *r, c
   sf_features_trace(f, r);
 }
 
+/* The hash of a multiset of n values: sorted, so node numbering does not
+ * matter. */
+static uint64_t multiset_hash(uint64_t *v, int n) {
+  for (int a = 1; a < n; a++)
+    for (int b = a; b > 0 && v[b - 1] > v[b]; b--) {
+      uint64_t tmp = v[b];
+      v[b] = v[b - 1];
+      v[b - 1] = tmp;
+    }
+  uint64_t h = 0;
+  for (int a = 0; a < n; a++)
+    h = sim_mix64(h ^ v[a]);
+  return h;
+}
+
+/* log4 buckets of a time held in ms: below 2 ms, below 8, 32, 128, 512,
+ * 2,048, 8,192, then 7 for the rest (an election timeout and a heartbeat
+ * fall in different buckets, and so do one and several timeouts). */
+static uint64_t dwell_bucket(uint64_t ns) {
+  uint64_t ms = ns / 1000000;
+  uint64_t b = ms ? (uint64_t)(64 - __builtin_clzll(ms)) / 2 : 0;
+  return b < 7 ? b : 7;
+}
+
+void sf_features_role(sf_features *f, int i, uint32_t role, uint64_t now) {
+  SIM_ASSERT(i >= 0 && i < f->n);
+  SIM_ASSERT(role != f->role[i]);
+  SIM_ASSERT(now >= f->since[i]);
+  /* the node's transition, then the cluster's role vector */
+  add(f, TAG(SF_FT_TRANSITION) | (uint64_t)(f->role[i] & 0xffffff) << 24 | (role & 0xffffff));
+  uint64_t v[SIM_MAX_NODES];
+  if (!(f->off >> SF_FT_DWELL & 1)) {
+    for (int a = 0; a < f->n; a++)
+      v[a] = (uint64_t)(a == i ? role : f->role[a]) << 3 | dwell_bucket(now - f->since[a]);
+    add(f, TAG(SF_FT_DWELL) | (multiset_hash(v, f->n) & 0x0fffffffffffffffull));
+  }
+  f->role[i] = role;
+  f->moves[i]++;
+  f->since[i] = now;
+  for (int a = 0; a < f->n; a++)
+    v[a] = f->role[a];
+  f->role_vec = multiset_hash(v, f->n);
+  add(f, TAG(SF_FT_ROLES) | (f->role_vec & 0x0fffffffffffffffull));
+}
+
 void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w) {
   int i = f->last_node;
   if (i < 0 || i >= f->n)
     return;
   uint32_t role = sim_node_up(w, i) ? t->observe(ctx, w, i) : 0;
-  if (role == f->role[i])
-    return;
-  /* the node's transition, then the cluster's role vector (a sorted
-   * multiset, so node numbering does not matter) */
-  add(f, TAG(SF_FT_TRANSITION) | (uint64_t)(f->role[i] & 0xffffff) << 24 | (role & 0xffffff));
-  f->role[i] = role;
-  f->moves[i]++;
-  uint32_t sorted[SIM_MAX_NODES];
-  memcpy(sorted, f->role, (size_t)f->n * sizeof *sorted);
-  for (int a = 1; a < f->n; a++)
-    for (int b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
-      uint32_t tmp = sorted[b];
-      sorted[b] = sorted[b - 1];
-      sorted[b - 1] = tmp;
-    }
-  uint64_t h = 0;
-  for (int a = 0; a < f->n; a++)
-    h = sim_mix64(h ^ sorted[a]);
-  f->role_vec = h;
-  add(f, TAG(SF_FT_ROLES) | (h & 0x0fffffffffffffffull));
+  if (role != f->role[i])
+    sf_features_role(f, i, role, sim_now(w));
 }
 
 void sf_features_step(sf_features *f, unsigned kind) {

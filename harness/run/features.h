@@ -50,7 +50,10 @@ uint64_t sf_features_class_value(uint32_t k);
      "x log2 of the time in flight")                                                               \
   XX(LOCK, lock,                                                                                   \
      "a lock handed from one thread of a node to another, after the node's last such handoff "     \
-     "(the order of lock acquisitions across threads)")
+     "(the order of lock acquisitions across threads)")                                            \
+  XX(DWELL, dwell,                                                                                 \
+     "at a role change, the cluster's roles with how long each node has held its own (the "        \
+     "changing node: its old one), in log4 buckets of ms, as a sorted multiset")
 
 /** What a feature describes: the top 4 bits of its 64-bit value. */
 typedef enum {
@@ -78,6 +81,7 @@ typedef struct sf_features {
   uint32_t off;               /* bit t: kind t is not computed (sf_search_off) */
   uint32_t role[SIM_MAX_NODES];
   uint32_t moves[SIM_MAX_NODES];   /* how often each node's role changed */
+  uint64_t since[SIM_MAX_NODES];   /* when each node's role last changed (ns) */
   uint64_t role_vec;               /* hash of the sorted roles */
   uint32_t handoff[SIM_MAX_NODES]; /* each node's last lock handoff: thread << 16 | lock */
   /* messages in flight: id + 1 (0: empty), send time, and how often sender
@@ -95,6 +99,12 @@ typedef struct sf_features {
 
 /** Start over for a run of n nodes. */
 void sf_features_init(sf_features *f, int n);
+
+/** Node `node`'s observed role is now `role` (not its last one), at
+ *  virtual time `now` (ns): its transition, the cluster's role vector and
+ *  the dwell multiset, each a feature of its kind (sf_features_observe
+ *  calls it on a change). */
+void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
 
 /** In a search mask: the explorer's futures that act on the messages in
  *  flight at the fork (explore.c). Bits below it are feature kinds. */
@@ -120,7 +130,8 @@ void sf_features_init(sf_features *f, int n);
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
-#define SF_SEARCH_DEFAULT_OFF ((1u << SF_FT_STALE) | SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR)
+#define SF_SEARCH_DEFAULT_OFF                                                                      \
+  ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
