@@ -5,8 +5,10 @@
 # one that stops at once (a tool that could not start, as afl-fuzz aborting
 # on "No more free CPU cores") searched for nothing, so the script fails and
 # records no row, where it used to record a miss. A failure of the newest
-# library's own bugs (examples/craft/bugs/background) is not a find. A
-# results file keeps every find beside it, so each can be judged again.
+# library's own bugs (examples/craft/bugs/background) is not a find, nor is
+# one that the control shows on a later replay, or one that the variant's
+# own replays do not always show. A results file keeps every find beside
+# it, so each can be judged again.
 # Usage: tests/bench_ttb.sh
 set -u
 T_NAME=bench_ttb
@@ -57,6 +59,36 @@ kept=$work/moved.finds/moved-sweep-1-24s.pb
 [ -f "$kept" ] || fail "the find was not kept beside the results: $(ls -R "$work" | head -n 20)"
 [ "$(cat "$kept")" = own ] || fail "the find is the newest library's own bug: $(cat "$kept")"
 ok "a failure of the newest library's own bugs is not the variant's find; the find is kept"
+# a control whose first replay of a scenario takes a rare path (passes it),
+# and whose later ones fail it as the variant does, has the variant's
+# failure too (also-fixed); a scenario that the variant's own replays fail
+# one time and pass the next tells nothing (unstable); neither is a find,
+# the later file that fails the variant every time and never the control
+# is (before, the first file was: its control replay passed once)
+fake_target "$work/b" flaky 'case $1 in
+  sweep) while [ "$1" != -o ]; do shift; done; mkdir -p "$2"
+    echo shared > "$2/craft_flaky-seed-1.pb"; sleep 1
+    echo wobbly > "$2/craft_flaky-seed-2.pb"; sleep 1
+    echo own > "$2/craft_flaky-seed-3.pb"; exec sleep 1000 ;;
+  replay) c="$0.$(cat "$2").n"; k=$(cat "$c" 2> /dev/null || echo 0); echo $((k + 1)) > "$c"
+    if [ "$(cat "$2")" = wobbly ] && [ $((k % 2)) = 1 ]; then echo "$2: scenario -> ok"; exit 0; fi
+    echo "$2: scenario -> FAILED election_safety"; exit 1 ;;
+  triage) echo "$2: ok" ;;
+esac'
+fake_target "$work/b" flaky_fixed 'case $1 in
+  replay) c="$0.$(cat "$2").n"; k=$(cat "$c" 2> /dev/null || echo 0); echo $((k + 1)) > "$c"
+    if [ "$(cat "$2")" = shared ] && [ "$k" != 0 ]; then
+      echo "$2: scenario -> FAILED election_safety"; exit 1
+    fi
+    echo "$2: scenario -> ok" ;;
+  triage) echo "$2: ok" ;;
+esac'
+sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" flaky --methods sweep --pairs 1 --budget 24 \
+  --cores 0,0 --results "$work/flaky.rows" > "$work/flaky.log" 2>&1 ||
+  fail "the trial failed: $(tail -n 3 "$work/flaky.log")"
+[ "$(cat "$work/flaky.finds/flaky-sweep-1-24s.pb" 2> /dev/null)" = own ] ||
+  fail "the find is not the scenario that fails the variant every time and never the control: $(cat "$work/flaky.finds/"* 2> /dev/null) $(cat "$work/flaky.rows")"
+ok "a failure the control shows on its second replay, or one that the variant's replays show one time in two, is no find"
 # bench/craft_table.sh, a trial at a time: its row, and its find beside the results
 sh "$SRC/bench/craft_table.sh" "$work/b" "$work/table.txt" --trials 1 --budget 24 --groups sweep \
   --cores 0,0 moved > "$work/table.log" 2>&1 || fail "craft_table.sh failed: $(tail -n 3 "$work/table.log")"

@@ -7,7 +7,14 @@
 #               (bugs/background): never the variant's, even when the
 #               control passes FILE (the fix moved the run off its path)
 #   also-fixed  F fails it the same way
-#   bug         the fix's bug
+#   unstable    V's replays of FILE fail in different ways (or not at all):
+#               the run depends on more than the scenario (a library that
+#               reads a pointer's bytes, docs/findings/cowsql-raft.md
+#               finding 6), so it tells nothing
+#   bug         the fix's bug: V fails FILE the same way in JUDGE_AGAIN more
+#               replays (default 3), and F never does in JUDGE_AGAIN_F more
+#               (default 8; F's first replay can take the rare path, and
+#               then F "passes" what it fails 15 times in 16)
 # SCRATCH is a file the replays may write. With JUDGE_CPUS set, every
 # replay runs on those cores (taskset). The sourcing script sets JUDGE_DIR,
 # this file's directory, first.
@@ -26,11 +33,22 @@ judge_sig() { # TOOL FILE SCRATCH: what failed, alike across releases (an
     sed 's/^[^:]*: //; s/ simfuzz-[^ ]*$//')
   echo "$s"
 }
+judge_again() { # TOOL FILE SCRATCH SIG N: how many of N more replays fail as SIG
+  k=0; same=0
+  while [ "$k" -lt "$5" ]; do
+    [ "$(judge_sig "$1" "$2" "$3")" = "$4" ] && same=$((same + 1))
+    k=$((k + 1))
+  done
+  echo "$same"
+}
 judge_file() { # V F FILE SCRATCH
   v=$(judge_sig "$1" "$3" "$4")
-  if [ -z "$v" ]; then verdict=none
+  av=${JUDGE_AGAIN:-3}; af=${JUDGE_AGAIN_F:-8}
+  if [ -z "$v" ] || [ "$v" = ok ]; then verdict=none # (triage of a passing run: "ok")
   elif grep -qxF "$v" "$JUDGE_DIR/background"; then verdict=background
   elif [ "$v" = "$(judge_sig "$2" "$3" "$4")" ]; then verdict=also-fixed
+  elif [ "$(judge_again "$2" "$3" "$4" "$v" "$af")" != 0 ]; then verdict=also-fixed
+  elif [ "$(judge_again "$1" "$3" "$4" "$v" "$av")" != "$av" ]; then verdict=unstable
   else verdict=bug; fi
   printf '%s\t%s\n' "$verdict" "$v"
 }
