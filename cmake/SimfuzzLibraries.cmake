@@ -46,7 +46,7 @@ set_source_files_properties(${SF_PROTO_OUT}/scenario.pb-c.c PROPERTIES COMPILE_O
 
 set(SF_SIM_SOURCES
   ${SF_SRC}/sim/world.c ${SF_SRC}/sim/assert.c ${SF_SRC}/sim/net.c ${SF_SRC}/sim/stream.c ${SF_SRC}/sim/disk.c
-  ${SF_SRC}/sim/trace.c ${SF_SRC}/sim/version.c)
+  ${SF_SRC}/sim/trace.c ${SF_SRC}/sim/version.c ${SF_SRC}/sim/heap.c)
 set(SF_HARNESS_SOURCES
   ${SF_SRC}/harness/scenario/scenario.c ${SF_SRC}/harness/scenario/draw.c ${SF_SRC}/harness/scenario/textpb.c
   ${SF_SRC}/harness/run/run.c ${SF_SRC}/harness/run/sites.c ${SF_SRC}/harness/run/features.c ${SF_SRC}/harness/engine/mutate.c

@@ -206,6 +206,7 @@ struct sim_world {
                     allocator's caches instead of a fresh mapping per run) */
 
   fp_ent *fp_force, *fp_count, *fp_nth; /* lazily allocated */
+  struct sim__mem *mem;                 /* the deterministic heap (heap.c), lazily */
 
   /* trace */
   uint64_t trace_n, trace_hash; /* records so far, their fingerprint */
@@ -418,6 +419,9 @@ void sim__conn_free_all(sim_world *w);
 /* The later of t and the arrival of the last segment queued on any
  * connection (sim_in_flight_due). */
 uint64_t sim__conn_due(const sim_world *w, uint64_t t);
+
+/* heap.c: give back the world's deterministic heap (its blocks die with it) */
+void sim__mem_release(sim_world *w);
 
 /* disk.c */
 void sim__disk_crash(sim_world *w, int node);

@@ -143,6 +143,7 @@ void sim_world_destroy(sim_world *w) {
   free(w->fp_force);
   free(w->fp_count);
   free(w->fp_nth);
+  sim__mem_release(w); /* last: teardown above may still free blocks */
   free(w);
 }
 

@@ -303,8 +303,44 @@ TEST(set_current_node_and_allocation_faults) {
   sim_world_destroy(w);
 }
 
+/* In a world, sf_malloc() and friends allocate from its deterministic heap;
+ * a second sf_free() of a block is the node's failure heap_misuse. */
+static void heap_calls(sim_world *w, void *arg) {
+  int *stage = arg;
+  CHECK_EQ(sim_set_current_node(w, 1), -1);
+  char *p = sf_malloc(40), *q = sf_calloc(3, 8), *a = sf_aligned_alloc(16, 20);
+  CHECK(sim_heap_owns(p) && sim_heap_owns(q) && sim_heap_owns(a));
+  CHECK(sim_heap_size(p) == 40 && q[23] == 0 && sim_heap_size(a) == 20);
+  memcpy(p, "abcdefgh", 8);
+  p = sf_realloc(p, 4000);
+  CHECK(sim_heap_owns(p) && sim_heap_size(p) == 4000 && memcmp(p, "abcdefgh", 8) == 0 && !p[3999]);
+  char *big = sf_aligned_alloc(64, 8); /* over 16 bytes of alignment: the C library's */
+  CHECK(big && !sim_heap_owns(big) && (uintptr_t)big % 64 == 0);
+  sf_free(big);
+  sf_free(a);
+  sf_free(q);
+  sf_free(p);
+  *stage = 1;
+  sf_free(p); /* twice */
+  *stage = 2;
+  CHECK_EQ(sim_set_current_node(w, -1), 1);
+}
+
+TEST(allocation_in_a_world_is_deterministic_and_checked) {
+  sim_config c = ops_config(&noop_ops, 2);
+  sim_world *w = sim_world_create(&c);
+  int stage = 0;
+  sim_at(w, SIM_NS_PER_MS, heap_calls, &stage);
+  sim_run(w, UINT64_MAX, 0);
+  CHECK_EQ(stage, 2); /* the failure is recorded; the call returns */
+  const sim_failure *f = sim_get_failure(w);
+  CHECK(sim_failed(w) && f && strcmp(f->name, "heap_misuse") == 0 && f->node == 1);
+  sim_world_destroy(w);
+}
+
 TEST_MAIN(T(wire_roundtrip_and_seal), T(wire_overflow_is_an_error_not_a_write),
           T(records_roundtrip_in_sector_slots), T(records_survive_a_neighbour_torn_by_a_crash),
           T(records_retry_reads_then_report_eio), T(current_world_and_node_in_callbacks_only),
           T(routed_rand_and_time_come_from_the_simulation),
-          T(current_is_restored_after_a_nested_world), T(set_current_node_and_allocation_faults))
+          T(current_is_restored_after_a_nested_world), T(set_current_node_and_allocation_faults),
+          T(allocation_in_a_world_is_deterministic_and_checked))

@@ -195,12 +195,23 @@ typedef struct ahdr {
 } ahdr;
 _Static_assert(sizeof(ahdr) % 16 == 0, "aligned payloads");
 
+/* Blocks come from the running world's deterministic heap (sim_heap_alloc):
+ * at the same addresses in every process, so that raft reading a pointer's
+ * bits (docs/findings/cowsql-raft.md, finding 6) does not make a run depend
+ * on ASLR. */
 static void *raw_alloc(size_t n) {
 #if defined(CRAFT_ALLOC_FAULTS)
   return sf_malloc(n); /* fails when the fault point fires */
 #else
-  return malloc(n);
+  sim_world *w = sim_current(NULL);
+  void *p = w ? sim_heap_alloc(w, n) : malloc(n);
+  SIM_ASSERT(!p || !w || !sim_heap_fixed(w) || sim_heap_owns(p)); /* raft's bytes at fixed places */
+  return p;
 #endif
+}
+
+static void raw_free(void *p) {
+  sf_free(p); /* the heap's block to the heap, the C library's to free() */
 }
 
 static void *arena_alloc(size_t align, size_t n, int zero) {
@@ -256,13 +267,13 @@ static size_t arena_drop(cluster *c, int node) {
   while (c->arena[node]) {
     ahdr *h = c->arena[node];
     c->arena[node] = h->next;
-    free(h->base);
+    raw_free(h->base);
     n++;
   }
   while (c->quar[node]) {
     ahdr *h = c->quar[node];
     c->quar[node] = h->next;
-    free(h->base);
+    raw_free(h->base);
   }
   c->quar_tail[node] = NULL;
   c->nquar[node] = 0;
@@ -285,7 +296,7 @@ static void arena_free(void *p) {
   h->magic = ARENA_FREED;
   cluster *c = h->owner;
   if (!c) {
-    free(h->base);
+    raw_free(h->base);
     return;
   }
   int node = h->node;
@@ -299,7 +310,7 @@ static void arena_free(void *p) {
     ahdr *old = c->quar[node];
     c->quar[node] = old->next;
     c->nquar[node]--;
-    free(old->base);
+    raw_free(old->base);
   }
   SIM_ASSERT(c->quar[node] && c->nquar[node] <= QUARANTINE);
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 #include <sys/types.h>
 
@@ -61,28 +62,72 @@ static int alloc_fails(void) {
   return w && node >= 0 && sim_faultpoint(w, node, SIM_FAULTPOINT_ALLOC);
 }
 
+/* A block of the deterministic heap that is not live went to sf_free() or
+ * sf_realloc(): the running node's failure (heap_misuse), as the C library
+ * would abort. Returns 1. */
+static int heap_misuse(const char *call) {
+  int node;
+  sim_world *w = sim_current(&node);
+  if (w)
+    SIM_INVARIANT(w, node, 0, "heap_misuse", "%s() of a block that is not live (freed twice?)",
+                  call);
+  else
+    abort();
+  return 1;
+}
+
+/* The running world's deterministic heap (sim_heap_alloc: fixed addresses,
+ * zero-filled), or the C library's outside a world. */
+static void *alloc_here(size_t size) {
+  sim_world *w = sim_current(NULL);
+  return w ? sim_heap_alloc(w, size) : malloc(size ? size : 1);
+}
+
 void *sf_malloc(size_t size) {
-  return alloc_fails() ? NULL : malloc(size);
+  return alloc_fails() ? NULL : alloc_here(size);
 }
 
 void *sf_calloc(size_t n, size_t size) {
-  return alloc_fails() ? NULL : calloc(n, size);
+  size_t total;
+  if (__builtin_mul_overflow(n, size, &total) || alloc_fails())
+    return NULL;
+  void *p = alloc_here(total);
+  if (p && !sim_current(NULL))
+    memset(p, 0, total); /* the heap's blocks start zero-filled */
+  return p;
 }
 
 void *sf_realloc(void *p, size_t size) {
-  return alloc_fails() ? NULL : realloc(p, size);
+  if (!p)
+    return sf_malloc(size);
+  if (!sim_heap_owns(p)) /* the C library's block stays the C library's */
+    return alloc_fails() ? NULL : realloc(p, size ? size : 1);
+  size_t old = sim_heap_size(p);
+  if (!old && heap_misuse("realloc"))
+    return NULL;
+  void *q = sf_malloc(size);
+  if (!q)
+    return NULL; /* the old block is unchanged, as realloc leaves it */
+  memcpy(q, p, old < size ? old : size);
+  sf_free(p);
+  return q;
 }
 
 void *sf_aligned_alloc(size_t align, size_t size) {
   if (alloc_fails())
     return NULL;
-  if (align < sizeof(void *))
-    align = sizeof(void *);
-  void *p = NULL;
+  if (align <= 16) /* every block of the heap is 16-byte aligned */
+    return alloc_here(size);
+  void *p = NULL; /* (the heap has no wider alignments: the C library's block) */
   return posix_memalign(&p, align, size) == 0 ? p : NULL;
 }
 
 void sf_free(void *p) {
+  if (sim_heap_owns(p)) {
+    if (sim_heap_free(p) < 0)
+      heap_misuse("free");
+    return;
+  }
   free(p);
 }
 

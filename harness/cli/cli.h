@@ -268,6 +268,11 @@ int cli_child_exec(cli_child *c, char *const argv[]);
  *  on err_fd (-1: /dev/null); wait for it with cli_child_reap. Its pid, or
  *  -1 (nothing started). */
 pid_t cli_spawn_program(const char *path, char *const argv[], int out_fd, int err_fd);
+/** Run this program again in place (execv of /proc/self/exe with argv)
+ *  without address-space randomization, as `setarch -R` does, unless it
+ *  already runs so. Returns only if it cannot (the kernel or a seccomp
+ *  filter refuses): then the process goes on as it is. */
+void cli_reexec_fixed_layout(char *const argv[]);
 /** Monotonic milliseconds, for supervising children and budgets (never
  *  inside a run). */
 uint64_t cli_now_ms(void);

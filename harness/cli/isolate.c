@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -396,6 +397,15 @@ int cli_run_program(const char *path, char *const argv[], int out_fd, int err_fd
   if (pid < 0)
     return -1;
   return cli_wait_program(pid, status);
+}
+
+void cli_reexec_fixed_layout(char *const argv[]) {
+  int cur = personality(0xffffffff);
+  if (cur == -1 || (cur & ADDR_NO_RANDOMIZE) ||
+      personality((unsigned long)cur | ADDR_NO_RANDOMIZE) == -1)
+    return;
+  execv("/proc/self/exe", argv);
+  personality((unsigned long)cur); /* could not: go on as we are */
 }
 
 long cli_program_output(const char *path, char *const argv[], int err_fd, char *buf, size_t cap,

@@ -343,10 +343,14 @@ static void compare(void *ctx, const sim_world *w, const sim_trace_rec *r, const
   }
 }
 
-/* Hash of the file from a fresh process (this binary, hidden __hash command). */
-static int fresh_hash(const char *path, uint64_t *h) {
-  char *argv[] = {(char *)cli_prog, "--target",   (char *)cli_target->name,
-                  "__hash",         (char *)path, NULL};
+/* Hash of the file from a fresh process (this binary, hidden __hash
+ * command) whose C-library heap is shifted by `shift` bytes first, without
+ * address-space randomization if `fixed`. */
+static int fresh_hash(const char *path, unsigned shift, int fixed, uint64_t *h) {
+  char sh[16];
+  snprintf(sh, sizeof sh, "%u", shift);
+  char *argv[] = {(char *)cli_prog, "--target", (char *)cli_target->name, "__hash",
+                  (char *)path,     sh,         fixed ? "fixed" : NULL,   NULL};
   char buf[64];
   int st;
   if (cli_program_output("/proc/self/exe", argv, 2, buf, sizeof buf, &st) <= 0 || !WIFEXITED(st) ||
@@ -390,21 +394,50 @@ static int compare_runs(const char *path, const sf_scenario *s, reference *ref, 
   return 0;
 }
 
+/* Replay path in `fresh` fresh processes against this process's hash h0:
+ * 0 if all match, -1 after printing a mismatch, -2 if one could not run. */
+static int compare_fresh(const char *path, uint64_t h0, uint64_t fresh) {
+  for (uint64_t k = 1; k <= fresh; k++) {
+    uint64_t fh;
+    /* The first as it comes (ASLR moves the heap by whole pages); the
+     * others at one layout, process j + 2 shifted by j * 256 bytes, so
+     * that 257 processes give bits 8 to 15 of an address every value, and
+     * by 16 bytes more for each further 256 (bits 4 to 7) */
+    uint64_t j = k - 2;
+    unsigned shift = k == 1 ? 0 : (unsigned)((j % 256) * 256 + (j / 256 % 16) * 16);
+    if (fresh_hash(path, shift, k > 1, &fh) != 0) {
+      printf("%s: could not run a fresh process\n", path);
+      return -2;
+    }
+    if (fh != h0) {
+      printf("%s: MISMATCH across processes: this process %016" PRIx64 ", fresh process %" PRIu64
+             " of %" PRIu64 " %016" PRIx64 " (replay FILE in fresh processes to see where)\n",
+             path, h0, k, fresh, fh);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 #define HELP_CHECK                                                                                 \
   "check-determinism FILE... : check that each input replays identically\n\n"                      \
   "SYNOPSIS\n"                                                                                     \
-  "  check-determinism [--runs N] FILE...\n\n"                                                     \
+  "  check-determinism [--runs N] [--fresh M] FILE...\n\n"                                         \
   "DESCRIPTION\n"                                                                                  \
-  "  Replays each FILE N times in this process (default 3) and once in a fresh process, and\n"     \
-  "  compares the trace hashes. On a mismatch it prints the first event where the runs\n"          \
-  "  diverge, from both runs.\n\n"                                                                 \
+  "  Replays each FILE N times in this process (default 3) and M times in fresh processes\n"       \
+  "  (default 3), and compares the trace hashes. The first fresh process has its own random\n"     \
+  "  address-space layout; the others run without randomization, each with the C library's\n"      \
+  "  heap shifted by 256 bytes more (257 processes give bits 8-15 of an address every value),\n"   \
+  "  so a run that depends on where something was allocated shows there. On an in-process\n"       \
+  "  mismatch it prints the first event where the runs diverge, from both runs.\n\n"               \
   "EXIT STATUS\n"                                                                                  \
   "  0 deterministic, 3 a mismatch, 2 bad input or usage\n"
 
 static int cmd_check_determinism(int argc, char **argv) {
-  uint64_t runs = 3;
+  uint64_t runs = 3, fresh = 3;
   int rc = EXIT_OK;
-  const cli_opt opts[] = {CLI_U64("--runs", &runs, 2, 1000), CLI_END};
+  const cli_opt opts[] = {CLI_U64("--runs", &runs, 2, 1000), CLI_U64("--fresh", &fresh, 1, 1000),
+                          CLI_END};
   int nfiles = cli_parse("check-determinism", argc, argv, opts);
   if (nfiles < 0)
     return EXIT_USAGE;
@@ -422,24 +455,15 @@ static int cmd_check_determinism(int argc, char **argv) {
     sf_result r0;
     cli_run_traced(s, reference_add, &ref, &r0);
     int bad = compare_runs(argv[i], s, &ref, r0.hash, runs) != 0;
-    uint64_t fh;
-    if (!bad) {
-      if (fresh_hash(argv[i], &fh) != 0) {
-        printf("%s: could not run a fresh process\n", argv[i]);
-        rc = EXIT_USAGE;
-      } else if (fh != r0.hash) {
-        bad = 1;
-        printf("%s: MISMATCH across processes: this process %016" PRIx64
-               ", a fresh process %016" PRIx64 "\n",
-               argv[i], r0.hash, fh);
-      }
-    }
-    if (bad)
+    int fr = bad ? 0 : compare_fresh(argv[i], r0.hash, fresh);
+    if (fr < -1)
+      rc = EXIT_USAGE;
+    if (bad || fr == -1)
       rc = EXIT_NONDET;
-    else
-      printf("%s: deterministic: %" PRIu64 " runs in-process and 1 in a fresh process, trace "
-             "hash %016" PRIx64 ", %zu trace records\n",
-             argv[i], runs, r0.hash, ref.n);
+    else if (fr == 0)
+      printf("%s: deterministic: %" PRIu64 " runs in-process and %" PRIu64
+             " in fresh processes, trace hash %016" PRIx64 ", %zu trace records\n",
+             argv[i], runs, fresh, r0.hash, ref.n);
     free(ref.recs);
     free(ref.hash);
   }

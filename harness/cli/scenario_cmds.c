@@ -157,9 +157,26 @@ static int cmd_targets(int argc, char **argv) {
 }
 
 /* Hidden: print the trace hash of a file (check-determinism's fresh process). */
+/* __hash FILE [SHIFT [fixed]]: the trace hash of FILE's run. SHIFT bytes
+ * of the C library's heap are taken first and held, so that the run's own
+ * blocks sit SHIFT bytes further on; with "fixed", the process runs again
+ * without address-space randomization first (as setarch -R does; where
+ * the kernel refuses, with it). check-determinism's fresh processes shift
+ * by different amounts: ASLR moves the heap by whole pages only, so a run
+ * that depends on the lower bits of an address parts in no process. */
 static int cmd_hash(int argc, char **argv) {
-  if (argc != 1)
+  if (argc < 1 || argc > 3)
     return EXIT_USAGE;
+  if (argc == 3 && !strcmp(argv[2], "fixed")) {
+    char *args[] = {(char *)cli_prog, "--target", (char *)cli_target->name,
+                    "__hash",         argv[0],    argv[1],
+                    argv[2],          NULL};
+    cli_reexec_fixed_layout(args);
+  }
+  size_t shift = argc >= 2 ? (size_t)strtoul(argv[1], NULL, 10) % (1u << 20) : 0;
+  volatile char *pad = shift ? malloc(shift) : NULL;
+  if (pad)
+    pad[0] = 1;
   sf_scenario *s = cli_new_scenario();
   cli_input_kind k;
   if (cli_load(argv[0], s, &k, NULL) < 0) {
@@ -170,6 +187,7 @@ static int cmd_hash(int argc, char **argv) {
   sf_run(cli_target, s, NULL, &r);
   printf("%016" PRIx64 "\n", r.hash);
   free(s);
+  free((void *)pad);
   return EXIT_OK;
 }
 

@@ -76,7 +76,7 @@
   X(chdir, MODEL, "only to the node's data directory (.)")                               \
   X(getenv, MODEL, "no variables: NULL")                                                 \
   /* memory: per node, freed when it crashes or exits */                                 \
-  X(malloc, MODEL, "per-node heap, fails at the allocation fault point")                \
+  X(malloc, MODEL, "per-node heap at fixed addresses, fails at the allocation fault point") \
   X(calloc, MODEL, "per-node heap")                                                      \
   X(realloc, MODEL, "per-node heap")                                                     \
   X(free, MODEL, "per-node heap")                                                        \

@@ -176,7 +176,7 @@ static void heap_free_all(sfp_node *me) {
   for (blk *b = me->heap.next; b && b != &me->heap;) {
     blk *next = b->next;
     b->magic = 0;
-    free(b);
+    sf_free(b);
     b = next;
   }
   me->heap.next = me->heap.prev = &me->heap;
@@ -733,7 +733,7 @@ void sfp_free(void *p) {
   b->prev->next = b->next;
   b->next->prev = b->prev;
   me->heap_bytes -= b->size;
-  free(b);
+  sf_free(b);
 }
 
 void *sfp_calloc(size_t n, size_t size);

@@ -755,6 +755,41 @@ void sim_faultpoints_set(sim_world *w, const sim_faultpoint_params *p);
 /** The world's default link parameters (from its configuration). */
 const sim_link_params *sim_net_defaults(const sim_world *w);
 
+/* ---- Deterministic heap -------------------------------------------- */
+
+/** The largest block sim_heap_alloc() hands out: 1 GiB. */
+#define SIM_HEAP_MAX ((size_t)1 << 30)
+
+/** Allocate n bytes, zero-filled and 16-byte aligned, from the world's
+ *  deterministic heap: a region at a fixed address (the same in every
+ *  process whatever ASLR does), reset when the world is destroyed, so a
+ *  block's address is a function of the run's allocations and frees alone.
+ *  Route a library's allocator here when it may read a pointer's bits or
+ *  memory it never wrote (simfuzz_libc.h's sf_malloc() does). Under
+ *  AddressSanitizer, overflows past a block and uses after free are still
+ *  reported. Blocks live until sim_heap_free() or the world's destruction.
+ *  w NULL, or no fixed region on this machine (sim_heap_fixed()): calloc().
+ *  Returns NULL if n > SIM_HEAP_MAX or the world's region (4 GiB) is full. */
+void *sim_heap_alloc(sim_world *w, size_t n);
+
+/** Free a block of sim_heap_alloc() (NULL is accepted; a block that came
+ *  from calloc() goes to free()). Returns 0, or -EINVAL, changing nothing,
+ *  for a block freed twice or a pointer into the region that is no block's
+ *  start: the caller reports the system's heap misuse. A freed block waits
+ *  in a quarantine (256 blocks, 4 MiB) before it is reused. */
+int sim_heap_free(void *p);
+
+/** The size a live block of the fixed region was allocated with; 0 for
+ *  anything else (NULL, a freed block, a pointer from elsewhere). */
+size_t sim_heap_size(const void *p);
+
+/** 1 if p points into the fixed regions of the deterministic heap. */
+int sim_heap_owns(const void *p);
+
+/** 1 if the world's blocks come from a fixed region, 0 if from calloc()
+ *  (a 32-bit process, or the region's addresses are taken). */
+int sim_heap_fixed(sim_world *w);
+
 /* ---- Trace and reports ---------------------------------------------- */
 
 /** Running 64-bit hash over every trace record so far: the run's fingerprint. */

@@ -28,11 +28,16 @@
  *    target (symbol interposition) and forward to sf_libc_random() /
  *    sf_libc_clock().
  *
- * Allocation failures: route the library's allocator to sf_malloc() and
- * friends. They fail (return NULL) when fault point SIM_FAULTPOINT_ALLOC
- * fires for the current node, so a scenario's FaultPoint step with
- * k = SIM_FAULTPOINT_ALLOC (65281) exercises the library's out-of-memory
- * paths; otherwise they are the C library's.
+ * Allocation: route the library's allocator to sf_malloc() and friends.
+ * While a world runs, their blocks come from its deterministic heap
+ * (sim_heap_alloc): the same addresses in every process, whatever ASLR
+ * does, and zero-filled, so a library that reads a pointer's bits or memory
+ * it never wrote still runs as a function of its scenario. Free them with
+ * sf_free() or sf_realloc(), never free(). They fail (return NULL) when
+ * fault point SIM_FAULTPOINT_ALLOC fires for the current node, so a
+ * scenario's FaultPoint step with k = SIM_FAULTPOINT_ALLOC (65281)
+ * exercises the library's out-of-memory paths. Outside a world they are
+ * the C library's.
  */
 #ifndef SIMFUZZ_LIBC_H
 #define SIMFUZZ_LIBC_H
@@ -41,6 +46,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* clockid_t, under -std=c11 too */
 #include <time.h>
 
 #ifdef __cplusplus
@@ -63,8 +69,10 @@ uint64_t sf_libc_random(void);
  *  time. Returns 0, or -1 outside a world (ts untouched). */
 int sf_libc_clock(clockid_t clock, struct timespec *ts);
 
-/** malloc() that fails when fault point SIM_FAULTPOINT_ALLOC fires for the
- *  current node (never outside a world or in world-level code). */
+/** malloc() from the running world's deterministic heap (sim_heap_alloc;
+ *  the C library's outside a world) that fails when fault point
+ *  SIM_FAULTPOINT_ALLOC fires for the current node (never outside a world
+ *  or in world-level code). */
 void *sf_malloc(size_t size);
 
 /** calloc() with the failures of sf_malloc(). */
@@ -74,10 +82,13 @@ void *sf_calloc(size_t n, size_t size);
  *  old block as it was, as realloc does). */
 void *sf_realloc(void *p, size_t size);
 
-/** aligned_alloc() with the failures of sf_malloc(). */
+/** aligned_alloc() with the failures of sf_malloc(); alignments over 16
+ *  bytes come from the C library (the heap's blocks are 16-byte aligned). */
 void *sf_aligned_alloc(size_t align, size_t size);
 
-/** free(). */
+/** free() for every block of the functions above (NULL is accepted). A
+ *  heap block that is not live (freed twice) is the running node's failure
+ *  heap_misuse; outside a world, abort(). */
 void sf_free(void *p);
 
 #ifdef __cplusplus
