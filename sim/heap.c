@@ -143,10 +143,7 @@ static struct sim__mem *mem_of(sim_world *w) {
 
 /* The slot a pointer lies in, or NULL. */
 static struct sim__mem *slot_of(const void *p) {
-  uintptr_t a = (uintptr_t)p;
-  if (SLOTS == 0 || a < BASE || a >= BASE + (uintptr_t)SLOTS * SLOT_BYTES)
-    return NULL;
-  return slot_mem[(a - BASE) / SLOT_BYTES];
+  return sim_heap_owns(p) ? slot_mem[((uintptr_t)p - BASE) / SLOT_BYTES] : NULL;
 }
 
 /* Whether h can be a block's header: headers are always poisoned, so an
@@ -211,24 +208,32 @@ void *sim_heap_alloc(sim_world *w, size_t n) {
   return h + 1;
 }
 
+/* The header of the live block that starts at p in m, unpoisoned (the
+ * caller poisons it again), or NULL: p is no block's start, or the block
+ * was freed (nothing is left unpoisoned then). */
+static hdr *live_header(struct sim__mem *m, const void *p) {
+  hdr *h = (hdr *)(uintptr_t)p - 1;
+  if (!m || (uintptr_t)p % 16 || (uint8_t *)h < m->base || (const uint8_t *)p > m->bump ||
+      !may_be_header(h))
+    return NULL;
+  UNPOISON(h, HDR);
+  if (h->magic == MAGIC_LIVE)
+    return h;
+  POISON(h, HDR);
+  return NULL;
+}
+
 int sim_heap_free(void *p) {
   if (!p)
     return 0;
-  struct sim__mem *m = slot_of(p);
-  if (!m) {
-    if (sim_heap_owns(p))
-      return -EINVAL; /* in a slot that no world holds */
+  if (!sim_heap_owns(p)) {
     free(p);
     return 0;
   }
-  hdr *h = (hdr *)p - 1;
-  if ((uintptr_t)p % 16 || (uint8_t *)h < m->base || (uint8_t *)p > m->bump || !may_be_header(h))
-    return -EINVAL;
-  UNPOISON(h, HDR);
-  if (h->magic != MAGIC_LIVE) {
-    POISON(h, HDR);
-    return -EINVAL; /* freed twice, or not a block's start */
-  }
+  struct sim__mem *m = slot_of(p);
+  hdr *h = live_header(m, p);
+  if (!h)
+    return -EINVAL; /* freed twice, no block's start, or in a slot no world holds */
   h->magic = MAGIC_FREE;
   size_t bytes = class_bytes(h->cls);
   POISON(h, HDR + bytes);
@@ -241,13 +246,10 @@ int sim_heap_free(void *p) {
 }
 
 size_t sim_heap_size(const void *p) {
-  struct sim__mem *m = slot_of(p);
-  if (!m || (uintptr_t)p % 16 || (const uint8_t *)p < m->base + HDR ||
-      (const uint8_t *)p > m->bump || !may_be_header((const hdr *)p - 1))
+  hdr *h = live_header(slot_of(p), p);
+  if (!h)
     return 0;
-  const hdr *h = (const hdr *)p - 1;
-  UNPOISON(h, HDR);
-  size_t n = h->magic == MAGIC_LIVE ? (size_t)h->size : 0;
+  size_t n = (size_t)h->size;
   POISON(h, HDR);
   return n;
 }
