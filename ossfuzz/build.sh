@@ -8,8 +8,8 @@
 # <target>_fuzzer.options. Tools used during the build (protoc-c, protoc)
 # are the distribution's, never built with the sanitizer flags.
 # The planted-bug targets (<system>_bug_<what>) crash by design: they are
-# built, but shipped to $OUT only with SIMFUZZ_PLANTED_BUGS=1 (benchmarks,
-# the emulated build test), never to OSS-Fuzz or ClusterFuzzLite by default.
+# built and shipped to $OUT only with SIMFUZZ_PLANTED_BUGS=1 (benchmarks,
+# the emulated build test), never for OSS-Fuzz or ClusterFuzzLite by default.
 set -eu
 SRCDIR=${SIMFUZZ_SRC:-$SRC/simfuzz}
 BUILD=$WORK/simfuzz-build
@@ -40,6 +40,7 @@ cmake -S "$SRCDIR" -B "$BUILD" -G "${SIMFUZZ_GENERATOR:-Unix Makefiles}" \
   -DCMAKE_BUILD_TYPE=None -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DSIMFUZZ_ENGINE="$LIB_FUZZING_ENGINE" -DSIMFUZZ_TESTS=OFF -DSIMFUZZ_BENCH=OFF \
+  -DSIMFUZZ_PLANTED_BUGS="$([ "${SIMFUZZ_PLANTED_BUGS:-0}" = 1 ] && echo ON || echo OFF)" \
   "${PBC_FLAGS[@]}" "${EXTRA_FLAGS[@]}"
 # SIMFUZZ_FUZZERS: only these targets' fuzzers, seeds and dictionaries
 # (names split at spaces); every target's by default

@@ -18,12 +18,12 @@ fake_target "$work/b" quits 'exit 0'
 fake_target "$work/b" quits_fixed 'exit 0'
 fake_target "$work/b" runs 'exec sleep 1000'
 fake_target "$work/b" runs_fixed 'exec sleep 1000'
-run() { # NAME: one sweep trial of 24 s into $work/NAME.rows; its status
-  sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" "$1" --methods sweep --pairs 1 --budget 24 \
+run() { # NAME: one sweep trial of 16 s into $work/NAME.rows; its status
+  sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" "$1" --methods sweep --pairs 1 --budget 16 \
     --cores 0,0 --results "$work/$1.rows" > "$work/$1.log" 2>&1
 }
 run runs || fail "a trial that ran its budget failed: $(tail -n 3 "$work/runs.log")"
-grep -q '^runs sweep 1 - 24 ' "$work/runs.rows" ||
+grep -q '^runs sweep 1 - 16 ' "$work/runs.rows" ||
   fail "a trial that ran its budget without a find is no miss: $(cat "$work/runs.rows")"
 ok "a trial that runs its whole budget without a find is recorded as a miss"
 if run quits; then
@@ -50,12 +50,12 @@ fake_target "$work/b" moved 'case $1 in
 esac'
 fake_target "$work/b" moved_fixed 'echo "$2: scenario -> ok"'
 # (no --keep: a results file keeps its finds beside it, in NAME.finds/)
-sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" moved --methods sweep --pairs 1 --budget 24 \
+sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" moved --methods sweep --pairs 1 --budget 16 \
   --cores 0,0 --results "$work/moved.rows" > "$work/moved.log" 2>&1 ||
   fail "the trial failed: $(tail -n 3 "$work/moved.log")"
 grep -q '^moved sweep 1 [0-9]' "$work/moved.rows" ||
   fail "the variant's own failure was not found: $(cat "$work/moved.rows")"
-kept=$work/moved.finds/moved-sweep-1-24s.pb
+kept=$work/moved.finds/moved-sweep-1-16s.pb
 [ -f "$kept" ] || fail "the find was not kept beside the results: $(ls -R "$work" | head -n 20)"
 [ "$(cat "$kept")" = own ] || fail "the find is the newest library's own bug: $(cat "$kept")"
 ok "a failure of the newest library's own bugs is not the variant's find; the find is kept"
@@ -83,17 +83,17 @@ fake_target "$work/b" flaky_fixed 'case $1 in
     echo "$2: scenario -> ok" ;;
   triage) echo "$2: ok" ;;
 esac'
-sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" flaky --methods sweep --pairs 1 --budget 24 \
+sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" flaky --methods sweep --pairs 1 --budget 16 \
   --cores 0,0 --results "$work/flaky.rows" > "$work/flaky.log" 2>&1 ||
   fail "the trial failed: $(tail -n 3 "$work/flaky.log")"
-[ "$(cat "$work/flaky.finds/flaky-sweep-1-24s.pb" 2> /dev/null)" = own ] ||
+[ "$(cat "$work/flaky.finds/flaky-sweep-1-16s.pb" 2> /dev/null)" = own ] ||
   fail "the find is not the scenario that fails the variant every time and never the control: $(cat "$work/flaky.finds/"* 2> /dev/null) $(cat "$work/flaky.rows")"
 ok "a failure the control shows on its second replay, or one that the variant's replays show one time in two, is no find"
 # bench/craft_table.sh, a trial at a time: its row, and its find beside the results
-sh "$SRC/bench/craft_table.sh" "$work/b" "$work/table.txt" --trials 1 --budget 24 --groups sweep \
+sh "$SRC/bench/craft_table.sh" "$work/b" "$work/table.txt" --trials 1 --budget 16 --groups sweep \
   --cores 0,0 moved > "$work/table.log" 2>&1 || fail "craft_table.sh failed: $(tail -n 3 "$work/table.log")"
 grep -q '^moved sweep 1 [0-9]' "$work/table.txt" || fail "craft_table.sh: no row: $(cat "$work/table.txt")"
-[ "$(cat "$work/table.finds/moved-sweep-1-24s.pb" 2> /dev/null)" = own ] ||
+[ "$(cat "$work/table.finds/moved-sweep-1-16s.pb" 2> /dev/null)" = own ] ||
   fail "craft_table.sh did not keep the find in table.finds/: $(ls "$work")"
 ok "craft_table.sh records the trial's row and keeps its find beside the results"
 finish

@@ -13,7 +13,7 @@ T_NAME=nightly_test
 . "$(dirname "$0")/lib.sh"
 T="twopc_bug_count_votes leaselock_bug_no_fencing twopc"
 
-sh "$SRC/scripts/nightly.sh" --state "$work/s" --build "$B" --no-build --budget 10 --jobs 1 \
+sh "$SRC/scripts/nightly.sh" --state "$work/s" --build "$B" --no-build --budget 6 --jobs 1 \
   --targets "$T" > "$work/n1.out" 2> "$work/n1.err"
 rc=$?
 [ $rc = 1 ] || { cat "$work/n1.err"; fail "night 1 exit $rc, want 1"; }
@@ -44,7 +44,7 @@ for t in twopc_bug_count_votes leaselock_bug_no_fencing; do
 done
 echo "nightly_test: night 1 found, deduplicated and minimized both planted bugs ($(grep -c . "$work/s/known.tsv") signatures)"
 
-sh "$SRC/scripts/nightly.sh" --state "$work/s" --build "$B" --no-build --budget 5 --jobs 1 \
+sh "$SRC/scripts/nightly.sh" --state "$work/s" --build "$B" --no-build --budget 3 --jobs 1 \
   --targets "$T" > "$work/n2.out" 2> "$work/n2.err"
 rc=$?
 [ $rc = 0 ] || { cat "$work/n2.err"; fail "night 2 exit $rc, want 0"; }

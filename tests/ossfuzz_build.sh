@@ -32,20 +32,21 @@ case $CONFIG in
   *) fail "unknown config" ;;
 esac
 export SANITIZER CFLAGS CXXFLAGS="$CFLAGS" SRC="$work/src" WORK="$work/work" OUT="$work/out"
-export SIMFUZZ_SRC="$SRCDIR" SIMFUZZ_GENERATOR=Ninja SIMFUZZ_PLANTED_BUGS=1
+export SIMFUZZ_SRC="$SRCDIR" SIMFUZZ_GENERATOR=Ninja
 # as the base-builder image, which has no libevent or libuv archive: the
 # programs on them are not built (the Dockerfile installs neither). OFF,
 # not a -NOTFOUND value, which find_library takes as "search again"
 export SIMFUZZ_CMAKE_ARGS="-DSF_LIBEVENT_CORE=OFF -DSF_LIBUV=OFF"
-# every target in the libFuzzer-ASan build, as OSS-Fuzz builds them; the
-# other configurations check the build script, the engine and the
-# sanitizer on a few of each kind (a library, programs with a client, with
-# threads and without, a planted bug): the ASan+UBSan test build runs every
-# target under UBSan already
+# the libFuzzer-ASan build as OSS-Fuzz's own: every correct target, and no
+# planted bug built or shipped (SIMFUZZ_PLANTED_BUGS unset); the other
+# configurations check the build script, the engine and the sanitizer on a
+# few of each kind (a library, programs with a client, with threads and
+# without, a planted bug, shipped with SIMFUZZ_PLANTED_BUGS=1): the
+# ASan+UBSan test build runs every target under UBSan already
 want=""
 if [ "$CONFIG" != libfuzzer-address ]; then
   want="raft_kv kvstore poolkv beacon twopc_bug_count_votes"
-  export SIMFUZZ_FUZZERS="$want"
+  export SIMFUZZ_FUZZERS="$want" SIMFUZZ_PLANTED_BUGS=1
 fi
 mkdir -p "$SRC" "$WORK" "$OUT"
 # runtime options as ClusterFuzz sets them (unsigned overflow is not a bug)
@@ -57,6 +58,15 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:silence_unsigned_overflo
 export AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_AFFINITY=1
 
 bash "$SRCDIR/ossfuzz/build.sh" > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "build.sh"; }
+if [ "$CONFIG" = libfuzzer-address ]; then
+  # by default a planted bug is neither shipped nor even built
+  for f in "$OUT"/*_bug_* "$WORK"/simfuzz-build/fuzz/*_bug_*; do
+    [ -e "$f" ] && fail "a planted bug built or shipped by default: $f"
+  done
+  for t in raft_kv kvstore twopc_ct leaselock harness_selftest; do
+    [ -x "$OUT/${t}_fuzzer" ] || fail "$t: no fuzzer shipped"
+  done
+fi
 
 n=0
 for fz in "$OUT"/*_fuzzer; do
