@@ -1116,6 +1116,88 @@ TEST(staleness_at_delivery_is_a_feature) {
   CHECK_EQ(sf_search_parse("-rerun,+anchors", 0), -1);
 }
 
+/* The epoch observer of the epoch feature's test: each node's epoch is
+ * what ep_now says. */
+static uint64_t ep_now[3];
+static uint64_t ep_epoch(void *ctx, sim_world *w, int node) {
+  (void)ctx;
+  (void)w;
+  return ep_now[node];
+}
+static const sim_node_ops ep_ops = {NULL, NULL, NULL, NULL, NULL};
+static const sf_target ep_target = {.name = "epochs", .ops = &ep_ops, .epoch = ep_epoch};
+
+/* Message id from node 0 in epoch `sent_in` to node 1 in epoch `at`,
+ * whose epoch is `after` once the delivery's event is over: how many
+ * buckets were new. */
+static uint32_t epoch_once(sf_features *f, sim_world *w, uint64_t id, uint64_t sent_in, uint64_t at,
+                           uint64_t after) {
+  uint32_t before = f->count;
+  sim_trace_rec s = msg_rec(SIM_EV_SEND, 0, 1, id, 0), d = msg_rec(SIM_EV_DELIVER, 0, 1, id, 1);
+  ep_now[0] = sent_in;
+  sf_features_trace(f, &s);
+  ep_now[0] = 99; /* the sender's epoch at the delivery does not count */
+  ep_now[1] = at;
+  sf_features_trace(f, &d);
+  CHECK_EQ(f->count, before); /* nothing until the event is over */
+  ep_now[1] = after;
+  sf_features_observe(f, &ep_target, NULL, w);
+  CHECK_EQ(f->pend_node, -1);
+  return f->count - before;
+}
+
+/* With an epoch observer, a delivery is a feature of its message's epoch
+ * (the sender's at the send) against its receiver's, by one or more, and
+ * of whether the receiver's epoch moved on it; a message from an older
+ * epoch that its receiver acted on is new where the same one ignored is
+ * not. Nothing without an observer, for a send pushed out of the table,
+ * or by default (off unless SIMFUZZ_SEARCH turns it on). */
+TEST(a_message_of_an_older_epoch_is_a_feature) {
+  sim_config c;
+  sim_config_default(&c);
+  c.nodes = 3;
+  c.ops = &ep_ops;
+  sim_world *w = sim_world_create(&c);
+  CHECK(w);
+  sim_run(w, 0, 0);
+  static sf_features f;
+  sf_features_init(&f, 3);
+  CHECK(f.off >> SF_FT_EPOCH & 1); /* off by default */
+  f.off = ((1u << SF_FT__COUNT) - 1) & ~(1u << SF_FT_EPOCH);
+  CHECK_EQ(epoch_once(&f, w, 1, 5, 5, 5), 0); /* not bound: no observer to read */
+  sf_features_bind(&f, &ep_target, NULL, w);
+  CHECK_EQ(epoch_once(&f, w, 2, 5, 5, 5), 1); /* the same epoch */
+  CHECK_EQ(epoch_once(&f, w, 3, 7, 7, 7), 0); /* the same again */
+  CHECK_EQ(epoch_once(&f, w, 4, 4, 5, 5), 1); /* older by one, ignored */
+  CHECK_EQ(epoch_once(&f, w, 5, 6, 7, 7), 0);
+  CHECK_EQ(epoch_once(&f, w, 6, 4, 5, 6), 1); /* older by one, and the receiver moved */
+  CHECK_EQ(epoch_once(&f, w, 7, 2, 5, 5), 1); /* older by more */
+  CHECK_EQ(epoch_once(&f, w, 8, 1, 9, 9), 0);
+  CHECK_EQ(epoch_once(&f, w, 9, 6, 5, 6), 1);  /* newer by one, adopted */
+  CHECK_EQ(epoch_once(&f, w, 10, 9, 5, 9), 1); /* newer by more */
+  /* a send whose slot a later one took: no epoch to compare */
+  uint64_t a = 100, b = 101;
+  while (sim_mix64(b) % SF_FLY_SLOTS != sim_mix64(a) % SF_FLY_SLOTS)
+    b++;
+  sim_trace_rec s = msg_rec(SIM_EV_SEND, 0, 1, a, 0);
+  ep_now[0] = 1;
+  sf_features_trace(&f, &s);
+  s = msg_rec(SIM_EV_SEND, 0, 1, b, 0);
+  sf_features_trace(&f, &s);
+  sim_trace_rec d = msg_rec(SIM_EV_DELIVER, 0, 1, a, 1);
+  ep_now[1] = 50; /* would be new: older by more, and moved */
+  sf_features_trace(&f, &d);
+  CHECK_EQ(f.pend_node, -1);
+  /* off: the same deliveries are nothing */
+  static sf_features g;
+  sf_features_init(&g, 3);
+  sf_features_bind(&g, &ep_target, NULL, w);
+  g.off = ((1u << SF_FT__COUNT) - 1);
+  CHECK_EQ(epoch_once(&g, w, 11, 4, 5, 6), 0);
+  CHECK_EQ(sf_search_parse("+epoch", SF_SEARCH_DEFAULT_OFF) & (1 << SF_FT_EPOCH), 0);
+  sim_world_destroy(w);
+}
+
 /* Node `node` takes `role` at t_ms: how many buckets were new. */
 static uint32_t role_at(sf_features *f, int node, uint32_t role, uint64_t t_ms) {
   uint32_t before = f->count;
@@ -1271,6 +1353,7 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(a_scenario_cannot_shorten_the_liveness_bound),
           T(nodes_start_and_upgrade_as_the_scenario_says), T(swarm_switches_and_amplification),
           T(budgets_bound_every_run), T(feedback_features), T(staleness_at_delivery_is_a_feature),
+          T(a_message_of_an_older_epoch_is_a_feature),
           T(how_long_each_node_held_its_role_is_a_feature),
           T(lock_handoffs_between_threads_are_a_feature),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),

@@ -1023,6 +1023,13 @@ static SF_ORACLE uint32_t observe(void *ctx, sim_world *w, int node) {
   return cn ? (uint32_t)raft_state(&cn->raft) : 0; /* follower 1, candidate 2, leader 3 */
 }
 
+/* The node's term: the epoch of the feedback's "message of an older term". */
+static SF_ORACLE uint64_t epoch(void *ctx, sim_world *w, int node) {
+  (void)ctx;
+  cnode *cn = running(w, node);
+  return cn ? (uint64_t)cn->raft.current_term : 0;
+}
+
 static int describe(void *ctx, const void *msg, size_t have, size_t len, char *buf, size_t cap) {
   (void)ctx;
   return craft_describe(msg, have, len, buf, cap);
@@ -1053,4 +1060,4 @@ static const sf_check end_checks[] = {{"linearizable", linearizable}, {NULL, NUL
 SF_TARGET(.summary = CRAFT_SUMMARY, .min_nodes = 3, .max_nodes = 7, .default_nodes = 3,
           .create = create, .destroy = destroy, .ops = &ops, .workload = workload,
           .invariants = invariants, .end_checks = end_checks, .live = live, .liveness_ms = 5000,
-          .describe = describe, .classify = classify, .observe = observe);
+          .describe = describe, .classify = classify, .observe = observe, .epoch = epoch);

@@ -539,9 +539,16 @@ SF_ORACLE static uint32_t observe(void *ctx, sim_world *w, int k) {
   return (uint32_t)p->role * 8 + ahead * 4 + old * 2 + (p->npend > 0);
 }
 
+/* The node's term: the epoch of the feedback's "message of an older term". */
+SF_ORACLE static uint64_t epoch(void *ctx, sim_world *w, int k) {
+  (void)w;
+  rk_node *p = rk(ctx, k);
+  return p ? p->term : 0;
+}
+
 /* a few election rounds (<= 300 ms each, split votes retried) plus a retry round for every
  * gateway's requests */
 SF_TARGET(.summary = SUMMARY, .min_nodes = 3, .max_nodes = RK_MAXN, .default_nodes = DEFAULT_NODES,
           .create = create, .destroy = destroy, .ops = &ops, .workload = workload,
           .invariants = invariants, .end_checks = end_checks, .live = live, .liveness_ms = 5000,
-          .describe = rk_describe, .classify = rk_classify, .observe = observe);
+          .describe = rk_describe, .classify = rk_classify, .observe = observe, .epoch = epoch);

@@ -108,7 +108,54 @@ void sf_features_init(sf_features *f, int n) {
   SIM_ASSERT(n > 0 && n <= SIM_MAX_NODES);
   f->n = n;
   f->last_node = -1;
+  f->pend_node = -1;
   f->off = sf_search_off() & (SF_SEARCH_INFLIGHT - 1);
+}
+
+void sf_features_bind(sf_features *f, const sf_target *t, void *ctx, sim_world *w) {
+  SIM_ASSERT(f->n > 0 && t && w);
+  f->t = t;
+  f->ctx = ctx;
+  f->w = w;
+}
+
+/* Whether the epoch features are computed: on, and an observer to read. */
+static int epochs_on(const sf_features *f) {
+  return !(f->off >> SF_FT_EPOCH & 1) && f->t && f->t->epoch && f->w;
+}
+
+/* A message's epoch e against its receiver's r: 0 the same, 1 older by
+ * one, 2 older by more, 3 newer by one, 4 newer by more. */
+static uint64_t epoch_relation(uint64_t e, uint64_t r) {
+  if (e == r)
+    return 0;
+  if (e < r)
+    return r - e == 1 ? 1 : 2;
+  return e - r == 1 ? 3 : 4;
+}
+
+/* A delivery to `to` of a message sent in epoch e: its feature waits for
+ * the end of the event, which tells whether the receiver moved on it. */
+static void epoch_delivered(sf_features *f, uint32_t msg_kind, int to, uint64_t e) {
+  SIM_ASSERT(to >= 0 && to < f->n);
+  uint64_t r = f->t->epoch(f->ctx, f->w, to);
+  f->pend_node = to;
+  f->pend_val = (uint64_t)(msg_kind & 0xff) << 16 | epoch_relation(e, r) << 4;
+  f->pend_epoch = r;
+  f->pend_role = f->role[to];
+}
+
+/* The end of the event of a delivery: whether its receiver's role (as
+ * last observed) and epoch changed on it. */
+static void epoch_settled(sf_features *f, sim_world *w) {
+  int to = f->pend_node;
+  SIM_ASSERT(to >= 0 && to < f->n);
+  f->pend_node = -1;
+  if (!sim_node_up(w, to))
+    return; /* it crashed on it: its state is gone */
+  uint64_t role_moved = f->role[to] != f->pend_role;
+  uint64_t epoch_moved = f->t->epoch(f->ctx, f->w, to) != f->pend_epoch;
+  add(f, TAG(SF_FT_EPOCH) | f->pend_val | role_moved << 1 | epoch_moved);
 }
 
 /* log2 buckets of a time in flight in ms: 0 below 1 ms, then 1 + log2,
@@ -125,7 +172,7 @@ static uint64_t flight_bucket(uint64_t ns) {
  * often its sender and receiver had changed role then; at its delivery the
  * feature is its kind, whether either has changed since, and how long it
  * was in flight. */
-static void stale(sf_features *f, const sim_trace_rec *r) {
+static void stale(sf_features *f, const sim_trace_rec *r, int epochs) {
   int send = r->kind == SIM_EV_SEND;
   int from = send ? r->node : r->peer, to = send ? r->peer : r->node;
   if (from < 0 || from >= f->n || to < 0 || to >= f->n)
@@ -138,6 +185,7 @@ static void stale(sf_features *f, const sim_trace_rec *r) {
     f->fly[slot].sent = r->time;
     f->fly[slot].from_moves = f->moves[from];
     f->fly[slot].to_moves = f->moves[to];
+    f->fly[slot].epoch1 = epochs ? f->t->epoch(f->ctx, f->w, from) + 1 : 0;
     return;
   }
   if (f->fly[slot].id1 != id + 1) /* its slot was taken by a later one */
@@ -145,8 +193,11 @@ static void stale(sf_features *f, const sim_trace_rec *r) {
   SIM_ASSERT(r->time >= f->fly[slot].sent);
   uint64_t from_changed = f->moves[from] != f->fly[slot].from_moves;
   uint64_t to_changed = f->moves[to] != f->fly[slot].to_moves;
-  add(f, TAG(SF_FT_STALE) | (uint64_t)(r->msg_kind & 0xff) << 16 | from_changed << 9 |
-             to_changed << 8 | flight_bucket(r->time - f->fly[slot].sent));
+  if (!(f->off >> SF_FT_STALE & 1))
+    add(f, TAG(SF_FT_STALE) | (uint64_t)(r->msg_kind & 0xff) << 16 | from_changed << 9 |
+               to_changed << 8 | flight_bucket(r->time - f->fly[slot].sent));
+  if (epochs && f->fly[slot].epoch1)
+    epoch_delivered(f, r->msg_kind, to, f->fly[slot].epoch1 - 1);
   if (r->kind == SIM_EV_DELIVER) /* a stream's segment may carry more */
     f->fly[slot].id1 = 0;
 }
@@ -167,9 +218,11 @@ void sf_features_trace(sf_features *f, const sim_trace_rec *r) {
     f->last_node = r->node;
   if (k == SIM_EV_THREAD && !(f->off >> SF_FT_LOCK & 1))
     handoff(f, r);
-  if ((k == SIM_EV_SEND || k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA) &&
-      !(f->off >> SF_FT_STALE & 1))
-    stale(f, r);
+  if (k == SIM_EV_SEND || k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA) {
+    int epochs = epochs_on(f);
+    if (epochs || !(f->off >> SF_FT_STALE & 1))
+      stale(f, r, epochs);
+  }
   if (k >= SIM_EV__COUNT || !(FEATURE_KINDS >> k & 1))
     return;
   int fault = (int)(FAULT_KINDS >> k & 1);
@@ -236,11 +289,20 @@ void sf_features_role(sf_features *f, int i, uint32_t role, uint64_t now) {
 
 void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w) {
   int i = f->last_node;
-  if (i < 0 || i >= f->n)
-    return;
-  uint32_t role = sim_node_up(w, i) ? t->observe(ctx, w, i) : 0;
-  if (role != f->role[i])
-    sf_features_role(f, i, role, sim_now(w));
+  if (t->observe && i >= 0 && i < f->n) {
+    uint32_t role = sim_node_up(w, i) ? t->observe(ctx, w, i) : 0;
+    if (role != f->role[i])
+      sf_features_role(f, i, role, sim_now(w));
+  }
+  if (f->pend_node >= 0) {
+    int to = f->pend_node;
+    if (t->observe && to != i) { /* the receiver's role, if the event's last record was not its */
+      uint32_t role = sim_node_up(w, to) ? t->observe(ctx, w, to) : 0;
+      if (role != f->role[to])
+        sf_features_role(f, to, role, sim_now(w));
+    }
+    epoch_settled(f, w);
+  }
 }
 
 void sf_features_step(sf_features *f, unsigned kind) {

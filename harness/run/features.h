@@ -53,7 +53,11 @@ uint64_t sf_features_class_value(uint32_t k);
      "(the order of lock acquisitions across threads)")                                            \
   XX(DWELL, dwell,                                                                                 \
      "at a role change, the cluster's roles with how long each node has held its own (the "        \
-     "changing node: its old one), in log4 buckets of ms, as a sorted multiset")
+     "changing node: its old one), in log4 buckets of ms, as a sorted multiset")                   \
+  XX(EPOCH, epoch,                                                                                 \
+     "a delivery, for targets with an epoch observer: message kind x its epoch against the "       \
+     "receiver's (older, the same, newer; by one or more) x whether the receiver's role and "      \
+     "epoch changed on it")
 
 /** What a feature describes: the top 4 bits of its 64-bit value. */
 typedef enum {
@@ -89,7 +93,17 @@ typedef struct sf_features {
   struct {
     uint64_t id1, sent;
     uint32_t from_moves, to_moves;
+    uint64_t epoch1; /* the sender's epoch + 1 at the send (0: none) */
   } fly[SF_FLY_SLOTS];
+  /* the epoch observer (sf_features_bind; NULL: none), and a delivery that
+   * waits for the end of its event: its feature so far, the receiver, and
+   * the receiver's role and epoch at the delivery */
+  const sf_target *t;
+  void *ctx;
+  sim_world *w;
+  uint64_t pend_val, pend_epoch;
+  uint32_t pend_role;
+  int pend_node; /* -1: none */
   /* buckets first reached since the last sf_features_drain (for the
    * explorer; the rest are dropped when more arrive between drains) */
   uint32_t nfresh;
@@ -99,6 +113,11 @@ typedef struct sf_features {
 
 /** Start over for a run of n nodes. */
 void sf_features_init(sf_features *f, int n);
+
+/** After sf_features_init: the run's target, context and world, whose
+ *  epoch observer (t->epoch, if set) the epoch features read while
+ *  messages are sent and delivered. */
+void sf_features_bind(sf_features *f, const sf_target *t, void *ctx, sim_world *w);
 
 /** Node `node`'s observed role is now `role` (not its last one), at
  *  virtual time `now` (ns): its transition, the cluster's role vector and
@@ -131,7 +150,8 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
 #define SF_SEARCH_DEFAULT_OFF                                                                      \
-  ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR)
+  ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | (1u << SF_FT_EPOCH) | SF_SEARCH_INFLIGHT |          \
+   SF_SEARCH_ANCHOR)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
@@ -157,7 +177,8 @@ void sf_features_on_trace(void *f, const sim_world *w, const sim_trace_rec *r, c
                           size_t len);
 
 /** After an event: the role of the node it touched, from the target's
- *  observe() hook (t->observe must be set). */
+ *  observe() hook (if set), and the end of a delivery's epoch feature
+ *  (whether its receiver's role and epoch changed on it). */
 void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w);
 
 /** A step of `kind` starts. */

@@ -250,7 +250,7 @@ static void after_event(void *p, sim_world *w) {
     if (sim_failed(w))
       return;
   }
-  if (rs->fb && rs->t->observe)
+  if (rs->fb && (rs->t->observe || rs->t->epoch))
     sf_features_observe(&rs->feat, rs->t, rs->ctx, rs->w);
   if (rs->nwaiting && rises_to_top(rs))
     wake_waiting(rs);
@@ -804,6 +804,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->w = setup(rs);
   if (!rs->w) /* the configuration is always valid: only memory can be missing */
     sf_out_of_memory("the simulator");
+  sf_features_bind(&rs->feat, t, rs->ctx, rs->w);
   rs->outer = active_run;
   rs->cur_w = sim_current(&rs->cur_node);
   set_active(rs);

@@ -136,6 +136,15 @@ typedef struct sf_target {
    *  then leaves its determinism re-run, which would start inside the
    *  failed run, to `check-determinism`. 0 for most targets. */
   int exclusive;
+  /** The node's epoch for feedback: Raft's term, a view or ballot number,
+   *  a lease generation; NULL when the protocol has none. With it, each
+   *  delivery is a feature of its message's epoch (its sender's at the
+   *  send) against its receiver's (older, the same or newer, by one or
+   *  more) and of whether the receiver's role or epoch moved on it: "a
+   *  message from an older epoch was acted on" needs no annotation. Called
+   *  for an up node only, while a message is sent or delivered and after
+   *  an event; it must only read. */
+  uint64_t (*epoch)(void *ctx, sim_world *w, int node);
 } sf_target;
 
 /* ---- sometimes, reachability and progress assertions ------------------
