@@ -1020,7 +1020,7 @@ TEST(site_states_have_buckets_of_their_own) {
   static sf_features sites, steps;
   sf_features_init(&sites, 3);
   sf_features_init(&steps, 3);
-  uint16_t fresh[SF_FRESH_MAX];
+  uint32_t fresh[SF_FRESH_MAX];
   int node[SF_FRESH_MAX];
   for (uint32_t i = 0; i < 64; i++)
     for (uint64_t v = 0; v <= 40; v++) {
@@ -1069,7 +1069,7 @@ static uint32_t fly_once(sf_features *f, uint64_t id, uint64_t sent, uint64_t at
 TEST(staleness_at_delivery_is_a_feature) {
   static sf_features f;
   sf_features_init(&f, 3);
-  f.off = 0;
+  f.off = 1u << SF_FT_TIMELINE;           /* (the message features but one) */
   CHECK_EQ(fly_once(&f, 1, 0, 0), 2);     /* the pair (start, deliver), a STALE */
   CHECK_EQ(fly_once(&f, 2, 10, 10), 1);   /* the pair (deliver, deliver) only */
   CHECK_EQ(fly_once(&f, 9, 10, 10), 0);   /* the same: nothing new */
@@ -1100,6 +1100,7 @@ TEST(staleness_at_delivery_is_a_feature) {
   sf_features_init(&off, 3);
   off.off = (uint32_t)sf_search_parse("-stale", 0);
   CHECK_EQ(off.off, 1u << SF_FT_STALE);
+  off.off |= 1u << SF_FT_TIMELINE;
   CHECK_EQ(fly_once(&off, 1, 0, 0), 1); /* the pairs only */
   CHECK_EQ(fly_once(&off, 2, 0, 5000), 1);
   CHECK_EQ(fly_once(&off, 3, 0, 9000), 0);
@@ -1198,6 +1199,52 @@ TEST(a_message_of_an_older_epoch_is_a_feature) {
   sim_world_destroy(w);
 }
 
+/* Message `id` from `from` to `to`, sent and then delivered: how many
+ * buckets were new. */
+static uint32_t hop(sf_features *f, int from, int to, uint64_t id) {
+  uint32_t before = f->count;
+  sim_trace_rec s = msg_rec(SIM_EV_SEND, from, to, id, 0),
+                d = msg_rec(SIM_EV_DELIVER, from, to, id, 1);
+  sf_features_trace(f, &s);
+  sf_features_trace(f, &d);
+  return f->count - before;
+}
+
+/* A delivery is a step of a Lamport timeline (the sender's role at the
+ * send, the message kind, the receiver's role), a feature with the step
+ * its sender last received before the send: paths along happens-before,
+ * not along the order in which events ran. Off by default. */
+TEST(paths_along_happens_before_are_a_feature) {
+  static sf_features f;
+  sf_features_init(&f, 3);
+  CHECK(f.off >> SF_FT_TIMELINE & 1); /* off by default */
+  f.off = ((1u << SF_FT__COUNT) - 1) & ~(1u << SF_FT_TIMELINE);
+  f.role[0] = 1; /* a leader of sorts, and two of another role */
+  f.role[1] = f.role[2] = 2;
+  CHECK_EQ(hop(&f, 0, 1, 1), 1); /* (none) then 0 -> 1 */
+  CHECK_EQ(hop(&f, 0, 1, 2), 0); /* the same path */
+  CHECK_EQ(hop(&f, 1, 2, 3), 1); /* (0 -> 1) then 1 -> 2 */
+  CHECK_EQ(hop(&f, 2, 1, 4), 1); /* (1 -> 2) then 2 -> 1: another cause */
+  CHECK_EQ(hop(&f, 2, 1, 5), 0); /* node 2 received nothing since */
+  /* what the sender received after the send is no cause of it: node 0
+   * sends, then hears from node 2, then its message arrives */
+  sim_trace_rec s = msg_rec(SIM_EV_SEND, 0, 1, 6, 0), d = msg_rec(SIM_EV_DELIVER, 0, 1, 6, 5);
+  sf_features_trace(&f, &s);
+  CHECK_EQ(hop(&f, 2, 0, 7), 1); /* (2 -> 1) then 2 -> 0 */
+  uint32_t before = f.count;
+  sf_features_trace(&f, &d);
+  CHECK_EQ(f.count, before);     /* (none) then 0 -> 1, as the first */
+  CHECK_EQ(hop(&f, 0, 1, 8), 1); /* now node 0's cause is 2 -> 0 */
+  f.role[1] = 3;                 /* the receiver's role is part of the step */
+  CHECK_EQ(hop(&f, 2, 1, 9), 1);
+  static sf_features g;
+  sf_features_init(&g, 3);
+  g.off = (1u << SF_FT__COUNT) - 1;
+  CHECK_EQ(hop(&g, 0, 1, 1), 0);
+  CHECK_EQ(hop(&g, 1, 2, 2), 0);
+  CHECK_EQ(sf_search_parse("+timeline", SF_SEARCH_DEFAULT_OFF) & (1 << SF_FT_TIMELINE), 0);
+}
+
 /* Node `node` takes `role` at t_ms: how many buckets were new. */
 static uint32_t role_at(sf_features *f, int node, uint32_t role, uint64_t t_ms) {
   uint32_t before = f->count;
@@ -1289,6 +1336,33 @@ TEST(lock_handoffs_between_threads_are_a_feature) {
   CHECK_EQ(handoff_once(&off, 0, 1, 1), 0);
 }
 
+/* A run's features hash into SF_FB_NARROW buckets, or with
+ * SIMFUZZ_SEARCH=+wide into SF_FB_BUCKETS: 5,000 distinct states (a step
+ * kind each) fill at most the 3,072 buckets of the narrow map that are
+ * not the sites', and stay nearly all apart in the wide one. A campaign
+ * of 1,000 raft_kv roots reaches 9,400 distinct feature values. */
+TEST(a_wide_map_tells_more_states_apart) {
+  static sf_features f, g;
+  sf_features_init(&f, 3);
+  sf_features_init(&g, 3);
+  f.off = g.off = 0;
+  f.nb = SF_FB_NARROW;
+  g.nb = SF_FB_BUCKETS;
+  for (unsigned k = 0; k < 5000; k++) {
+    sf_features_step(&f, k);
+    sf_features_step(&g, k);
+  }
+  CHECK(f.count <= SF_FB_NARROW - SF_FB_SITE_BUCKETS);
+  CHECK(f.count > 2300); /* about 2,470: most buckets hold two states or more */
+  CHECK(g.count > 4700);
+  int past = 0; /* the wide map's buckets beyond the narrow one's */
+  for (unsigned i = SF_FB_NARROW / 64; i < SF_FB_BUCKETS / 64; i++)
+    past += g.bits[i] != 0;
+  CHECK(past > 0);
+  CHECK_EQ(sf_search_parse("+wide", SF_SEARCH_DEFAULT_OFF) & SF_SEARCH_WIDE, 0);
+  CHECK(sf_search_parse("", SF_SEARCH_DEFAULT_OFF) & SF_SEARCH_WIDE);
+}
+
 /* No two states of the catalog's sites share a bucket: every value class
  * of every site, while the catalog has at most 1024 / 96 sites (this
  * binary's has 4). Hashed, 67 of this catalog's 364 states fell on a
@@ -1300,6 +1374,8 @@ TEST(site_states_of_the_catalog_never_share_a_bucket) {
   CHECK(n >= 1 && n <= SF_FB_SITE_BUCKETS / SF_VALUE_CLASSES);
   static uint8_t taken[SF_FB_BUCKETS];
   memset(taken, 0, sizeof taken);
+  uint32_t nb = sf_fb_buckets(); /* the sites' are the top ones of the run's */
+  CHECK(nb == SF_FB_NARROW || nb == SF_FB_BUCKETS);
   uint32_t shared = 0, states = 0;
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < SF_VALUE_CLASSES; k++) {
@@ -1307,7 +1383,7 @@ TEST(site_states_of_the_catalog_never_share_a_bucket) {
       if (v == UINT64_MAX)
         continue;
       uint32_t b = sf_features_site_bucket(i, v);
-      CHECK(b >= SF_FB_BUCKETS - SF_FB_SITE_BUCKETS && b < SF_FB_BUCKETS);
+      CHECK(b >= nb - SF_FB_SITE_BUCKETS && b < nb);
       shared += taken[b]++ != 0;
       states++;
     }
@@ -1315,7 +1391,7 @@ TEST(site_states_of_the_catalog_never_share_a_bucket) {
   CHECK(states == n * (SF_VALUE_CLASSES - 5));
   for (uint32_t i = (uint32_t)n; i < n + 64; i++) { /* no catalog slot: hashed, still a site's */
     uint32_t b = sf_features_site_bucket(i, 7);
-    CHECK(b >= SF_FB_BUCKETS - SF_FB_SITE_BUCKETS && b < SF_FB_BUCKETS);
+    CHECK(b >= nb - SF_FB_SITE_BUCKETS && b < nb);
   }
 }
 
@@ -1353,8 +1429,8 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(a_scenario_cannot_shorten_the_liveness_bound),
           T(nodes_start_and_upgrade_as_the_scenario_says), T(swarm_switches_and_amplification),
           T(budgets_bound_every_run), T(feedback_features), T(staleness_at_delivery_is_a_feature),
-          T(a_message_of_an_older_epoch_is_a_feature),
-          T(how_long_each_node_held_its_role_is_a_feature),
+          T(a_message_of_an_older_epoch_is_a_feature), T(paths_along_happens_before_are_a_feature),
+          T(a_wide_map_tells_more_states_apart), T(how_long_each_node_held_its_role_is_a_feature),
           T(lock_handoffs_between_threads_are_a_feature),
           T(hostile_and_mutated_inputs_never_fail_the_correct_example),
           T(injected_steps_replay_as_scheduled_after_their_event),

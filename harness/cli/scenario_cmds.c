@@ -2,6 +2,7 @@
  * features, targets (and the hidden __hash of check-determinism). Each
  * command's help and table row sit beside its code. */
 #include "cli.h"
+#include "run/features.h"
 
 #include "scenario/textpb.h"
 
@@ -144,7 +145,7 @@ static int cmd_features(int argc, char **argv) {
   unsigned n = 0;
   for (unsigned i = 0; i < SF_FB_BUCKETS / 64; i++)
     n += (unsigned)__builtin_popcountll(bits[i]);
-  printf("%d inputs, %u distinct feature buckets of %u\n", argc, n, SF_FB_BUCKETS);
+  printf("%d inputs, %u distinct feature buckets of %u\n", argc, n, sf_fb_buckets());
   return EXIT_OK;
 }
 

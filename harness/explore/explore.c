@@ -468,6 +468,8 @@ static sf_scenario *full_scenario(const explorer *x, const sf_step *more, uint32
 static void finish_run(explorer *x, const sf_result *r) {
   int fresh = 0;
   for (uint32_t i = 0; i < SF_FB_BUCKETS / 64; i++) {
+    if (!x->feat[i]) /* (most words of a wide map) */
+      continue;
     uint64_t old = __atomic_fetch_or(&x->sh->seen[i], x->feat[i], __ATOMIC_RELAXED);
     if (x->feat[i] & ~old)
       fresh = 1;
@@ -1332,12 +1334,15 @@ static void print_stats(const explorer *x) {
       printf("  %10" PRIu32 "%s %s\n", sh->bucket_runs[b], sh->site_states[b] > 1 ? "*" : " ",
              name);
     }
-  uint64_t all = sh->ns_all ? sh->ns_all : 1;
+  /* (a campaign that ended within its warm-up has no share to tell: the
+   * warm-up's branches count, its roots do not) */
+  uint64_t all = sh->ns_all > sh->ns_branch ? sh->ns_all : 0;
   printf("explore: feature buckets first reached by roots %" PRIu64
          ", by branches and revisits %" PRIu64
          "; branches took %.1f %% of the time after the warm-up (revisits %.1f %%)\n",
-         sh->new_in_roots, sh->new_in_branches, 100.0 * (double)sh->ns_branch / (double)all,
-         100.0 * (double)sh->ns_revisit / (double)all);
+         sh->new_in_roots, sh->new_in_branches,
+         all ? 100.0 * (double)sh->ns_branch / (double)all : 0.0,
+         all ? 100.0 * (double)sh->ns_revisit / (double)all : 0.0);
   const ex_kept *kept = x->kept;
   printf("explore: failures found by roots %" PRIu64 ", by branches and revisits %" PRIu64
          "; news (a new kind, or a new way to one) %" PRIu64 " and %" PRIu64

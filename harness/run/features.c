@@ -14,14 +14,15 @@
 
 /* Reach bucket b, a state about node (-1: none named); flag marks it in
  * fresh[] (SF_FRESH_SITE or 0). */
-static void reach(sf_features *f, uint32_t b, int node, uint16_t flag) {
+static void reach(sf_features *f, uint32_t b, int node, uint32_t flag) {
+  SIM_ASSERT(b < f->nb && f->nb <= SF_FB_BUCKETS);
   uint64_t bit = 1ull << (b % 64);
   if (!(f->bits[b / 64] & bit)) {
     f->bits[b / 64] |= bit;
     f->count++;
     if (f->nfresh < SF_FRESH_MAX) {
       f->fresh_node[f->nfresh] = (int8_t)(node >= 0 && node < f->n ? node : -1);
-      f->fresh[f->nfresh++] = (uint16_t)(b | flag);
+      f->fresh[f->nfresh++] = b | flag;
     }
   }
 }
@@ -31,7 +32,7 @@ static void add(sf_features *f, uint64_t v) {
   SIM_ASSERT((v >> 60) > SF_FT__NONE && (v >> 60) < SF_FT__COUNT);
   if (f->off >> (v >> 60) & 1)
     return;
-  reach(f, (uint32_t)(sim_mix64(v) % (SF_FB_BUCKETS - SF_FB_SITE_BUCKETS)), -1, 0);
+  reach(f, (uint32_t)(sim_mix64(v) % (f->nb - SF_FB_SITE_BUCKETS)), -1, 0);
 }
 
 static const char *const kind_name[SF_FT__COUNT] = {
@@ -47,10 +48,8 @@ static const struct {
   const char *name;
   uint32_t bit;
 } search_parts[] = {
-    {"inflight", SF_SEARCH_INFLIGHT},
-    {"rerun", SF_SEARCH_RERUN},
-    {"yield", SF_SEARCH_YIELD},
-    {"anchor", SF_SEARCH_ANCHOR},
+    {"inflight", SF_SEARCH_INFLIGHT}, {"rerun", SF_SEARCH_RERUN}, {"yield", SF_SEARCH_YIELD},
+    {"anchor", SF_SEARCH_ANCHOR},     {"wide", SF_SEARCH_WIDE},
 };
 
 int64_t sf_search_parse(const char *list, uint32_t def) {
@@ -95,6 +94,10 @@ uint32_t sf_search_off(void) {
   return off;
 }
 
+uint32_t sf_fb_buckets(void) {
+  return sf_search_off() & SF_SEARCH_WIDE ? SF_FB_NARROW : SF_FB_BUCKETS;
+}
+
 /* Fault records that count as features: every fault but repairs and the
  * failure itself. Protocol records take part in the ordered-pair features. */
 #define FAULT_KINDS                                                                                \
@@ -110,6 +113,7 @@ void sf_features_init(sf_features *f, int n) {
   f->last_node = -1;
   f->pend_node = -1;
   f->off = sf_search_off() & (SF_SEARCH_INFLIGHT - 1);
+  f->nb = sf_fb_buckets();
 }
 
 void sf_features_bind(sf_features *f, const sf_target *t, void *ctx, sim_world *w) {
@@ -168,11 +172,58 @@ static uint64_t flight_bucket(uint64_t ns) {
   return b < 15 ? b : 15;
 }
 
-/* Staleness at delivery: a message is remembered at its send with how
- * often its sender and receiver had changed role then; at its delivery the
- * feature is its kind, whether either has changed since, and how long it
- * was in flight. */
-static void stale(sf_features *f, const sim_trace_rec *r, int epochs) {
+/* What the message features need of the messages in flight (fly[]). */
+enum { FLY_STALE = 1, FLY_EPOCH = 2, FLY_TIMELINE = 4 };
+
+static unsigned fly_wanted(const sf_features *f) {
+  return (f->off >> SF_FT_STALE & 1 ? 0u : FLY_STALE) | (epochs_on(f) ? FLY_EPOCH : 0u) |
+         (f->off >> SF_FT_TIMELINE & 1 ? 0u : FLY_TIMELINE);
+}
+
+/* A step of a Lamport timeline: the sender's observed role at the send,
+ * the message kind, and the receiver's at the delivery, in 24 bits. */
+static uint32_t timeline_step(uint32_t from_role, uint32_t kind, uint32_t to_role) {
+  uint64_t h = sim_mix64((uint64_t)from_role << 8 | (kind & 0xff));
+  return (uint32_t)(sim_mix64(h ^ to_role) & 0xffffff);
+}
+
+/* A send from `from`: what its delivery will be compared with. */
+static void fly_send(sf_features *f, uint32_t slot, const sim_trace_rec *r, int from, int to,
+                     unsigned want) {
+  f->fly[slot].sent = r->time;
+  f->fly[slot].from_moves = f->moves[from];
+  f->fly[slot].to_moves = f->moves[to];
+  f->fly[slot].epoch1 = want & FLY_EPOCH ? f->t->epoch(f->ctx, f->w, from) + 1 : 0;
+  f->fly[slot].from_role = f->role[from];
+  f->fly[slot].cause = f->cause[from];
+}
+
+/* Its delivery to `to`. Staleness: the message kind, whether its sender
+ * and receiver changed role since the send, and how long it was in
+ * flight. Timeline (after Mallory's Lamport-timeline abstraction): the
+ * step the sender last received before the send, and this one, a path of
+ * two along happens-before, whatever else ran in between. */
+static void fly_deliver(sf_features *f, uint32_t slot, const sim_trace_rec *r, int from, int to,
+                        unsigned want) {
+  SIM_ASSERT(r->time >= f->fly[slot].sent);
+  uint64_t kind = r->msg_kind & 0xff;
+  if (want & FLY_STALE) {
+    uint64_t from_changed = f->moves[from] != f->fly[slot].from_moves;
+    uint64_t to_changed = f->moves[to] != f->fly[slot].to_moves;
+    add(f, TAG(SF_FT_STALE) | kind << 16 | from_changed << 9 | to_changed << 8 |
+               flight_bucket(r->time - f->fly[slot].sent));
+  }
+  if (want & FLY_TIMELINE) {
+    uint32_t step = timeline_step(f->fly[slot].from_role, (uint32_t)kind, f->role[to]);
+    add(f, TAG(SF_FT_TIMELINE) | (uint64_t)f->fly[slot].cause << 24 | step);
+    f->cause[to] = step;
+  }
+  if (want & FLY_EPOCH && f->fly[slot].epoch1)
+    epoch_delivered(f, r->msg_kind, to, f->fly[slot].epoch1 - 1);
+}
+
+/* A message sent, or delivered (a datagram, or a stream's message). */
+static void in_flight(sf_features *f, const sim_trace_rec *r, unsigned want) {
   int send = r->kind == SIM_EV_SEND;
   int from = send ? r->node : r->peer, to = send ? r->peer : r->node;
   if (from < 0 || from >= f->n || to < 0 || to >= f->n)
@@ -182,22 +233,12 @@ static void stale(sf_features *f, const sim_trace_rec *r, int epochs) {
   uint32_t slot = (uint32_t)(sim_mix64(id) % SF_FLY_SLOTS);
   if (send) {
     f->fly[slot].id1 = id + 1;
-    f->fly[slot].sent = r->time;
-    f->fly[slot].from_moves = f->moves[from];
-    f->fly[slot].to_moves = f->moves[to];
-    f->fly[slot].epoch1 = epochs ? f->t->epoch(f->ctx, f->w, from) + 1 : 0;
+    fly_send(f, slot, r, from, to, want);
     return;
   }
   if (f->fly[slot].id1 != id + 1) /* its slot was taken by a later one */
     return;
-  SIM_ASSERT(r->time >= f->fly[slot].sent);
-  uint64_t from_changed = f->moves[from] != f->fly[slot].from_moves;
-  uint64_t to_changed = f->moves[to] != f->fly[slot].to_moves;
-  if (!(f->off >> SF_FT_STALE & 1))
-    add(f, TAG(SF_FT_STALE) | (uint64_t)(r->msg_kind & 0xff) << 16 | from_changed << 9 |
-               to_changed << 8 | flight_bucket(r->time - f->fly[slot].sent));
-  if (epochs && f->fly[slot].epoch1)
-    epoch_delivered(f, r->msg_kind, to, f->fly[slot].epoch1 - 1);
+  fly_deliver(f, slot, r, from, to, want);
   if (r->kind == SIM_EV_DELIVER) /* a stream's segment may carry more */
     f->fly[slot].id1 = 0;
 }
@@ -219,9 +260,9 @@ void sf_features_trace(sf_features *f, const sim_trace_rec *r) {
   if (k == SIM_EV_THREAD && !(f->off >> SF_FT_LOCK & 1))
     handoff(f, r);
   if (k == SIM_EV_SEND || k == SIM_EV_DELIVER || k == SIM_EV_CONN_DATA) {
-    int epochs = epochs_on(f);
-    if (epochs || !(f->off >> SF_FT_STALE & 1))
-      stale(f, r, epochs);
+    unsigned want = fly_wanted(f);
+    if (want)
+      in_flight(f, r, want);
   }
   if (k >= SIM_EV__COUNT || !(FEATURE_KINDS >> k & 1))
     return;
@@ -327,7 +368,7 @@ uint32_t sf_features_site_bucket(uint32_t site, uint64_t value) {
   size_t n = 0;
   sf_sites(&n);
   uint64_t k = value_bucket(value), per = n ? SF_FB_SITE_BUCKETS / n : 0;
-  uint32_t base = SF_FB_BUCKETS - SF_FB_SITE_BUCKETS;
+  uint32_t base = sf_fb_buckets() - SF_FB_SITE_BUCKETS;
   if (site < n && k < per)
     return base + (uint32_t)(k * n + site);
   uint64_t used = per * n, spare = SF_FB_SITE_BUCKETS - used;
@@ -347,7 +388,7 @@ void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node) {
   reach(f, sf_features_site_bucket(site, value), node, SF_FRESH_SITE);
 }
 
-uint32_t sf_features_drain(sf_features *f, uint16_t *out, int *node) {
+uint32_t sf_features_drain(sf_features *f, uint32_t *out, int *node) {
   uint32_t n = f->nfresh;
   memcpy(out, f->fresh, n * sizeof *out);
   for (uint32_t i = 0; i < n; i++)

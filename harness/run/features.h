@@ -57,7 +57,10 @@ uint64_t sf_features_class_value(uint32_t k);
   XX(EPOCH, epoch,                                                                                 \
      "a delivery, for targets with an epoch observer: message kind x its epoch against the "       \
      "receiver's (older, the same, newer; by one or more) x whether the receiver's role and "      \
-     "epoch changed on it")
+     "epoch changed on it")                                                                        \
+  XX(TIMELINE, timeline,                                                                           \
+     "a delivery as a step of a Lamport timeline (sender's role at the send, message kind, "       \
+     "receiver's role), with the step its sender last received before the send")
 
 /** What a feature describes: the top 4 bits of its 64-bit value. */
 typedef enum {
@@ -72,8 +75,8 @@ typedef enum {
  *  takes an older one's slot): what a delivery is compared with. */
 #define SF_FLY_SLOTS 128u
 
-#define SF_FRESH_MAX 32       /**< new buckets remembered between two drains */
-#define SF_FRESH_SITE 0x8000u /**< in fresh[]: the bucket is an assertion site's */
+#define SF_FRESH_MAX 32           /**< new buckets remembered between two drains */
+#define SF_FRESH_SITE 0x80000000u /**< in fresh[]: the bucket is an assertion site's */
 
 /** A run's features so far. Plain data; zero it, then sf_features_init. */
 typedef struct sf_features {
@@ -83,6 +86,7 @@ typedef struct sf_features {
   int last_node;              /* node of the last record, -1 before any */
   int n;                      /* nodes */
   uint32_t off;               /* bit t: kind t is not computed (sf_search_off) */
+  uint32_t nb;                /* the run's buckets (sf_fb_buckets) */
   uint32_t role[SIM_MAX_NODES];
   uint32_t moves[SIM_MAX_NODES];   /* how often each node's role changed */
   uint64_t since[SIM_MAX_NODES];   /* when each node's role last changed (ns) */
@@ -93,8 +97,11 @@ typedef struct sf_features {
   struct {
     uint64_t id1, sent;
     uint32_t from_moves, to_moves;
-    uint64_t epoch1; /* the sender's epoch + 1 at the send (0: none) */
+    uint64_t epoch1;    /* the sender's epoch + 1 at the send (0: none) */
+    uint32_t from_role; /* the sender's role at the send */
+    uint32_t cause;     /* the timeline step the sender last received */
   } fly[SF_FLY_SLOTS];
+  uint32_t cause[SIM_MAX_NODES]; /* the timeline step each node last received */
   /* the epoch observer (sf_features_bind; NULL: none), and a delivery that
    * waits for the end of its event: its feature so far, the receiver, and
    * the receiver's role and epoch at the delivery */
@@ -107,7 +114,7 @@ typedef struct sf_features {
   /* buckets first reached since the last sf_features_drain (for the
    * explorer; the rest are dropped when more arrive between drains) */
   uint32_t nfresh;
-  uint16_t fresh[SF_FRESH_MAX];
+  uint32_t fresh[SF_FRESH_MAX];
   int8_t fresh_node[SF_FRESH_MAX]; /* the node a site named for it, or -1 */
 } sf_features;
 
@@ -146,23 +153,33 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  on): its paired A/B lost 10 pairs to 1 (docs/bench-history.md). */
 #define SF_SEARCH_ANCHOR (1u << 19)
 
+/** In a search mask: the run's features hash into all SF_FB_BUCKETS
+ *  buckets, not the first SF_FB_NARROW, so that fewer states share one
+ *  (sf_fb_buckets). Off by default ("+wide" turns it on). */
+#define SF_SEARCH_WIDE (1u << 20)
+
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
 #define SF_SEARCH_DEFAULT_OFF                                                                      \
-  ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | (1u << SF_FT_EPOCH) | SF_SEARCH_INFLIGHT |          \
-   SF_SEARCH_ANCHOR)
+  ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | (1u << SF_FT_EPOCH) | (1u << SF_FT_TIMELINE) |      \
+   SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR | SF_SEARCH_WIDE)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
  *  "+name" (on) and "-name" (off), where a name is a feature kind
  *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT), "rerun"
- *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD) or "anchor"
- *  (SF_SEARCH_ANCHOR): for A/B
+ *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD), "anchor"
+ *  (SF_SEARCH_ANCHOR) or "wide" (SF_SEARCH_WIDE): for A/B
  *  measurements of the search. Read once per process; a bad list is a usage
  *  error (exit 2). Runs are the same either way: only the feedback and the
  *  explorer's choices change. */
 uint32_t sf_search_off(void);
+
+/** The feature buckets of this process's runs: SF_FB_NARROW, or
+ *  SF_FB_BUCKETS when SIMFUZZ_SEARCH turns "wide" on. The top
+ *  SF_FB_SITE_BUCKETS of them are the assertion sites'. */
+uint32_t sf_fb_buckets(void);
 
 /** The off mask that list makes of def (empty items are skipped); -1 if an
  *  item has no sign or an unknown name. */
@@ -192,7 +209,7 @@ void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node);
 /** Take the buckets first reached since the last call: copies at most
  *  SF_FRESH_MAX into out, and into node the node each one's site named
  *  (-1 for none), and returns how many. */
-uint32_t sf_features_drain(sf_features *f, uint16_t *out, int *node);
+uint32_t sf_features_drain(sf_features *f, uint32_t *out, int *node);
 
 /** Run the feedback code path of every bucket reached (no-op when the build
  *  has no feedback). */

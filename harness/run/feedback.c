@@ -34,7 +34,8 @@
 #define OUT16(o) OUT4(o) OUT4((o) + 4) OUT4((o) + 8) OUT4((o) + 12)
 
 SF_NOOPT void sf_feedback_path(uint32_t b) {
-  unsigned hi = (b % SF_FB_BUCKETS) / 64, lo = b % 64;
+  _Static_assert(SF_FB_PATHS == 64 * 64, "the switch below has 64 x 64 paths");
+  unsigned hi = (b % SF_FB_PATHS) / 64, lo = b % 64;
   switch (hi) {
     OUT16(0)
     OUT16(16)

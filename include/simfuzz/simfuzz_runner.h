@@ -133,10 +133,16 @@ extern const sf_target *const sf_this_target;
 /* ---- feedback: features computed in harness/run/features.c, emitted as
  * instrumented code paths by harness/run/feedback.c ------------------- */
 
-#define SF_FB_BUCKETS 4096u /**< distinct feedback code paths */
+/** Feature buckets at most: the abstract states a run's features hash
+ *  into. A run uses the first 4096 (SF_FB_NARROW) or, with
+ *  SIMFUZZ_SEARCH=+wide, all of them. */
+#define SF_FB_BUCKETS 65536u
+#define SF_FB_NARROW 4096u /**< the buckets of a run by default */
+#define SF_FB_PATHS 4096u  /**< distinct feedback code paths */
 
-/** Execute the instrumented code path of feature bucket b (mod buckets).
- *  Both libFuzzer's and AFL++'s edge coverage see each bucket. */
+/** Execute the instrumented code path of feature bucket b (mod
+ *  SF_FB_PATHS: the buckets of a wide run fold onto the paths). Both
+ *  libFuzzer's and AFL++'s edge coverage see each path. */
 void sf_feedback_path(uint32_t b);
 
 /** 1 if this build emits feedback (SIMFUZZ_FEEDBACK), else 0. */
