@@ -1051,14 +1051,20 @@ static sim_trace_rec msg_rec(uint16_t kind, int from, int to, uint64_t id, uint6
   return r;
 }
 
-/* Send message id from 0 to 1 at `sent`, deliver it at `at`: how many
- * buckets were new. */
-static uint32_t fly_once(sf_features *f, uint64_t id, uint64_t sent, uint64_t at) {
+/* Message `id` from `from` to `to`, sent at `sent` ms and delivered at
+ * `at`: how many buckets were new. */
+static uint32_t hop_at(sf_features *f, int from, int to, uint64_t id, uint64_t sent, uint64_t at) {
   uint32_t before = f->count;
-  sim_trace_rec s = msg_rec(SIM_EV_SEND, 0, 1, id, sent), d = msg_rec(SIM_EV_DELIVER, 0, 1, id, at);
+  sim_trace_rec s = msg_rec(SIM_EV_SEND, from, to, id, sent),
+                d = msg_rec(SIM_EV_DELIVER, from, to, id, at);
   sf_features_trace(f, &s);
   sf_features_trace(f, &d);
   return f->count - before;
+}
+
+/* From node 0 to node 1. */
+static uint32_t fly_once(sf_features *f, uint64_t id, uint64_t sent, uint64_t at) {
+  return hop_at(f, 0, 1, id, sent, at);
 }
 
 /* Staleness at delivery is a feature of its own: the same delivery again
@@ -1131,7 +1137,7 @@ static const sf_target ep_target = {.name = "epochs", .ops = &ep_ops, .epoch = e
 /* Message id from node 0 in epoch `sent_in` to node 1 in epoch `at`,
  * whose epoch is `after` once the delivery's event is over: how many
  * buckets were new. */
-static uint32_t epoch_once(sf_features *f, sim_world *w, uint64_t id, uint64_t sent_in, uint64_t at,
+static uint32_t epoch_once(sf_features *f, uint64_t id, uint64_t sent_in, uint64_t at,
                            uint64_t after) {
   uint32_t before = f->count;
   sim_trace_rec s = msg_rec(SIM_EV_SEND, 0, 1, id, 0), d = msg_rec(SIM_EV_DELIVER, 0, 1, id, 1);
@@ -1142,7 +1148,7 @@ static uint32_t epoch_once(sf_features *f, sim_world *w, uint64_t id, uint64_t s
   sf_features_trace(f, &d);
   CHECK_EQ(f->count, before); /* nothing until the event is over */
   ep_now[1] = after;
-  sf_features_observe(f, &ep_target, NULL, w);
+  sf_features_observe(f);
   CHECK_EQ(f->pend_node, -1);
   return f->count - before;
 }
@@ -1165,17 +1171,17 @@ TEST(a_message_of_an_older_epoch_is_a_feature) {
   sf_features_init(&f, 3);
   CHECK(f.off >> SF_FT_EPOCH & 1); /* off by default */
   f.off = ((1u << SF_FT__COUNT) - 1) & ~(1u << SF_FT_EPOCH);
-  CHECK_EQ(epoch_once(&f, w, 1, 5, 5, 5), 0); /* not bound: no observer to read */
+  CHECK_EQ(epoch_once(&f, 1, 5, 5, 5), 0); /* not bound: no observer to read */
   sf_features_bind(&f, &ep_target, NULL, w);
-  CHECK_EQ(epoch_once(&f, w, 2, 5, 5, 5), 1); /* the same epoch */
-  CHECK_EQ(epoch_once(&f, w, 3, 7, 7, 7), 0); /* the same again */
-  CHECK_EQ(epoch_once(&f, w, 4, 4, 5, 5), 1); /* older by one, ignored */
-  CHECK_EQ(epoch_once(&f, w, 5, 6, 7, 7), 0);
-  CHECK_EQ(epoch_once(&f, w, 6, 4, 5, 6), 1); /* older by one, and the receiver moved */
-  CHECK_EQ(epoch_once(&f, w, 7, 2, 5, 5), 1); /* older by more */
-  CHECK_EQ(epoch_once(&f, w, 8, 1, 9, 9), 0);
-  CHECK_EQ(epoch_once(&f, w, 9, 6, 5, 6), 1);  /* newer by one, adopted */
-  CHECK_EQ(epoch_once(&f, w, 10, 9, 5, 9), 1); /* newer by more */
+  CHECK_EQ(epoch_once(&f, 2, 5, 5, 5), 1); /* the same epoch */
+  CHECK_EQ(epoch_once(&f, 3, 7, 7, 7), 0); /* the same again */
+  CHECK_EQ(epoch_once(&f, 4, 4, 5, 5), 1); /* older by one, ignored */
+  CHECK_EQ(epoch_once(&f, 5, 6, 7, 7), 0);
+  CHECK_EQ(epoch_once(&f, 6, 4, 5, 6), 1); /* older by one, and the receiver moved */
+  CHECK_EQ(epoch_once(&f, 7, 2, 5, 5), 1); /* older by more */
+  CHECK_EQ(epoch_once(&f, 8, 1, 9, 9), 0);
+  CHECK_EQ(epoch_once(&f, 9, 6, 5, 6), 1);  /* newer by one, adopted */
+  CHECK_EQ(epoch_once(&f, 10, 9, 5, 9), 1); /* newer by more */
   /* a send whose slot a later one took: no epoch to compare */
   uint64_t a = 100, b = 101;
   while (sim_mix64(b) % SF_FLY_SLOTS != sim_mix64(a) % SF_FLY_SLOTS)
@@ -1194,20 +1200,14 @@ TEST(a_message_of_an_older_epoch_is_a_feature) {
   sf_features_init(&g, 3);
   sf_features_bind(&g, &ep_target, NULL, w);
   g.off = ((1u << SF_FT__COUNT) - 1);
-  CHECK_EQ(epoch_once(&g, w, 11, 4, 5, 6), 0);
+  CHECK_EQ(epoch_once(&g, 11, 4, 5, 6), 0);
   CHECK_EQ(sf_search_parse("+epoch", SF_SEARCH_DEFAULT_OFF) & (1 << SF_FT_EPOCH), 0);
   sim_world_destroy(w);
 }
 
-/* Message `id` from `from` to `to`, sent and then delivered: how many
- * buckets were new. */
+/* At 0 ms, delivered at 1 ms. */
 static uint32_t hop(sf_features *f, int from, int to, uint64_t id) {
-  uint32_t before = f->count;
-  sim_trace_rec s = msg_rec(SIM_EV_SEND, from, to, id, 0),
-                d = msg_rec(SIM_EV_DELIVER, from, to, id, 1);
-  sf_features_trace(f, &s);
-  sf_features_trace(f, &d);
-  return f->count - before;
+  return hop_at(f, from, to, id, 0, 1);
 }
 
 /* A delivery is a step of a Lamport timeline (the sender's role at the

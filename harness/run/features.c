@@ -151,11 +151,11 @@ static void epoch_delivered(sf_features *f, uint32_t msg_kind, int to, uint64_t 
 
 /* The end of the event of a delivery: whether its receiver's role (as
  * last observed) and epoch changed on it. */
-static void epoch_settled(sf_features *f, sim_world *w) {
+static void epoch_settled(sf_features *f) {
   int to = f->pend_node;
   SIM_ASSERT(to >= 0 && to < f->n);
   f->pend_node = -1;
-  if (!sim_node_up(w, to))
+  if (!sim_node_up(f->w, to))
     return; /* it crashed on it: its state is gone */
   uint64_t role_moved = f->role[to] != f->pend_role;
   uint64_t epoch_moved = f->t->epoch(f->ctx, f->w, to) != f->pend_epoch;
@@ -328,22 +328,27 @@ void sf_features_role(sf_features *f, int i, uint32_t role, uint64_t now) {
   add(f, TAG(SF_FT_ROLES) | (f->role_vec & 0x0fffffffffffffffull));
 }
 
-void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w) {
+/* Node i's role now (0 while it is down), from the target's observe(): a
+ * role change if it differs from the last. */
+static void observe_node(sf_features *f, int i) {
+  SIM_ASSERT(i >= 0 && i < f->n && f->t->observe);
+  uint32_t role = sim_node_up(f->w, i) ? f->t->observe(f->ctx, f->w, i) : 0;
+  if (role != f->role[i])
+    sf_features_role(f, i, role, sim_now(f->w));
+}
+
+void sf_features_observe(sf_features *f) {
+  if (!f->t) /* not bound: no target to read */
+    return;
   int i = f->last_node;
-  if (t->observe && i >= 0 && i < f->n) {
-    uint32_t role = sim_node_up(w, i) ? t->observe(ctx, w, i) : 0;
-    if (role != f->role[i])
-      sf_features_role(f, i, role, sim_now(w));
-  }
-  if (f->pend_node >= 0) {
-    int to = f->pend_node;
-    if (t->observe && to != i) { /* the receiver's role, if the event's last record was not its */
-      uint32_t role = sim_node_up(w, to) ? t->observe(ctx, w, to) : 0;
-      if (role != f->role[to])
-        sf_features_role(f, to, role, sim_now(w));
-    }
-    epoch_settled(f, w);
-  }
+  int has_role = f->t->observe != NULL;
+  if (has_role && i >= 0 && i < f->n)
+    observe_node(f, i);
+  if (f->pend_node < 0)
+    return;
+  if (has_role && f->pend_node != i) /* the receiver, if the event's last record was not its */
+    observe_node(f, f->pend_node);
+  epoch_settled(f);
 }
 
 void sf_features_step(sf_features *f, unsigned kind) {

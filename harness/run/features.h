@@ -122,8 +122,8 @@ typedef struct sf_features {
 void sf_features_init(sf_features *f, int n);
 
 /** After sf_features_init: the run's target, context and world, whose
- *  epoch observer (t->epoch, if set) the epoch features read while
- *  messages are sent and delivered. */
+ *  observers (t->observe and t->epoch, if set) the features read after
+ *  events and while messages are sent and delivered. */
 void sf_features_bind(sf_features *f, const sf_target *t, void *ctx, sim_world *w);
 
 /** Node `node`'s observed role is now `role` (not its last one), at
@@ -193,10 +193,11 @@ void sf_features_trace(sf_features *f, const sim_trace_rec *r);
 void sf_features_on_trace(void *f, const sim_world *w, const sim_trace_rec *r, const void *payload,
                           size_t len);
 
-/** After an event: the role of the node it touched, from the target's
- *  observe() hook (if set), and the end of a delivery's epoch feature
- *  (whether its receiver's role and epoch changed on it). */
-void sf_features_observe(sf_features *f, const sf_target *t, void *ctx, sim_world *w);
+/** After an event: the role of the node it touched, from the bound
+ *  target's observe() hook (if set), and the end of a delivery's epoch
+ *  feature (whether its receiver's role and epoch changed on it). Nothing
+ *  before sf_features_bind. */
+void sf_features_observe(sf_features *f);
 
 /** A step of `kind` starts. */
 void sf_features_step(sf_features *f, unsigned kind);

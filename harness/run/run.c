@@ -251,7 +251,7 @@ static void after_event(void *p, sim_world *w) {
       return;
   }
   if (rs->fb && (rs->t->observe || rs->t->epoch))
-    sf_features_observe(&rs->feat, rs->t, rs->ctx, rs->w);
+    sf_features_observe(&rs->feat);
   if (rs->nwaiting && rises_to_top(rs))
     wake_waiting(rs);
   const sf_run_hooks *hk = rs->o->hooks;
