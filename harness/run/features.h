@@ -155,7 +155,8 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
 
 /** In a search mask: the run's features hash into all SF_FB_BUCKETS
  *  buckets, not the first SF_FB_NARROW, so that fewer states share one
- *  (sf_fb_buckets). Off by default ("+wide" turns it on). */
+ *  (sf_fb_buckets). Off by default ("+wide" turns it on): its paired A/B
+ *  lost 41 pairs to 66 (docs/bench-history.md). */
 #define SF_SEARCH_WIDE (1u << 20)
 
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
