@@ -125,7 +125,7 @@ void sf_features_bind(sf_features *f, const sf_target *t, void *ctx, sim_world *
 
 /* Whether the epoch features are computed: on, and an observer to read. */
 static int epochs_on(const sf_features *f) {
-  return !(f->off >> SF_FT_EPOCH & 1) && f->t && f->t->epoch && f->w;
+  return !(f->off >> SF_FT_EPOCH & 1) && f->t && f->t->epoch; /* bind sets t and w together */
 }
 
 /* A message's epoch e against its receiver's r: 0 the same, 1 older by
