@@ -2,7 +2,8 @@
 # simfuzz explore and simfuzz reach on the ladder target (a bug behind two
 # rare events in order, and an assertion that can never be reached):
 # explore finds the bug in a bounded run and its crash file replays and
-# triages; at least as many sweep seeds do not find it; reach lists the
+# triages, and --origins says which rare states its branches forked at
+# (for the default job too, and for branches by fork); at least as many sweep seeds do not find it; reach lists the
 # unreachable assertion as never reached; fuzz confirms its findings;
 # revisits of kept states reach them again (and a nondeterministic target's
 # are caught); --stats counts runs per assertion-site state; branches by
@@ -25,14 +26,47 @@ ND=$1/bin/simfuzz-nondet
 # same on a loaded machine (under the default time share a slow fork left
 # the branches too few runs in 20,000 roots, once in four full runs)
 "$B" explore -o "$work/out" --roots 20000 --time 120 --seed 5000 --stop-on-first -q \
-  --share runs --json "$work/ex.json" > "$work/ex.log" 2>&1
+  --share runs --json "$work/ex.json" --origins "$work/origins.txt" > "$work/ex.log" 2>&1
 rc=$?
 [ "$rc" = 1 ] && grep -q "FAILED invariant ladder" "$work/ex.log" ||
   fail "explore: exit $rc, want 1 and the ladder failure: $(cat "$work/ex.log")"
-ok "explore found the two-step bug: $(tail -n 2 "$work/ex.log" | head -n 1)"
+ok "explore found the two-step bug: $(sed -n 2p "$work/ex.log")"
 crash=$(ls "$work/out"/crash-* | head -n 1)
 [ -n "$crash" ] || fail "no crash file in $work/out"
 replays_as "$B" "$crash" ladder
+
+# --origins: a line per crash file, how the explorer reached it. Its forks
+# are the file's injected steps: one per event they follow, as many steps
+# each (origin_agrees BIN FILE ORIGINS), and its root is the one the
+# FAILED line names. The ladder's bug takes two rare states in order, so
+# at least one fork, at one of the ladder's sites.
+origin_agrees() {
+  line=$(grep "^$(basename "$2") " "$3" | head -n 1)
+  want=$("$1" show "$2" | sed -n 's/^ *after_event: //p' | sort -n | uniq -c |
+    awk '{ printf "%sx%s ", $2, $1 }')
+  got=$(printf '%s\n' "$line" | tr '|' '\n' |
+    sed -n 's/^ event=\([0-9]*\) .* steps=\([0-9]*\).*/\1x\2/p' | sort -n | tr '\n' ' ')
+  [ -n "$line" ] && [ "$want" = "$got" ] ||
+    bad "--origins: '$line' against the file's injected steps '$want'"
+}
+origin_agrees "$B" "$crash" "$work/origins.txt"
+seed=$(sed -n 's/.*FAILED.*(root seed \([0-9]*\)).*/\1/p' "$work/ex.log")
+forks=$(sed -n 's/.* root=[0-9]* forks=\([0-9]*\).*/\1/p' "$work/origins.txt")
+[ "$(wc -l < "$work/origins.txt")" = 1 ] && grep -q " root=$seed forks=" "$work/origins.txt" &&
+  [ "${forks:-0}" -ge 1 ] && grep -q ' site bucket=[0-9]* runs=[0-9]* node=0 .*"\(boots of n0\|n0 restarted\)' \
+  "$work/origins.txt" && grep -q "how each crash file was reached.*$work/origins.txt" "$work/ex.log" ||
+  bad "--origins: root seed $seed, forks $forks: $(cat "$work/origins.txt" "$work/ex.log")"
+ok "--origins: $(cut -c 1-160 "$work/origins.txt")"
+# where no line can go: a usage error, before any run
+rcs=
+for o in "$work" /dev/null "$work/no/such/dir"; do
+  "$B" explore -o "$work/out4" --roots 1 -q --origins "$o" >> "$work/ex4.log" 2>&1
+  rcs="$rcs$?"
+done
+[ "$rcs" = 222 ] && grep -q "cannot write $work: Is a directory" "$work/ex4.log" &&
+  grep -q "/dev/null is not a regular file" "$work/ex4.log" &&
+  grep -q "cannot write $work/no/such/dir" "$work/ex4.log" ||
+  bad "--origins to a directory, a device or nowhere: exits $rcs: $(cat "$work/ex4.log")"
 "$B" triage "$crash" > "$work/triage.log" 2>&1
 grep -q "ladder" "$work/triage.log" || fail "triage: $(cat "$work/triage.log")"
 set -- "$work/out"/diverged-*
@@ -94,6 +128,9 @@ rc=$?
 [ "$rc" = 1 ] && grep -q "^fuzz: confirmed .*crash-.*ladder.*under sanitizers" "$work/fuzz.log" &&
   [ -n "$(find "$work/job/corpus" -type f | head -n 1)" ] ||
   fail "fuzz: exit $rc, want 1, a confirmed ladder failure and a corpus: $(cat "$work/fuzz.log")"
+for f in "$work/job/crashes"/crash-*; do
+  origin_agrees "$B" "$f" "$work/job/origins.txt"
+done
 ok "fuzz confirms what it found: $(tail -n 1 "$work/fuzz.log")"
 
 # 5. the warm-up: no branch before the first W roots (default 1000), so a
@@ -186,6 +223,11 @@ set -- "$work/rr1"/diverged-*
   [ "$(ls "$work/rr1")" = "$(ls "$work/rr2")" ] ||
   fail "explore -rerun: exit $rc: $(cat "$work/rr1.log" "$work/rr2.log")"
 replays_as "$B" "$crash" ladder
+rr "$B" explore -o "$work/rr3" --roots 20000 --time 120 --seed 5000 --stop-on-first -q \
+  --share runs --origins "$work/rr3.txt" > "$work/rr3.log" 2>&1
+crash=$(ls "$work/rr3"/crash-* 2> /dev/null | head -n 1)
+[ -n "$crash" ] && origin_agrees "$B" "$crash" "$work/rr3.txt" ||
+  bad "explore -rerun --origins: $(cat "$work/rr3.log" "$work/rr3.txt")"
 "$B" explore -o "$work/rf" --roots 2000 --seed 5000 --warmup 100 --share runs -q > "$work/rf.log" 2>&1
 rr "$B" explore -o "$work/rr" --roots 2000 --seed 5000 --warmup 100 --share runs -q > "$work/rr.log" 2>&1
 bf=$(branches "$work/rf.log")

@@ -711,9 +711,9 @@ typedef struct {
   uint32_t stamp, outside;
 } inject_ctx;
 
-static void inject_once(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
+static void inject_once(void *ctx, sim_world *w, uint32_t bucket, int kind, int node) {
   inject_ctx *c = ctx;
-  (void)bucket, (void)site, (void)node;
+  (void)bucket, (void)kind, (void)node;
   if (!c->stamp && sim_now(w) >= c->after_ns)
     c->stamp = sf_run_inject(w, &c->st);
 }
@@ -795,8 +795,8 @@ typedef struct {
   uint64_t events, hash;
 } event_ctx;
 
-static void never_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
-  (void)ctx, (void)w, (void)bucket, (void)site, (void)node;
+static void never_novel(void *ctx, sim_world *w, uint32_t bucket, int kind, int node) {
+  (void)ctx, (void)w, (void)bucket, (void)kind, (void)node;
 }
 
 static void at_event(void *ctx, sim_world *w) {
@@ -881,10 +881,12 @@ typedef struct {
   uint32_t site_at[4], other_at[4], other_world; /* hook calls by node (world: -1) */
 } node_seen;
 
-static void note_node(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
+static void note_node(void *ctx, sim_world *w, uint32_t bucket, int kind, int node) {
   node_seen *n = ctx;
   (void)w, (void)bucket;
   CHECK(node >= -1 && node < 4);
+  CHECK(kind > SF_FT__NONE && kind < SF_FT__COUNT);
+  int site = kind == SF_FT_SITE;
   if (node < 0)
     n->other_world += !site;
   else if (site)
@@ -978,8 +980,8 @@ static void p_wanted_check(void *ctx, sim_world *w) {
 }
 static const sf_check wanted_checks[] = {{"wanted", p_wanted_check}, {NULL, NULL}};
 
-static void ignore_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
-  (void)ctx, (void)w, (void)bucket, (void)site, (void)node;
+static void ignore_novel(void *ctx, sim_world *w, uint32_t bucket, int kind, int node) {
+  (void)ctx, (void)w, (void)bucket, (void)kind, (void)node;
 }
 
 TEST(sites_are_wanted_only_where_hits_are_recorded) {
@@ -1021,16 +1023,20 @@ TEST(site_states_have_buckets_of_their_own) {
   sf_features_init(&sites, 3);
   sf_features_init(&steps, 3);
   uint32_t fresh[SF_FRESH_MAX];
-  int node[SF_FRESH_MAX];
+  int node[SF_FRESH_MAX], kind[SF_FRESH_MAX];
   for (uint32_t i = 0; i < 64; i++)
     for (uint64_t v = 0; v <= 40; v++) {
       sf_features_site(&sites, i, v < 32 ? v : 1ull << v, 1);
-      uint32_t k = sf_features_drain(&sites, fresh, node);
+      uint32_t k = sf_features_drain(&sites, fresh, node, kind);
       for (uint32_t j = 0; j < k; j++)
-        CHECK(fresh[j] & SF_FRESH_SITE);
+        CHECK(kind[j] == SF_FT_SITE && node[j] == 1);
     }
-  for (unsigned kind = 0; kind < 256; kind++)
-    sf_features_step(&steps, kind);
+  for (unsigned sk = 0; sk < 256; sk++) {
+    sf_features_step(&steps, sk);
+    uint32_t k = sf_features_drain(&steps, fresh, node, kind);
+    for (uint32_t j = 0; j < k; j++)
+      CHECK(kind[j] == SF_FT_STEP && node[j] == -1);
+  }
   CHECK(sites.count > 500 && steps.count > 200);
   uint32_t shared = 0;
   for (uint32_t w = 0; w < SF_FB_WORDS; w++)

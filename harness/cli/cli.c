@@ -385,6 +385,19 @@ int cli_make_dir(const char *cmd, const char *d) {
   return -1;
 }
 
+int cli_file_appendable(const char *cmd, const char *path) {
+  /* O_NONBLOCK: a FIFO with no reader fails at once rather than block */
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0)
+    return cli_error("%s: cannot write %s: %s", cmd, path, strerror(errno)), -1;
+  struct stat st;
+  int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  close(fd);
+  if (!regular)
+    return cli_error("%s: %s is not a regular file", cmd, path), -1;
+  return 0;
+}
+
 int cli_dir_writable(const char *cmd, const char *d) {
   char probe[4200];
   if (snprintf(probe, sizeof probe, "%s/.simfuzz-probe-XXXXXX", d) >= (int)sizeof probe)

@@ -71,6 +71,10 @@ int cli_make_dir(const char *cmd, const char *d);
 /** 0 if a file can be written in directory d (one is created, written and
  *  removed); -1 after printing "cmd: cannot write in d: ...". */
 int cli_dir_writable(const char *cmd, const char *d);
+/** 0 if path is a regular file that lines can be appended to (created if
+ *  missing, its contents kept); -1 after printing "cmd: ..." when it cannot
+ *  be opened so, or is not a regular file (a FIFO, a directory). */
+int cli_file_appendable(const char *cmd, const char *path);
 /** Remove the temporary files of cli_create (".NAME.tmp-XXXXXX") that a
  *  write cut short by a signal left in directory d. */
 void cli_remove_stale_tmp(const char *d);

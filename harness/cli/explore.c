@@ -23,6 +23,7 @@ static int parse_share(const char *cmd, const char *value, void *dst) {
 static int parse(int argc, char **argv, sf_explore_opts *o, const char **json) {
   const cli_opt opts[] = {CLI_STR("-o", NULL, &o->out),
                           CLI_STR("--corpus", NULL, &o->corpus),
+                          CLI_STR("--origins", NULL, &o->origins),
                           CLI_STR("--json", NULL, json),
                           CLI_FLAG("--stop-on-first", NULL, &o->stop_on_first),
                           CLI_FLAG("--all-crashes", NULL, &o->all_crashes),
@@ -75,6 +76,13 @@ static void print_summary(void *ctx, const sf_explore_summary *s) {
   if (s->corpus_unsaved)
     cli_error("explore: %" PRIu64 " corpus files could not be written in %s", s->corpus_unsaved,
               o->corpus);
+  if (s->saved && o->origins)
+    printf("explore: how each crash file was reached (its root, and the states its branches "
+           "forked at): %s\n",
+           o->origins);
+  if (s->origins_unsaved)
+    cli_error("explore: %" PRIu64 " lines could not be added to %s", s->origins_unsaved,
+              o->origins);
 }
 
 /* The summary as one JSON object in a file (--json), for the tools that
@@ -103,7 +111,7 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  explore -o DIR [--time S] [--jobs N] [--seed N] [--roots N] [--depth D] [--energy K]\n"       \
   "          [--budget B] [--warmup W] [--keep N] [--worn V] [--share time|runs] [--corpus DIR]\n" \
   "          [--stop-on-first] [--all-crashes] [--timeout S] [--rss-limit-mb MB] [--stats]\n"      \
-  "          [--json FILE] [-q]\n\n"                                                               \
+  "          [--json FILE] [--origins FILE] [-q]\n\n"                                              \
   "DESCRIPTION\n"                                                                                  \
   "  Runs the sweep's random scenarios (seeds N, N+1, ...) as roots. When a run reaches an\n"      \
   "  abstract state (feature bucket, sometimes-assertion, new best value) that is rare across\n"   \
@@ -151,7 +159,12 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  of roots and of branches, and the states the first job kept (each with its moment and\n"      \
   "  the end of its run, in virtual time). --json FILE\n"                                          \
   "  writes the summary's counts as one JSON object (roots, branches, revisits, failures,\n"       \
-  "  kinds, ...).\n\n"                                                                             \
+  "  kinds, ...). --origins FILE appends a line per crash file saved: its name, its root's\n"      \
+  "  seed, and each fork that led to it, oldest first: the event after which it forked, its\n"     \
+  "  virtual time, the state it forked at (an assertion site's state by name, else the kind\n"     \
+  "  of feature), how many runs of the campaign had reached that state before, the node it\n"      \
+  "  is about, whether a revisit of a kept state forked it, and the steps it injected. A\n"        \
+  "  root's own failure has forks=0.\n\n"                                                          \
   "OPTIONS\n"                                                                                      \
   "  --jobs N   parallel workers (default 1)     --depth D   default 3\n"                          \
   "  --energy K default 8 (0: no branches)       --budget B  default 256\n"                        \
@@ -176,6 +189,8 @@ int cmd_explore(int argc, char **argv) {
   cli_remove_stale_tmp(o.out); /* left by a write a signal cut short */
   if (o.corpus)
     cli_remove_stale_tmp(o.corpus);
+  if (o.origins && cli_file_appendable("explore", o.origins) < 0)
+    return EXIT_USAGE;
   if (cli_run_limits.time_ms)
     o.branch_timeout_s = (uint32_t)((cli_run_limits.time_ms + 999) / 1000);
   o.on_summary = print_summary;

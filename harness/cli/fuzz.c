@@ -38,7 +38,8 @@ typedef struct {
   uint64_t jobs, seed;
   double seconds;
   int quiet, no_engine, libfuzzer, first, all_crashes;
-  char crashes[4096], corpus[4096], aside[4096], log[4096], ex_json[4096], engine[PATH_MAX];
+  char crashes[4096], corpus[4096], aside[4096], log[4096], ex_json[4096], origins[4096];
+  char engine[PATH_MAX];
   int have_engine;
 } fuzz_job;
 
@@ -308,7 +309,9 @@ static int parse(fuzz_job *j, int argc, char **argv) {
                j->corpus_arg ? j->corpus_arg : "/corpus") >= (int)sizeof j->corpus ||
       snprintf(j->aside, sizeof j->aside, "%s/unconfirmed", j->out) >= (int)sizeof j->aside ||
       snprintf(j->log, sizeof j->log, "%s/libfuzzer.log", j->out) >= (int)sizeof j->log ||
-      snprintf(j->ex_json, sizeof j->ex_json, "%s/explore.json", j->out) >= (int)sizeof j->ex_json)
+      snprintf(j->ex_json, sizeof j->ex_json, "%s/explore.json", j->out) >=
+          (int)sizeof j->ex_json ||
+      snprintf(j->origins, sizeof j->origins, "%s/origins.txt", j->out) >= (int)sizeof j->origins)
     return cli_error("fuzz: path too long: %s", j->out);
   if (j->no_engine && (j->libfuzzer || j->engine_arg))
     return cli_error("fuzz: --no-engine with --libfuzzer or --engine");
@@ -447,9 +450,10 @@ static int campaign(fuzz_job *j, int *engine_failed) {
   char js[32], ts[32];
   snprintf(js, sizeof js, "%" PRIu64, j->have_engine && !turns ? j->jobs - 1 : j->jobs);
   snprintf(ts, sizeof ts, "%.3f", ex_s < 0.001 ? 0.001 : ex_s);
-  char *ex_argv[20] = {"-o",     j->crashes, "--corpus", j->corpus,         "--time", ts,
-                       "--jobs", js,         "--seed",   (char *)j->seed_s, "--json", j->ex_json};
-  int ex_argc = 12;
+  char *ex_argv[24] = {"-o",     j->crashes, "--corpus",  j->corpus, "--time",
+                       ts,       "--jobs",   js,          "--seed",  (char *)j->seed_s,
+                       "--json", j->ex_json, "--origins", j->origins};
+  int ex_argc = 14;
   if (j->first)
     ex_argv[ex_argc++] = "--stop-on-first";
   if (j->quiet)
@@ -576,6 +580,8 @@ static int summary(const fuzz_job *j, const tally *t, int rc, int engine_failed)
   "  them. A run fails when it reports a failure or dies (a signal, a limit). Files that do\n"     \
   "  not confirm are moved to DIR/unconfirmed. Failures that did not fail again when re-run\n"     \
   "  from their scenario (DIR/crashes/diverged-*) show that the target is not deterministic.\n"    \
+  "  DIR/origins.txt gets a line per crash file the explorer saved: how it was reached (its\n"     \
+  "  root's seed and the states its branches forked at; see explore --origins).\n"                 \
   "  SIGINT or SIGTERM stop the job: what was not confirmed yet stays in DIR/crashes.\n\n"         \
   "OPTIONS\n"                                                                                      \
   "  --timeout S        wall-clock limit per run, branches included (default 20)\n"                \

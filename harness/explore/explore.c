@@ -68,8 +68,10 @@
 #include "share.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +133,17 @@ typedef struct {
   } sig[EX_SIGS];
 } ex_shared;
 
+/* Why a branch's steps were injected: the state its branch forked at. A
+ * crash file's origin (--origins) is the list of them, one per fork. */
+typedef struct {
+  uint64_t at_us;  /* the state's moment (virtual us) */
+  uint32_t bucket; /* its feature bucket */
+  uint32_t runs;   /* runs of the campaign that had reached the bucket before */
+  uint8_t kind;    /* the kind (SF_FT_*) of the feature that reached it in its run */
+  int8_t node;     /* the node the state is about, -1: none */
+  uint8_t revisit; /* 1: a revisit of the kept state forked the branch */
+} ex_why;
+
 /* A rare state kept for revisits: the scenario that reached it (a root
  * seed and the steps its branches injected, each with its after_event)
  * and the event after which it did. Each job keeps its own EX_KEPT of
@@ -144,6 +157,7 @@ typedef struct {
   int32_t node;
   uint64_t at_us, end_us; /* the state's moment and its run's end (us), for --stats */
   sf_step added[EX_KEPT_STEPS];
+  ex_why why[EX_KEPT_STEPS]; /* why each step was added */
 } ex_kept;
 
 /* The run a worker runs now, in re-run mode: its root's seed and the
@@ -153,6 +167,7 @@ typedef struct {
   uint64_t seed;   /* its root's seed */
   uint32_t n, set; /* set: 1 once the worker ran anything in re-run mode */
   sf_step added[SF_MAX_STEPS];
+  ex_why why[SF_MAX_STEPS];
 } ex_cur;
 
 /* A branch queued for a re-run: its future (each step after event
@@ -163,6 +178,7 @@ typedef struct {
   uint64_t id, events;
   uint32_t nf, share, total;
   sf_step fut[EX_FUTURE];
+  ex_why why; /* the state it forks at */
 } ex_req;
 
 /* The branches a run queued, in order (at most the tree's budget). */
@@ -181,6 +197,8 @@ typedef struct {
   sf_scenario *s;  /* the root scenario the worker runs */
   sf_step *added;  /* the steps this branch and its ancestors injected */
   uint32_t nadded; /* (each with its after_event) */
+  ex_why *why;     /* why each of those was injected */
+  ex_why next;     /* why the branches about to fork are forked */
   uint64_t root_seed, branch_id;
   uint32_t level;     /* 0 in the worker, d in a branch of depth d */
   uint64_t forked_at; /* the event a branch was forked after (one per event) */
@@ -404,6 +422,9 @@ static void save_failure(explorer *x, const char *prefix, uint64_t h, const uint
     add64(&sh->unsaved, 1);
 }
 
+static void write_origin(const explorer *x, const char *path, uint64_t seed, const sf_step *added,
+                         const ex_why *why, uint32_t n);
+
 /* A run of s failed (outcome o): replay it from its encoding in a fresh
  * world; if it fails the same way, save it as a crash file. */
 static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int replayable) {
@@ -431,6 +452,7 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
       /* a determinism failure: a few of its kind show it, --all-crashes or not */
       save_failure(x, "diverged-", sim_mix64(str_hash(o->sig) ^ 0xd1e), NULL, 0, -1, s, path,
                    sizeof path, &first);
+      write_origin(x, path, x->root_seed, x->added, x->why, x->nadded);
       if (x->o.stop_on_first) /* a determinism failure is a failure */
         __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
       return;
@@ -441,6 +463,7 @@ static void found(explorer *x, const sf_scenario *s, const cli_outcome *o, int r
    * died reached buckets its parent does not know */
   save_failure(x, "crash-", str_hash(o->sig), replayable ? x->feat : NULL, x->o.all_crashes, branch,
                s, path, sizeof path, &first);
+  write_origin(x, path, x->root_seed, x->added, x->why, x->nadded);
   report(x, o, path, first);
   if (x->o.stop_on_first)
     __atomic_store_n(&x->sh->stop, 1, __ATOMIC_RELAXED);
@@ -501,13 +524,19 @@ static void finish_run(explorer *x, const sf_result *r) {
  * out-of-memory, exit N). */
 static void branch_crashed(explorer *x, sf_step *fut, uint32_t nf, uint64_t events,
                            const cli_child *c, int ended) {
-  for (uint32_t i = 0; i < nf; i++)
+  SIM_ASSERT(nf >= 1 && x->nadded + nf <= SF_MAX_STEPS);
+  for (uint32_t i = 0; i < nf; i++) { /* the child's steps, for a while */
     fut[i].after_event = (uint32_t)events;
-  sf_scenario *b = full_scenario(x, fut, nf);
+    x->added[x->nadded + i] = fut[i];
+    x->why[x->nadded + i] = x->next;
+  }
+  x->nadded += nf;
+  sf_scenario *b = full_scenario(x, NULL, 0);
   cli_outcome o;
   cli_crash_outcome(c, ended, &o);
   found(x, b, &o, 0);
   free(b);
+  x->nadded -= nf;
 }
 
 /* Fork a branch or a revisit: a supervised child (cli_child_fork: its own
@@ -603,6 +632,7 @@ static void queue_branch(explorer *x, uint64_t id, uint64_t events, sf_step *fut
   r->nf = nf;
   r->share = x->share;
   r->total = x->total;
+  r->why = x->next;
   for (uint32_t i = 0; i < nf; i++) {
     r->fut[i] = fut[i];
     r->fut[i].after_event = (uint32_t)events;
@@ -655,6 +685,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
       fut[i].after_event = sf_run_inject(w, &fut[i]);
       if (fut[i].after_event != events) /* the world's event budget is spent */
         end_child(x);
+      x->why[x->nadded] = x->next;
       x->added[x->nadded++] = fut[i];
     }
     branch_begins(x);
@@ -741,6 +772,7 @@ static void keep_state(explorer *x, sim_world *w, uint32_t bucket, uint32_t c, i
   e->end_us = sf_run_end_us(x->s);
   e->nadded = x->nadded;
   memcpy(e->added, x->added, x->nadded * sizeof *x->added);
+  memcpy(e->why, x->why, x->nadded * sizeof *x->why);
 }
 
 /* The branches' weight by yield (explore/share.h): the failures that were
@@ -781,8 +813,9 @@ static int branch_over_share(explorer *x, uint64_t share, uint64_t total) {
   return over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED), ns, share, total);
 }
 
-static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int node) {
+static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int kind, int node) {
   explorer *x = ctx;
+  int site = kind == SF_FT_SITE;
   ex_shared *sh = x->sh;
   if (x->visit)
     return; /* re-running a kept state's scenario: nothing there is new */
@@ -818,6 +851,8 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int site, int nod
   uint64_t total = base * pm / 1000;
   x->share = (uint32_t)share;
   x->total = (uint32_t)total;
+  SIM_ASSERT(node >= -1 && node < SIM_MAX_NODES && kind > SF_FT__NONE && kind < SF_FT__COUNT);
+  x->next = (ex_why){sim_now(w) / 1000, bucket % SF_FB_BUCKETS, c, (uint8_t)kind, (int8_t)node, 0};
   for (uint32_t i = 0; i < k; i++) {
     if (branch_over_share(x, share, total))
       return;
@@ -842,6 +877,13 @@ static void on_revisit(void *ctx, sim_world *w) {
   explorer *x = ctx;
   int node = x->visit->node; /* (a branch may replace the entry) */
   uint64_t hash = x->visit->hash;
+  uint32_t bucket = x->visit->bucket;
+  x->next = (ex_why){sim_now(w) / 1000,
+                     bucket,
+                     __atomic_load_n(&x->sh->bucket_runs[bucket], __ATOMIC_RELAXED),
+                     SF_FT_SITE,
+                     (int8_t)node,
+                     1};
   x->visit = NULL;
   if (sim_trace_hash(w) != hash) { /* the target is not deterministic */
     add64(&x->sh->revisits_diverged, 1);
@@ -873,6 +915,7 @@ static void set_current(explorer *x) {
   SIM_ASSERT(x->nadded <= SF_MAX_STEPS);
   c->seed = x->root_seed;
   memcpy(c->added, x->added, x->nadded * sizeof *x->added);
+  memcpy(c->why, x->why, x->nadded * sizeof *x->why);
   c->n = x->nadded;
   __atomic_store_n(&c->set, 1, __ATOMIC_RELEASE);
 }
@@ -895,6 +938,8 @@ static void run_queued(explorer *x, const sf_run_opts *o, ex_list *l) {
       break;
     SIM_ASSERT(n0 + q->nf <= SF_MAX_STEPS);
     memcpy(x->added + n0, q->fut, q->nf * sizeof *q->fut);
+    for (uint32_t j = 0; j < q->nf; j++)
+      x->why[n0 + j] = q->why;
     x->nadded = n0 + q->nf;
     x->level = level + 1;
     x->branch_id = q->id;
@@ -939,6 +984,7 @@ static void begin_visit(explorer *x, const sf_run_opts *o, ex_kept *e, sf_run_op
   run_begins(x);
   make_root(x, e->seed);
   memcpy(x->added, e->added, e->nadded * sizeof *x->added);
+  memcpy(x->why, e->why, e->nadded * sizeof *x->why);
   x->nadded = e->nadded;
   x->level = e->level;
   x->branch_id = sim_mix64(e->id ^ e->visits);
@@ -1107,7 +1153,8 @@ static void worker(void *arg, const cli_child_io *io) {
   x->io = io;
   x->s = cli_new_scenario();
   x->added = malloc(SF_MAX_STEPS * sizeof *x->added);
-  if (!x->added)
+  x->why = malloc(SF_MAX_STEPS * sizeof *x->why);
+  if (!x->added || !x->why)
     sf_out_of_memory("explore");
   sf_run_opts o;
   memset(&o, 0, sizeof o);
@@ -1136,6 +1183,7 @@ static void worker(void *arg, const cli_child_io *io) {
   send_record(io, fresh ? CLI_REC_RESUME : CLI_REC_DONE, k);
   free(x->s);
   free(x->added);
+  free(x->why);
 }
 
 /* ---- the supervisors and the tool ------------------------------------------ */
@@ -1241,9 +1289,10 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
     const ex_cur *cur = &x->cur[x->job];
     int in_cur = x->rerun && __atomic_load_n(&cur->set, __ATOMIC_ACQUIRE);
     make_root(x, in_cur ? cur->seed : seed);
-    if (in_cur && cur->n <= SF_MAX_STEPS - x->s->nsteps) {
-      memcpy(&x->s->steps[x->s->nsteps], cur->added, cur->n * sizeof *cur->added);
-      x->s->nsteps += cur->n;
+    uint32_t ncur = in_cur && cur->n <= SF_MAX_STEPS - x->s->nsteps ? cur->n : 0;
+    if (ncur) {
+      memcpy(&x->s->steps[x->s->nsteps], cur->added, ncur * sizeof *cur->added);
+      x->s->nsteps += ncur;
       sf_normalize(x->s);
     }
     static cli_child_io none = {-1, NULL};
@@ -1256,6 +1305,7 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
       add64(&x->sh->failures_in_branches, 1);
     save_failure(x, "crash-", str_hash(o.sig), NULL, x->o.all_crashes, branch, x->s, path,
                  sizeof path, &first);
+    write_origin(x, path, x->root_seed, cur->added, cur->why, ncur);
     cli_record rec;
     memset(&rec, 0, sizeof rec);
     rec.kind = CLI_REC_FOUND;
@@ -1312,6 +1362,83 @@ static void state_name(const sf_site *site, uint32_t k, uint64_t v, char *buf, s
     snprintf(buf, cap, "%s = %s%" PRIu64, site->name, k < 32 ? "" : ">= ", v);
   else
     snprintf(buf, cap, "%s", site->name);
+}
+
+/* The name of the state a branch forked at: an assertion site's state
+ * (the first in catalog and class order whose bucket it is), else the kind
+ * of the feature that reached its bucket. */
+static void why_name(const ex_shared *sh, const ex_why *y, char *buf, size_t cap) {
+  size_t n = 0;
+  sf_site *sites = y->kind == SF_FT_SITE && sh->site_states[y->bucket] ? sf_sites(&n) : NULL;
+  uint64_t v;
+  uint32_t b;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t k = 0; k < classes(&sites[i]); k++)
+      if (site_state(i, k, &v, &b) && b == y->bucket) {
+        state_name(&sites[i], k, v, buf, cap);
+        return;
+      }
+  snprintf(buf, cap, "a %s feature", sf_feature_kind_name(y->kind));
+}
+
+/* 1 if step i of a branch's steps (added, why) begins a fork of its own:
+ * the first, or injected after another event or at another state than the
+ * one before. */
+static int fork_begins(const sf_step *added, const ex_why *why, uint32_t i) {
+  return i == 0 || added[i].after_event != added[i - 1].after_event ||
+         why[i].bucket != why[i - 1].bucket || why[i].at_us != why[i - 1].at_us ||
+         why[i].revisit != why[i - 1].revisit;
+}
+
+/* Append what fmt says to line (len of it used, cap its size); the new
+ * length, at most cap - 1 (a line too long is cut). */
+static size_t line_add(char *line, size_t len, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t line_add(char *line, size_t len, size_t cap, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(line + len, cap - len, fmt, ap);
+  va_end(ap);
+  return k < 0 ? len : len + (size_t)k < cap ? len + (size_t)k : cap - 1;
+}
+
+/* --origins: append crash file path's line, how the explorer came to run
+ * it: its root's seed, and each fork on the way (the steps added to the
+ * root, n of them, and why each was): after which event, at what virtual
+ * time, at which state (its kind, bucket, the campaign's runs that had
+ * reached it before, the node it is about, whether a revisit forked it),
+ * and how many steps it injected. One write() of the whole line to a file
+ * opened for appending, so that workers' lines do not interleave. */
+static void write_origin(const explorer *x, const char *path, uint64_t seed, const sf_step *added,
+                         const ex_why *why, uint32_t n) {
+  if (!x->o.origins || !path[0])
+    return;
+  static char line[8192];
+  const size_t cap = sizeof line - 1; /* room for the newline */
+  const char *base = strrchr(path, '/');
+  uint32_t forks = 0;
+  for (uint32_t i = 0; i < n; i++)
+    forks += (uint32_t)fork_begins(added, why, i);
+  size_t len = line_add(line, 0, cap, "%s root=%" PRIu64 " forks=%" PRIu32, base ? base + 1 : path,
+                        seed, forks);
+  for (uint32_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && !fork_begins(added, why, j);)
+      j++;
+    char name[512];
+    why_name(x->sh, &why[i], name, sizeof name);
+    len = line_add(line, len, cap,
+                   " | event=%" PRIu32 " t=%" PRIu64 ".%06" PRIu64 "s %s bucket=%" PRIu32
+                   " runs=%" PRIu32 " node=%d steps=%" PRIu32 "%s \"%s\"",
+                   added[i].after_event, why[i].at_us / 1000000, why[i].at_us % 1000000,
+                   sf_feature_kind_name(why[i].kind), why[i].bucket, why[i].runs, why[i].node,
+                   j - i, why[i].revisit ? " revisit" : "", name);
+  }
+  line[len++] = '\n';
+  int fd = open(x->o.origins, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 || write(fd, line, len) != (ssize_t)len)
+    add64(&x->sh->origins_unsaved, 1);
+  if (fd >= 0)
+    close(fd);
 }
 
 /* --stats: how many runs reached each assertion site's states, and the

@@ -16,6 +16,8 @@ typedef struct sf_explore_summary sf_explore_summary;
 typedef struct sf_explore_opts {
   const char *out;           /**< crash files go here (required, writable) */
   const char *corpus;        /**< runs that reach new buckets are saved here; NULL: none */
+  const char *origins;       /**< a line per crash file is appended here: the states its
+                                  branches forked at (--origins); NULL: none */
   double seconds;            /**< the campaign's wall-clock time */
   uint64_t seed_base;        /**< the first root's sweep seed */
   uint64_t max_roots;        /**< roots per campaign, 0: until the time is up */
@@ -57,6 +59,7 @@ typedef struct sf_explore_opts {
   X(unkept, "failures kept as a count, with no file (their kind had its files)")                   \
   X(corpus, "corpus files written")                                                                \
   X(corpus_unsaved, "corpus files that could not be written")                                      \
+  X(origins_unsaved, "crash files whose line could not be added to the --origins file")            \
   X(new_in_roots, "feature buckets a root reached first")                                          \
   X(new_in_branches, "feature buckets a branch or revisit reached first")
 

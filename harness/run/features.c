@@ -12,17 +12,19 @@
 
 #define TAG(t) ((uint64_t)(t) << 60)
 
-/* Reach bucket b, a state about node (-1: none named); flag marks it in
- * fresh[] (SF_FRESH_SITE or 0). */
-static void reach(sf_features *f, uint32_t b, int node, uint32_t flag) {
+/* Reach bucket b, a state about node (-1: none named), by a feature of
+ * kind (SF_FT_*). */
+static void reach(sf_features *f, uint32_t b, int node, unsigned kind) {
   SIM_ASSERT(b < f->nb && f->nb <= SF_FB_BUCKETS);
+  SIM_ASSERT(kind > SF_FT__NONE && kind < SF_FT__COUNT);
   uint64_t bit = 1ull << (b % 64);
   if (!(f->bits[b / 64] & bit)) {
     f->bits[b / 64] |= bit;
     f->count++;
     if (f->nfresh < SF_FRESH_MAX) {
       f->fresh_node[f->nfresh] = (int8_t)(node >= 0 && node < f->n ? node : -1);
-      f->fresh[f->nfresh++] = b | flag;
+      f->fresh_kind[f->nfresh] = (uint8_t)kind;
+      f->fresh[f->nfresh++] = b;
     }
   }
 }
@@ -32,7 +34,7 @@ static void add(sf_features *f, uint64_t v) {
   SIM_ASSERT((v >> 60) > SF_FT__NONE && (v >> 60) < SF_FT__COUNT);
   if (f->off >> (v >> 60) & 1)
     return;
-  reach(f, (uint32_t)(sim_mix64(v) % (f->nb - SF_FB_SITE_BUCKETS)), -1, 0);
+  reach(f, (uint32_t)(sim_mix64(v) % (f->nb - SF_FB_SITE_BUCKETS)), -1, (unsigned)(v >> 60));
 }
 
 static const char *const kind_name[SF_FT__COUNT] = {
@@ -42,6 +44,10 @@ static const char *const kind_name[SF_FT__COUNT] = {
 };
 
 _Static_assert(SF_FT__COUNT < 16, "feature kinds below SF_SEARCH_INFLIGHT");
+
+const char *sf_feature_kind_name(unsigned kind) {
+  return kind > SF_FT__NONE && kind < SF_FT__COUNT ? kind_name[kind] : "?";
+}
 
 /* The parts of the search other than feature kinds, by name. */
 static const struct {
@@ -390,14 +396,16 @@ uint64_t sf_features_class_value(uint32_t k) {
 void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node) {
   if (f->off >> SF_FT_SITE & 1)
     return;
-  reach(f, sf_features_site_bucket(site, value), node, SF_FRESH_SITE);
+  reach(f, sf_features_site_bucket(site, value), node, SF_FT_SITE);
 }
 
-uint32_t sf_features_drain(sf_features *f, uint32_t *out, int *node) {
+uint32_t sf_features_drain(sf_features *f, uint32_t *out, int *node, int *kind) {
   uint32_t n = f->nfresh;
   memcpy(out, f->fresh, n * sizeof *out);
-  for (uint32_t i = 0; i < n; i++)
+  for (uint32_t i = 0; i < n; i++) {
     node[i] = f->fresh_node[i];
+    kind[i] = f->fresh_kind[i];
+  }
   f->nfresh = 0;
   return n;
 }

@@ -75,8 +75,7 @@ typedef enum {
  *  takes an older one's slot): what a delivery is compared with. */
 #define SF_FLY_SLOTS 128u
 
-#define SF_FRESH_MAX 32           /**< new buckets remembered between two drains */
-#define SF_FRESH_SITE 0x80000000u /**< in fresh[]: the bucket is an assertion site's */
+#define SF_FRESH_MAX 32 /**< new buckets remembered between two drains */
 
 /** A run's features so far. Plain data; zero it, then sf_features_init. */
 typedef struct sf_features {
@@ -115,8 +114,13 @@ typedef struct sf_features {
    * explorer; the rest are dropped when more arrive between drains) */
   uint32_t nfresh;
   uint32_t fresh[SF_FRESH_MAX];
-  int8_t fresh_node[SF_FRESH_MAX]; /* the node a site named for it, or -1 */
+  int8_t fresh_node[SF_FRESH_MAX];  /* the node a site named for it, or -1 */
+  uint8_t fresh_kind[SF_FRESH_MAX]; /* the kind (SF_FT_*) of the feature that reached it */
 } sf_features;
+
+/** The name of feature kind `kind` (SF_FT_*), as SIMFUZZ_SEARCH spells it;
+ *  "?" for a number that is none. */
+const char *sf_feature_kind_name(unsigned kind);
 
 /** Start over for a run of n nodes. */
 void sf_features_init(sf_features *f, int n);
@@ -209,9 +213,11 @@ void sf_features_step(sf_features *f, unsigned kind);
 void sf_features_site(sf_features *f, uint32_t site, uint64_t value, int node);
 
 /** Take the buckets first reached since the last call: copies at most
- *  SF_FRESH_MAX into out, and into node the node each one's site named
- *  (-1 for none), and returns how many. */
-uint32_t sf_features_drain(sf_features *f, uint32_t *out, int *node);
+ *  SF_FRESH_MAX into out, into node the node each one's site named (-1 for
+ *  none), and into kind the kind (SF_FT_*) of the feature that reached it
+ *  (of two kinds hashed into one bucket, the first this run reached); returns
+ *  how many. */
+uint32_t sf_features_drain(sf_features *f, uint32_t *out, int *node, int *kind);
 
 /** Run the feedback code path of every bucket reached (no-op when the build
  *  has no feedback). */

@@ -19,13 +19,14 @@ typedef struct sf_run_hooks sf_run_hooks;
 struct sf_run_hooks {
   /** Called after an event (in the event loop) once for each feature
    *  bucket the run reached for the first time during it, in the order
-   *  reached; site is 1 for an assertion site's bucket (its first hit or a
-   *  new best value). node is the node the state is about: the one its site
+   *  reached; kind is the kind (SF_FT_*, run/features.h) of the feature
+   *  that reached it: SF_FT_SITE for an assertion site's bucket (its first
+   *  hit or a new best value). node is the node the state is about: the one its site
    *  named (SF_SOMETIMES_ON, SF_MAXIMIZE_ON), else the node the event ran on
    *  (sim_event_node; -1 for a world-level event). It may fork(): the child
    *  goes on with the run. Setting it computes features even when the build
    *  emits none. */
-  void (*on_novel)(void *ctx, sim_world *w, uint32_t bucket, int site, int node);
+  void (*on_novel)(void *ctx, sim_world *w, uint32_t bucket, int kind, int node);
   void *ctx;
   /** If nonzero, on_event(ctx, w) is called once, after event number
    *  at_event (after the checks and on_novel, in the event loop; it may

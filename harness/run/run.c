@@ -257,12 +257,11 @@ static void after_event(void *p, sim_world *w) {
   const sf_run_hooks *hk = rs->o->hooks;
   if (hk && hk->on_novel && rs->feat.nfresh) {
     uint32_t fresh[SF_FRESH_MAX];
-    int node[SF_FRESH_MAX];
-    uint32_t k = sf_features_drain(&rs->feat, fresh, node);
+    int node[SF_FRESH_MAX], kind[SF_FRESH_MAX];
+    uint32_t k = sf_features_drain(&rs->feat, fresh, node, kind);
     rs->in_novel = 1;
     for (uint32_t i = 0; i < k; i++)
-      hk->on_novel(hk->ctx, w, fresh[i] & ~SF_FRESH_SITE, (fresh[i] & SF_FRESH_SITE) != 0,
-                   node[i] >= 0 ? node[i] : sim_event_node(w));
+      hk->on_novel(hk->ctx, w, fresh[i], kind[i], node[i] >= 0 ? node[i] : sim_event_node(w));
     rs->in_novel = 0;
   }
   if (hk && hk->on_event && sim_get_stats(w)->events == hk->at_event) {
