@@ -1,7 +1,8 @@
 #!/bin/sh
 # The tree's style, checked as a test: every C file as clang-format (the
 # .clang-format at the root) would write it, and every shell script clean
-# under shellcheck's warnings. Reads the tree; writes nothing.
+# under shellcheck's warnings, and CHANGELOG.md's newest release the one
+# version.h names. Reads the tree; writes nothing.
 # Usage: tests/style.sh SOURCE_DIR
 set -u
 cd "$1" || exit 2
@@ -55,5 +56,14 @@ if [ -n "$spawns" ]; then
   echo "FAIL: a child started outside harness/cli/isolate.c (use cli_spawn_program, cli_run_program, cli_program_output or cli_child_fork)"; nbad=1
 else
   echo "ok: every child of the tools starts in harness/cli/isolate.c"
+fi
+# the release in version.h (its one home) is the newest one CHANGELOG.md lists
+v=$(sed -n 's/^#define SIMFUZZ_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
+  include/simfuzz/version.h | paste -sd.)
+top=$(sed -n 's/^## \([0-9][0-9.]*\) .*/\1/p' CHANGELOG.md | head -n 1)
+if [ -n "$v" ] && [ "$v" = "$top" ]; then
+  echo "ok: CHANGELOG.md's newest release is version.h's, $v"
+else
+  echo "FAIL: version.h says '$v', CHANGELOG.md's newest release is '$top'"; nbad=1
 fi
 [ $nbad = 0 ]

@@ -4,14 +4,15 @@
  *
  * The numbers here are the project's one home of its version: CMake reads
  * them into project(VERSION), the package version file and the pkg-config
- * files. A minor release may add functions and scenario fields; a file
- * that an older release wrote still runs the same in a newer one.
+ * files. A minor release may add functions and scenario fields, and
+ * before 1.0 it may also change how a scenario file runs; CHANGELOG.md
+ * lists every such change. A patch release does neither.
  */
 #ifndef SIMFUZZ_VERSION_H
 #define SIMFUZZ_VERSION_H
 
 #define SIMFUZZ_VERSION_MAJOR 0
-#define SIMFUZZ_VERSION_MINOR 6
+#define SIMFUZZ_VERSION_MINOR 7
 #define SIMFUZZ_VERSION_PATCH 0
 
 /* The version as one number, 0xMMmmpp: compare with
