@@ -136,11 +136,17 @@ ok "fuzz confirms what it found: $(tail -n 1 "$work/fuzz.log")"
 # 5. the warm-up: no branch before the first W roots (default 1000), so a
 # bug the sweep finds in its first seeds costs the sweep's time
 branches() { sed -n 's/^explore: [0-9]* roots, \([0-9]*\) branches.*/\1/p' "$1"; }
-"$B" explore -o "$work/w1" --roots 999 --seed 5000 -q > "$work/w1.log" 2>&1
+# (the W-th root too: it branched, as the time count, which starts after
+# it, did not say; --warmup 2 --roots 2 branched once)
+"$B" explore -o "$work/w1" --roots 1000 --seed 5000 -q > "$work/w1.log" 2>&1
 "$B" explore -o "$work/w2" --roots 999 --seed 5000 --warmup 100 -q > "$work/w2.log" 2>&1
 [ "$(branches "$work/w1.log")" = 0 ] && [ "$(branches "$work/w2.log")" -gt 0 ] ||
   fail "warm-up: $(cat "$work/w1.log" "$work/w2.log")"
-ok "no branch in the first 1000 roots; $(branches "$work/w2.log") after a warm-up of 100"
+for w in 1 2 3 4 5 10 20 50 100; do
+  "$B" explore -o "$work/w3" --roots $w --warmup $w --share runs -q > "$work/w3.log" 2>&1
+  [ "$(branches "$work/w3.log")" = 0 ] || bad "--warmup $w --roots $w: $(cat "$work/w3.log")"
+done
+ok "no branch in the first 1000 roots, nor the first W of a warm-up of W; $(branches "$work/w2.log") after a warm-up of 100"
 
 # 6. output directories are created with their parents, as mkdir -p
 "$B" explore -o "$work/new/a/out" --corpus "$work/new/b/corpus" --roots 5 -q > "$work/p.log" 2>&1 &&

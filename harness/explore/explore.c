@@ -829,8 +829,8 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int kind, int nod
   if (x->level > 0 && sim_get_stats(w)->events == x->forked_at)
     return; /* this branch's own future was injected after this event */
   uint64_t roots = __atomic_load_n(&sh->roots, __ATOMIC_RELAXED);
-  if (roots < x->o.warmup)
-    return;
+  if (roots <= x->o.warmup)
+    return; /* roots 1 to warmup (roots counts the running one) branch none */
   uint32_t k = energy_for(c, roots, x->o.energy, site);
   /* Named states only (see EX_KEEP_BELOW), at every level down to the
    * deepest: a branch there cannot branch, yet rare states are reached
