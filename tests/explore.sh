@@ -196,7 +196,8 @@ ok "worn ways replaced: $(grep -c "$replaced" "$work/w2.log") kept states with -
 
 # 9. --stats: the runs that reached each assertion-site state, from the
 # campaign's own counts (n0 boots once in every root, and a branch does
-# not reach again what its root reached), and the states job 0 kept
+# not reach again what its root reached), the branches by the kind of
+# state they forked at, and the states job 0 kept
 "$B" explore -o "$work/st" --roots 3000 --seed 5000 --warmup 100 --stats -q > "$work/st.log" 2>&1
 roots=$(sed -n 's/^explore: \([0-9]*\) roots.*/\1/p' "$work/st.log")
 nkept=$(sed -n 's/^explore: job 0 keeps \([0-9]*\) states$/\1/p' "$work/st.log")
@@ -205,7 +206,15 @@ nkept=$(sed -n 's/^explore: job 0 keeps \([0-9]*\) states$/\1/p' "$work/st.log")
   [ -n "$nkept" ] && [ "$nkept" -gt 0 ] &&
   [ "$(grep -c "^explore: kept .* at level [0-9]*, [0-9]* revisits, way [1-9][0-9]*, at [0-9.]* s of a run to [0-9.]* s$" "$work/st.log")" = "$nkept" ] ||
   fail "explore --stats: $(cat "$work/st.log")"
-ok "--stats counts the runs per assertion-site state and lists the $nkept kept states"
+# and every branch under the kind of state it forked at: revisits, sites
+# (the ladder's rungs), other kinds
+n=$(branches "$work/st.log")
+sum=$(sed -n 's/^explore: branches by the state they forked at: //p' "$work/st.log" |
+  tr ',' '\n' | awk '{ s += $1 } END { print s + 0 }')
+grep -q "branches by the state they forked at: [1-9][0-9]* in revisits of kept states.*, [1-9][0-9]* at site states" \
+  "$work/st.log" && [ "$sum" = "$n" ] ||
+  bad "--stats: $sum branches by the state they forked at, of $n: $(cat "$work/st.log")"
+ok "--stats counts the runs per assertion-site state, the $n branches by where they forked, and lists the $nkept kept states"
 
 # 10. branches by fork (SIMFUZZ_SEARCH=-rerun), the explorer's first way:
 # each branch a fork of the running world, not a re-run from scratch in

@@ -156,7 +156,9 @@ static int write_json(const char *path, const sf_explore_summary *s) {
   "  (and forked branch) runs in a process group of its own, killed when it ends. --stats adds,\n" \
   "  per assertion-site state, the runs that reached it, the feature buckets roots and\n"          \
   "  branches reached first, the branches' part of the time, the failures (and new ones)\n"        \
-  "  of roots and of branches, and the states the first job kept (each with its moment and\n"      \
+  "  of roots and of branches, the branches by the kind of state they forked at (an\n"             \
+  "  assertion site's, another feature kind's, a kept state's revisit), and the states\n"          \
+  "  the first job kept (each with its moment and\n"                                               \
   "  the end of its run, in virtual time). --json FILE\n"                                          \
   "  writes the summary's counts as one JSON object (roots, branches, revisits, failures,\n"       \
   "  kinds, ...). --origins FILE appends a line per crash file saved: its name, its root's\n"      \

@@ -122,9 +122,11 @@ typedef struct {
   uint32_t ended_well[EX_MAX_JOBS]; /* set by a branch or revisit that ends normally */
   uint32_t nkept[EX_MAX_JOBS];      /* states each job keeps (see ex_kept) */
   uint32_t site_visits[EX_MAX_JOBS][EX_SITE_SLOTS]; /* each job's revisits per site */
-  uint8_t site_of[SF_FB_BUCKETS];     /* the site slot of each bucket of a site's state */
-  uint8_t site_states[SF_FB_BUCKETS]; /* site states hashed to each bucket, up to 2 */
-  uint32_t stop;                      /* 1: no new roots or branches */
+  uint8_t site_of[SF_FB_BUCKETS];        /* the site slot of each bucket of a site's state */
+  uint8_t site_states[SF_FB_BUCKETS];    /* site states hashed to each bucket, up to 2 */
+  uint32_t stop;                         /* 1: no new roots or branches */
+  uint64_t forked_at_kind[SF_FT__COUNT]; /* branches forked at a state of each feature kind */
+  uint64_t forked_at_kept;               /* branches forked in revisits of kept states */
   struct {
     uint64_t hash;
     uint32_t count;                    /* failures of this kind */
@@ -603,6 +605,10 @@ static void fork_links(sim_world *w, int n, sf_fork *at) {
  * campaign's deepest level, and beat. */
 static void branch_begins(explorer *x) {
   add64(&x->sh->branches, 1);
+  SIM_ASSERT(x->nadded >= 1);
+  const ex_why *y = &x->why[x->nadded - 1]; /* its own future's */
+  SIM_ASSERT(y->kind > SF_FT__NONE && y->kind < SF_FT__COUNT);
+  add64(y->revisit ? &x->sh->forked_at_kept : &x->sh->forked_at_kind[y->kind], 1);
   uint64_t d = __atomic_load_n(&x->sh->deepest, __ATOMIC_RELAXED);
   while (x->level > d && !__atomic_compare_exchange_n(&x->sh->deepest, &d, x->level, 1,
                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
@@ -1364,21 +1370,28 @@ static void state_name(const sf_site *site, uint32_t k, uint64_t v, char *buf, s
     snprintf(buf, cap, "%s", site->name);
 }
 
-/* The name of the state a branch forked at: an assertion site's state
- * (the first in catalog and class order whose bucket it is), else the kind
- * of the feature that reached its bucket. */
-static void why_name(const ex_shared *sh, const ex_why *y, char *buf, size_t cap) {
+/* The name of the assertion-site state whose bucket is `bucket` (the
+ * first in catalog and class order) into buf; 0 if it is no site's. */
+static int site_bucket_name(const ex_shared *sh, uint32_t bucket, char *buf, size_t cap) {
   size_t n = 0;
-  sf_site *sites = y->kind == SF_FT_SITE && sh->site_states[y->bucket] ? sf_sites(&n) : NULL;
+  sf_site *sites = sh->site_states[bucket] ? sf_sites(&n) : NULL;
   uint64_t v;
   uint32_t b;
   for (size_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < classes(&sites[i]); k++)
-      if (site_state(i, k, &v, &b) && b == y->bucket) {
+      if (site_state(i, k, &v, &b) && b == bucket) {
         state_name(&sites[i], k, v, buf, cap);
-        return;
+        return 1;
       }
-  snprintf(buf, cap, "a %s feature", sf_feature_kind_name(y->kind));
+  return 0;
+}
+
+/* The name of the state a branch forked at: an assertion site's state
+ * (the first in catalog and class order whose bucket it is), else the kind
+ * of the feature that reached its bucket. */
+static void why_name(const ex_shared *sh, const ex_why *y, char *buf, size_t cap) {
+  if (y->kind != SF_FT_SITE || !site_bucket_name(sh, y->bucket, buf, cap))
+    snprintf(buf, cap, "a %s feature", sf_feature_kind_name(y->kind));
 }
 
 /* 1 if step i of a branch's steps (added, why) begins a fork of its own:
@@ -1476,15 +1489,16 @@ static void print_stats(const explorer *x) {
          ", which weigh the branches' share at %.1f %% (%s)\n",
          sh->failures - sh->failures_in_branches, sh->failures_in_branches, sh->news_in_roots,
          sh->news_in_branches, yield_pm(sh) / 10.0, x->yield ? "on" : "off, -yield");
+  printf("explore: branches by the state they forked at: %" PRIu64 " in revisits of kept states",
+         sh->forked_at_kept);
+  for (unsigned t = SF_FT__NONE + 1; t < SF_FT__COUNT; t++)
+    if (sh->forked_at_kind[t])
+      printf(", %" PRIu64 " at %s states", sh->forked_at_kind[t], sf_feature_kind_name(t));
+  printf("\n");
   printf("explore: job 0 keeps %" PRIu32 " states\n", sh->nkept[0]);
   for (uint32_t e = 0; e < sh->nkept[0]; e++) {
-    snprintf(name, sizeof name, "(bucket %" PRIu32 ")", kept[e].bucket);
-    for (size_t i = 0, found = 0; i < n && !found; i++)
-      for (uint32_t k = 0; k < classes(&sites[i]) && !found; k++)
-        if (site_state(i, k, &v, &b) && b == kept[e].bucket) {
-          state_name(&sites[i], k, v, name, sizeof name);
-          found = 1;
-        }
+    if (!site_bucket_name(sh, kept[e].bucket, name, sizeof name))
+      snprintf(name, sizeof name, "(bucket %" PRIu32 ")", kept[e].bucket);
     printf("explore: kept %s at level %" PRIu32 ", %" PRIu32 " revisits, way %" PRIu32
            ", at %.3f s of a run to %.3f s\n",
            name, kept[e].level, kept[e].visits, kept[e].ways, (double)kept[e].at_us / 1e6,
