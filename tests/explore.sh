@@ -215,6 +215,21 @@ grep -q "branches by the state they forked at: [1-9][0-9]* in revisits of kept s
   "$work/st.log" && [ "$sum" = "$n" ] ||
   bad "--stats: $sum branches by the state they forked at, of $n: $(cat "$work/st.log")"
 ok "--stats counts the runs per assertion-site state, the $n branches by where they forked, and lists the $nkept kept states"
+# +even: a site's state gets the branches any state of its rarity gets, so
+# the same campaign forks fewer branches at the ladder's sites and more at
+# other kinds of state (744 and 86, against 10 and 700 here)
+at() { # LOG KIND: the branches forked at KIND's states
+  sed -n "s/^explore: branches by the state they forked at: .* \([0-9][0-9]*\) at $2 states.*/\1/p" "$1"
+}
+"$B" explore -o "$work/ev0" --roots 3000 --seed 5000 --share runs --stats -q > "$work/ev0.log" 2>&1
+SIMFUZZ_SEARCH=+even "$B" explore -o "$work/ev1" --roots 3000 --seed 5000 --share runs --stats -q \
+  > "$work/ev1.log" 2>&1
+s0=$(at "$work/ev0.log" site); s1=$(at "$work/ev1.log" site)
+p0=$(at "$work/ev0.log" pair); p1=$(at "$work/ev1.log" pair)
+[ -n "$s0" ] && [ -n "$s1" ] && [ -n "$p0" ] && [ -n "$p1" ] && [ $((s1 * 4)) -lt "$s0" ] &&
+  [ "$p1" -gt $((p0 * 4)) ] ||
+  bad "+even: site $s0 -> $s1, pair $p0 -> $p1: $(cat "$work/ev0.log" "$work/ev1.log")"
+ok "+even: branches at site states $s0 -> $s1, at pair states $p0 -> $p1"
 
 # 10. branches by fork (SIMFUZZ_SEARCH=-rerun), the explorer's first way:
 # each branch a fork of the running world, not a re-run from scratch in
@@ -364,7 +379,7 @@ ka=$(anchored "$work/an1"); k0=$(anchored "$work/an0")
 # message lists every part, the feature kinds and the search parts' table
 SIMFUZZ_SEARCH=+nosuch "$B" explore -o "$work/ns" --roots 1 -q > "$work/ns.log" 2>&1
 st=$?
-[ "$st" = 2 ] && grep -q "lock, dwell, epoch, timeline, inflight, rerun, yield, anchor, wide$" "$work/ns.log" &&
+[ "$st" = 2 ] && grep -q "lock, dwell, epoch, timeline, inflight, rerun, yield, anchor, wide, even$" "$work/ns.log" &&
   ok "SIMFUZZ_SEARCH=+nosuch: usage error naming every part" ||
   bad "SIMFUZZ_SEARCH=+nosuch: status $st, $(cat "$work/ns.log")"
 

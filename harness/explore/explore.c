@@ -297,12 +297,14 @@ static uint64_t rarity_of(uint64_t c, uint64_t roots) {
 /* How many branches a state is worth, by its rarity: of `roots` root runs
  * so far, c earlier runs reached it. Assertion sites (states the target's
  * author named) get twice the energy; other buckets branch only once the
- * campaign has seen enough roots to call them rare. */
+ * campaign has seen enough roots to call them rare. With +even
+ * (SF_SEARCH_EVEN) sites get what other buckets get. */
 static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
   if (!k)
     return 0; /* --energy 0: no branches */
   uint64_t rarity = rarity_of(c, roots);
-  if (site)
+  /* a site's state gets more, unless +even (SF_SEARCH_EVEN) makes it any state */
+  if (site && (sf_search_off() & SF_SEARCH_EVEN))
     return rarity >= 100 ? 2 * k : rarity >= 10 ? k : rarity >= 3 ? 1 : 0;
   if (rarity >= 1000)
     return k;

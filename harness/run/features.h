@@ -163,19 +163,27 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  lost 41 pairs to 66 (docs/bench-history.md). */
 #define SF_SEARCH_WIDE (1u << 20)
 
+/** In a search mask: the explorer gives a state reached at an assertion
+ *  site the branches any state of its rarity gets, not more (explore.c,
+ *  energy_for): by default a site's state reached by 1 run in 10 gets
+ *  --energy branches, another kind's none until 1 in 30, so that in
+ *  examples/craft 99 % of the branches fork at its three hazard sites.
+ *  Off by default ("+even" turns it on) until a paired A/B. */
+#define SF_SEARCH_EVEN (1u << 21)
+
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
 #define SF_SEARCH_DEFAULT_OFF                                                                      \
   ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | (1u << SF_FT_EPOCH) | (1u << SF_FT_TIMELINE) |      \
-   SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR | SF_SEARCH_WIDE)
+   SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR | SF_SEARCH_WIDE | SF_SEARCH_EVEN)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
  *  "+name" (on) and "-name" (off), where a name is a feature kind
  *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT), "rerun"
  *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD), "anchor"
- *  (SF_SEARCH_ANCHOR) or "wide" (SF_SEARCH_WIDE): for A/B
+ *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE) or "even" (SF_SEARCH_EVEN): for A/B
  *  measurements of the search. Read once per process; a bad list is a usage
  *  error (exit 2). Runs are the same either way: only the feedback and the
  *  explorer's choices change. */
