@@ -20,20 +20,12 @@
 set -eu
 B=$1; NAME=$2; shift 2
 K=6; S=120; CORES=0,1; KEEP=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --runs) K=$2; shift 2 ;;
-    --time) S=$2; shift 2 ;;
-    --cores) CORES=$2; shift 2 ;;
-    --keep) KEEP=$2; shift 2 ;;
-    *) echo "origins_study.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_options origins_study.sh "runs=K time=S cores=CORES keep=KEEP" "$@"
 V=$B/bin/simfuzz-craft_$NAME; F=$B/bin/simfuzz-craft_${NAME}_fixed
 [ -x "$V" ] && [ -x "$F" ] || { echo "origins_study.sh: no $V or $F" >&2; exit 2; }
 c0=${CORES%,*}; c1=${CORES#*,}
-# shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh"
 work=$(bench_workdir)
 trap 'rm -rf "$work"' EXIT
 JUDGE_DIR=$(dirname "$0")/../examples/craft/bugs

@@ -13,10 +13,9 @@
 #define TAG(t) ((uint64_t)(t) << 60)
 
 /* Reach bucket b, a state about node (-1: none named), by a feature of
- * kind (SF_FT_*). */
+ * kind (SF_FT_*: add() checks its feature's kind, a site's is SF_FT_SITE). */
 static void reach(sf_features *f, uint32_t b, int node, unsigned kind) {
   SIM_ASSERT(b < f->nb && f->nb <= SF_FB_BUCKETS);
-  SIM_ASSERT(kind > SF_FT__NONE && kind < SF_FT__COUNT);
   uint64_t bit = 1ull << (b % 64);
   if (!(f->bits[b / 64] & bit)) {
     f->bits[b / 64] |= bit;
