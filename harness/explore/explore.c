@@ -118,6 +118,7 @@ typedef struct {
   uint64_t ns_clean, clean;         /* roots that branched none: their time, their count */
   uint64_t tree[EX_MAX_JOBS];       /* branch runs of each job's current root */
   uint64_t ns_revisit;              /* ns spent on revisits, in ns_branch too */
+  uint64_t ns_site;                 /* ns of new branches forked at sites' states, ditto */
   uint64_t runs_begun;              /* runs begun: roots, branches, revisits (--share runs) */
   uint32_t ended_well[EX_MAX_JOBS]; /* set by a branch or revisit that ends normally */
   uint32_t nkept[EX_MAX_JOBS];      /* states each job keeps (see ex_kept) */
@@ -266,6 +267,11 @@ static void run_begins(explorer *x) {
  * branches at new rare states keep the rest of it. */
 #define EX_SHARE_REVISIT 12u
 
+/* With +split (SF_SEARCH_SPLIT), the new branches forked at assertion
+ * sites' states may take at most this percentage of the new branches'
+ * share; the states of other kinds have the rest to themselves. */
+#define EX_SPLIT_SITE 67u
+
 /* An assertion site's state (a SOMETIMES first hit, a new best value of a
  * MAXIMIZE) is kept for revisits when fewer than this many runs of the
  * campaign reached its bucket before. Only named states: kept rare
@@ -298,7 +304,9 @@ static uint64_t rarity_of(uint64_t c, uint64_t roots) {
  * so far, c earlier runs reached it. Assertion sites (states the target's
  * author named) get twice the energy; other buckets branch only once the
  * campaign has seen enough roots to call them rare. With +even
- * (SF_SEARCH_EVEN) sites get what other buckets get. */
+ * (SF_SEARCH_EVEN) sites get what other buckets get; with +split
+ * (SF_SEARCH_SPLIT) other buckets branch once from 1 run in 10, within
+ * their own part of the share (branch_over_share). */
 static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
   if (!k)
     return 0; /* --energy 0: no branches */
@@ -310,7 +318,7 @@ static uint32_t energy_for(uint32_t c, uint64_t roots, uint32_t k, int site) {
     return k;
   if (rarity >= 100)
     return k / 2 ? k / 2 : 1;
-  if (rarity >= 30)
+  if (rarity >= 30 || (rarity >= 10 && !(sf_search_off() & SF_SEARCH_SPLIT)))
     return 1;
   return 0;
 }
@@ -648,6 +656,14 @@ static void queue_branch(explorer *x, uint64_t id, uint64_t events, sf_step *fut
   x->forks++;
 }
 
+/* Count the time dt of a new branch (or a revisit's, when it is timed as
+ * one) forked for reason y. */
+static void count_branch_time(ex_shared *sh, const ex_why *y, uint64_t dt) {
+  add64(&sh->ns_branch, dt);
+  if (!y->revisit && y->kind == SF_FT_SITE)
+    add64(&sh->ns_site, dt);
+}
+
 /* Fork one branch at this moment (in re-run mode, queue it). Returns in
  * the child (which then runs the new future) and, after the child ended,
  * in the parent. */
@@ -702,7 +718,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   x->forks++;
   int ended = wait_child(x, c);
   if (top) /* nested branches are inside their top branch's time */
-    add64(&x->sh->ns_branch, cost_now(x) - t0);
+    count_branch_time(x->sh, &x->next, cost_now(x) - t0);
   if (ended != CLI_END_OK)
     branch_crashed(x, fut, nf, events, c, ended);
   free(c);
@@ -813,11 +829,19 @@ static int over_share(ex_shared *sh, uint64_t roots, uint64_t ns, uint64_t share
 }
 
 /* 1 if new branches (not revisits) have used up their share (see
- * over_share). */
-static int branch_over_share(explorer *x, uint64_t share, uint64_t total) {
+ * over_share); with +split, those of the kind of state `kind` their part
+ * of it (EX_SPLIT_SITE). */
+static int branch_over_share(explorer *x, int kind, uint64_t share, uint64_t total) {
   ex_shared *sh = x->sh;
   uint64_t ns = __atomic_load_n(&sh->ns_branch, __ATOMIC_RELAXED) -
                 __atomic_load_n(&sh->ns_revisit, __ATOMIC_RELAXED);
+  if (!(sf_search_off() & SF_SEARCH_SPLIT)) {
+    uint64_t site = __atomic_load_n(&sh->ns_site, __ATOMIC_RELAXED);
+    site = site < ns ? site : ns; /* (other workers add to both between the loads) */
+    int at_site = kind == SF_FT_SITE;
+    ns = at_site ? site : ns - site;
+    share = share * (at_site ? EX_SPLIT_SITE : 100 - EX_SPLIT_SITE) / 100;
+  }
   return over_share(sh, __atomic_load_n(&sh->roots, __ATOMIC_RELAXED), ns, share, total);
 }
 
@@ -862,7 +886,7 @@ static void on_novel(void *ctx, sim_world *w, uint32_t bucket, int kind, int nod
   SIM_ASSERT(node >= -1 && node < SIM_MAX_NODES && kind > SF_FT__NONE && kind < SF_FT__COUNT);
   x->next = (ex_why){sim_now(w) / 1000, bucket % SF_FB_BUCKETS, c, (uint8_t)kind, (int8_t)node, 0};
   for (uint32_t i = 0; i < k; i++) {
-    if (branch_over_share(x, share, total))
+    if (branch_over_share(x, kind, share, total))
       return;
     /* a re-run's budget is counted when it runs (run_queued) */
     if ((!x->rerun && add64(&sh->tree[x->job], 1) > x->o.budget) ||
@@ -941,7 +965,7 @@ static void run_queued(explorer *x, const sf_run_opts *o, ex_list *l) {
   for (uint32_t i = 0; i < l->n && !x->damaged; i++) {
     const ex_req *q = &l->q[i];
     if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) ||
-        (q->total && branch_over_share(x, q->share, q->total)) ||
+        (q->total && branch_over_share(x, q->why.kind, q->share, q->total)) ||
         add64(&sh->tree[x->job], 1) > x->o.budget)
       break;
     SIM_ASSERT(n0 + q->nf <= SF_MAX_STEPS);
@@ -973,7 +997,7 @@ static void run_queued(explorer *x, const sf_run_opts *o, ex_list *l) {
     else
       run_queued(x, o, &sub);
     if (top) /* the branch and its own branches */
-      add64(&sh->ns_branch, cost_now(x) - t0);
+      count_branch_time(sh, &q->why, cost_now(x) - t0);
   }
   free(sub.q);
   l->n = 0;

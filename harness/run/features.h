@@ -171,22 +171,31 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  Off by default ("+even" turns it on) until a paired A/B. */
 #define SF_SEARCH_EVEN (1u << 21)
 
+/** In a search mask: the explorer's new branches are split in two parts
+ *  of its share of the time: those forked at assertion sites' states may
+ *  use at most two thirds of it (with the sites' energy), and the states of
+ *  other kinds have the last third to themselves, where they branch from
+ *  1 run in 10 (explore.c, EX_SPLIT_SITE). A milder +even: by default the
+ *  sites take the whole share first. Off by default ("+split" turns it
+ *  on) until a paired A/B. */
+#define SF_SEARCH_SPLIT (1u << 22)
+
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
 #define SF_SEARCH_DEFAULT_OFF                                                                      \
   ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | (1u << SF_FT_EPOCH) | (1u << SF_FT_TIMELINE) |      \
-   SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR | SF_SEARCH_WIDE | SF_SEARCH_EVEN)
+   SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR | SF_SEARCH_WIDE | SF_SEARCH_EVEN | SF_SEARCH_SPLIT)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
  *  "+name" (on) and "-name" (off), where a name is a feature kind
  *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT), "rerun"
  *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD), "anchor"
- *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE) or "even" (SF_SEARCH_EVEN): for A/B
- *  measurements of the search. Read once per process; a bad list is a usage
- *  error (exit 2). Runs are the same either way: only the feedback and the
- *  explorer's choices change. */
+ *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE), "even" (SF_SEARCH_EVEN) or "split"
+ * (SF_SEARCH_SPLIT): for A/B measurements of the search. Read once per process; a bad list is a
+ * usage error (exit 2). Runs are the same either way: only the feedback and the explorer's choices
+ * change. */
 uint32_t sf_search_off(void);
 
 /** The feature buckets of this process's runs: SF_FB_NARROW, or
