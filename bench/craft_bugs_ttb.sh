@@ -91,7 +91,8 @@ JUDGE_DIR=$(dirname "$0")/../examples/craft/bugs
 # judge DIR T0 TAG: judge the failure files of DIR not judged yet (oldest
 # first); the first that is the bug: its seconds from T0 in $work/hit.TAG
 judge() {
-  find "$1" -type f \( -name 'crash-*' -o -name 'craft_*-seed-*' -o -name 'id:*' \) \
+  # (AFL++'s id:* files in queue/ ran without failing: only crashes/ holds finds)
+  find "$1" -type f \( -name 'crash-*' -o -name 'craft_*-seed-*' -o \( -name 'id:*' -path '*/crashes/*' \) \) \
     ! -path '*/.*' -printf '%T@ %p\n' 2> /dev/null | sort -n > "$work/files.$3"
   while read -r t p; do
     grep -qxF "$p" "$work/seen.$3" && continue

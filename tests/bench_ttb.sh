@@ -89,6 +89,24 @@ sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" flaky --methods sweep --pairs 1 --bu
 [ "$(cat "$work/flaky.finds/flaky-sweep-1-16s.pb" 2> /dev/null)" = own ] ||
   fail "the find is not the scenario that fails the variant every time and never the control: $(cat "$work/flaky.finds/"* 2> /dev/null) $(cat "$work/flaky.rows")"
 ok "a failure the control shows on its second replay, or one that the variant's replays show one time in two, is no find"
+# AFL++'s queue holds the inputs that ran without a failure: no find, and
+# not judged (its replays, by the hundred, kept trials running minutes past
+# their budget); its crashes/ are. A fake afl-fuzz writes a queue entry
+# that the fake variant fails, then a crash: the find is the crash
+mkdir -p "$work/path" "$work/b/fuzz" "$work/b/corpus/craft_aflq"
+printf '#!/bin/sh\nexit 0\n' > "$work/b/fuzz/craft_aflq_afl"
+printf '%s\n' '#!/bin/sh' 'while [ "$1" != -o ]; do shift; done; o=$2/default' \
+  'mkdir -p "$o/queue" "$o/crashes"; echo queue > "$o/queue/id:000000,time:0,orig:a"; sleep 1' \
+  'echo crash > "$o/crashes/id:000000,sig:06,src:000000"; exec sleep 1000' > "$work/path/afl-fuzz"
+chmod +x "$work/b/fuzz/craft_aflq_afl" "$work/path/afl-fuzz"
+fake_target "$work/b" aflq 'echo "$2: scenario -> FAILED election_safety"; exit 1'
+fake_target "$work/b" aflq_fixed 'echo "$2: scenario -> ok"'
+PATH=$work/path:$PATH sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" aflq --methods afl --pairs 1 \
+  --budget 16 --cores 0,0 --results "$work/aflq.rows" > "$work/aflq.log" 2>&1 ||
+  fail "the AFL++ trial failed: $(tail -n 3 "$work/aflq.log")"
+[ "$(cat "$work/aflq.finds/aflq-afl-1-16s.pb" 2> /dev/null)" = crash ] ||
+  fail "AFL++'s queue entry was taken for a find: $(cat "$work/aflq.finds/"* 2> /dev/null) $(cat "$work/aflq.rows")"
+ok "AFL++'s queue is not judged; its crashes are"
 # bench/craft_table.sh, a trial at a time: its row, and its find beside the results
 sh "$SRC/bench/craft_table.sh" "$work/b" "$work/table.txt" --trials 1 --budget 16 --groups sweep \
   --cores 0,0 moved > "$work/table.log" 2>&1 || fail "craft_table.sh failed: $(tail -n 3 "$work/table.log")"
