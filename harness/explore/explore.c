@@ -1505,10 +1505,12 @@ static void print_stats(const explorer *x) {
   uint64_t all = sh->ns_all > sh->ns_branch ? sh->ns_all : 0;
   printf("explore: feature buckets first reached by roots %" PRIu64
          ", by branches and revisits %" PRIu64
-         "; branches took %.1f %% of the time after the warm-up (revisits %.1f %%)\n",
+         "; branches took %.1f %% of the time after the warm-up (revisits %.1f %%, new "
+         "branches at site states %.1f %%)\n",
          sh->new_in_roots, sh->new_in_branches,
          all ? 100.0 * (double)sh->ns_branch / (double)all : 0.0,
-         all ? 100.0 * (double)sh->ns_revisit / (double)all : 0.0);
+         all ? 100.0 * (double)sh->ns_revisit / (double)all : 0.0,
+         all ? 100.0 * (double)sh->ns_site / (double)all : 0.0);
   const ex_kept *kept = x->kept;
   printf("explore: failures found by roots %" PRIu64 ", by branches and revisits %" PRIu64
          "; news (a new kind, or a new way to one) %" PRIu64 " and %" PRIu64
