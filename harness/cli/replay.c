@@ -279,8 +279,10 @@ static void reference_add(void *ctx, const sim_world *w, const sim_trace_rec *r,
 
 typedef struct {
   const reference *ref;
-  size_t i;     /* records seen in this run */
-  int diverged; /* the first divergence is recorded below */
+  size_t i;      /* records seen in this run */
+  int timeline;  /* 1: format every record, as replay's timeline does */
+  unsigned sink; /* (what the formatting gave, so that it is not left out) */
+  int diverged;  /* the first divergence is recorded below */
   size_t at;
   char a[CONTEXT + 1][512], b[CONTEXT + 1][512]; /* context lines, then the divergent ones */
   int nctx;
@@ -322,6 +324,11 @@ static void compare(void *ctx, const sim_world *w, const sim_trace_rec *r, const
                     size_t len) {
   comparison *c = ctx;
   size_t i = c->i++;
+  if (c->timeline) { /* a tool's stack use inside the run must not change it */
+    char line[SIM_OUTPUT_MAX * 4 + 128];
+    sim_trace_format_payload(w, r, payload, len, line, sizeof line);
+    c->sink += (unsigned char)line[0];
+  }
   if (c->diverged)
     return;
   const reference *ref = c->ref;
@@ -369,6 +376,7 @@ static int compare_runs(const char *path, const sf_scenario *s, reference *ref, 
     comparison c;
     memset(&c, 0, sizeof c);
     c.ref = ref;
+    c.timeline = n == 1; /* run 2 as replay prints it, the others as run 1 */
     sf_result r;
     cli_run_traced(s, compare, &c, &r);
     if (!c.diverged && c.i < ref->n) { /* this run ended first */
@@ -428,8 +436,10 @@ static int compare_fresh(const char *path, uint64_t h0, uint64_t fresh) {
   "  (default 3), and compares the trace hashes. The first fresh process has its own random\n"     \
   "  address-space layout; the others run without randomization, each with the C library's\n"      \
   "  heap shifted by 256 bytes more (257 processes give bits 8-15 of an address every value),\n"   \
-  "  so a run that depends on where something was allocated shows there. On an in-process\n"       \
-  "  mismatch it prints the first event where the runs diverge, from both runs.\n\n"               \
+  "  so a run that depends on where something was allocated shows there. Run 2 formats\n"          \
+  "  every trace record as replay's timeline does, so a run that depends on what a tool\n"         \
+  "  left on the stack shows too. On an in-process mismatch it prints the first event\n"           \
+  "  where the runs diverge, from both runs.\n\n"                                                  \
   "EXIT STATUS\n"                                                                                  \
   "  0 deterministic, 3 a mismatch, 2 bad input or usage\n"
 
