@@ -308,22 +308,6 @@ void sim__ev_cancel(sim_world *w, uint32_t e);
  * (the one test of "faulty": the datagram paths' fast path skips the rest). */
 void sim__link_params(link_t *l, const sim_link_params *p);
 void sim__budget_stop(sim_world *w, sim_budget why);
-
-/* Stack below the event loop's frame that sim__scrub_stack() zeroes before
- * each event, and after each trace record the part a trace callback uses. */
-#define SIM__SCRUB_EVENT 16384u
-#define SIM__SCRUB_TRACE 4096u
-
-/* Zero the n (at most SIM__SCRUB_EVENT) bytes of stack just below the
- * caller's frame. A node's read of a stack variable it never wrote then
- * sees zeros, whatever ran there before in this process: a hook, a tool's
- * trace callback (replay prints every record, the fuzzers hash features,
- * the sweep does neither), the run before (replay runs each file twice),
- * the explorer's own work. Without it such a read, a bug of the system
- * under test (cowsql/raft before 9d911c1d sent a rejection's
- * last_log_index uninitialised), made a run depend on which tool ran it:
- * another trace hash, and maybe another outcome. */
-void sim__scrub_stack(size_t n);
 /** The host refused the simulator memory: the run stops (SIM_BUDGET_MEMORY)
  *  and no failure after this counts. */
 #define sim__out_of_memory(w) sim__budget_stop((w), SIM_BUDGET_MEMORY)
@@ -401,8 +385,6 @@ sim__trace_inline(sim_world *w, unsigned kind, unsigned reason, int node, int pe
   w->trace_hash = ((h << 29) | (h >> 35)) ^ 0x632be59bd9b4e019ull;
   if (w->cfg.trace)
     w->cfg.trace(w->cfg.trace_ctx, w, r, payload, len);
-  /* with a callback or without, the node's code goes on over zeros */
-  sim__scrub_stack(SIM__SCRUB_TRACE);
 }
 
 /* The same, out of line (trace.c), for the many call sites off the hot

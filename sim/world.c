@@ -612,14 +612,6 @@ int sim_step(sim_world *w) {
   return 1;
 }
 
-__attribute__((noinline)) void sim__scrub_stack(size_t n) {
-  unsigned char pad[SIM__SCRUB_EVENT];
-  SIM_ASSERT(n <= sizeof pad);
-  /* the top of pad is nearest the caller's frame (the stack grows down) */
-  memset(pad + sizeof pad - n, 0, n);
-  __asm__ volatile("" : : "r"(pad) : "memory"); /* the stores are not dead */
-}
-
 /* One event and the checks after it (sim_step has checked the budgets). */
 static void step(sim_world *w) {
   SIM_ASSERT(!w->hole); /* not re-entered from an event */
@@ -628,7 +620,6 @@ static void step(sim_world *w) {
   w->now = t;
   w->stats.events++;
   w->hole = 1; /* the root stays until an event replaces it or dispatch ends */
-  sim__scrub_stack(SIM__SCRUB_EVENT);
   dispatch(w, e);
   if (w->hole) {
     w->hole = 0;

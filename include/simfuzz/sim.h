@@ -22,11 +22,6 @@
  *     Worlds are fully independent. The one global is per thread: the
  *     world (and node) whose event is running, for sim_current(); it is
  *     saved and restored around every event and run.
- *   - A callback's read of stack memory it never wrote (a bug of the system
- *     under test, which the simulator cannot forbid) sees zeros: the 16 KiB
- *     of stack below each event, and the 4 KiB below each trace record's
- *     callback, are zeroed. Such a run is still a function of its input,
- *     whichever tool runs it and whatever ran before it in the process.
  *
  * Scheduler tie-break rule
  *   Events are ordered by (time, priority, sequence). `sequence` is the order
