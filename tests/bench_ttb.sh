@@ -107,6 +107,22 @@ PATH=$work/path:$PATH sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" aflq --methods
 [ "$(cat "$work/aflq.finds/aflq-afl-1-16s.pb" 2> /dev/null)" = crash ] ||
   fail "AFL++'s queue entry was taken for a find: $(cat "$work/aflq.finds/"* 2> /dev/null) $(cat "$work/aflq.rows")"
 ok "AFL++'s queue is not judged; its crashes are"
+# a file whose runs differ by what ran before them (the variant reads stack
+# it never wrote: check-determinism exits 3) is no find, however the
+# control's replays go: the control's binary leaves other bytes there
+fake_target "$work/b" nondet 'case $1 in
+  sweep) while [ "$1" != -o ]; do shift; done; mkdir -p "$2"
+    echo tooldep > "$2/craft_nondet-seed-1.pb"; exec sleep 1000 ;;
+  check-determinism) echo "MISMATCH in-process"; exit 3 ;;
+  replay) echo "$2: scenario -> FAILED election_safety"; exit 1 ;;
+esac'
+fake_target "$work/b" nondet_fixed 'echo "$2: scenario -> ok"'
+sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" nondet --methods sweep --pairs 1 --budget 16 \
+  --cores 0,0 --results "$work/nondet.rows" > "$work/nondet.log" 2>&1 ||
+  fail "the trial failed: $(tail -n 3 "$work/nondet.log")"
+grep -q '^nondet sweep 1 - ' "$work/nondet.rows" ||
+  fail "a file whose runs differ was taken for a find: $(cat "$work/nondet.rows")"
+ok "a file that check-determinism finds runs differently is no find"
 # bench/craft_table.sh, a trial at a time: its row, and its find beside the results
 sh "$SRC/bench/craft_table.sh" "$work/b" "$work/table.txt" --trials 1 --budget 16 --groups sweep \
   --cores 0,0 moved > "$work/table.log" 2>&1 || fail "craft_table.sh failed: $(tail -n 3 "$work/table.log")"

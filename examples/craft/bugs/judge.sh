@@ -7,10 +7,13 @@
 #               (bugs/background): never the variant's, even when the
 #               control passes FILE (the fix moved the run off its path)
 #   also-fixed  F fails it the same way
-#   unstable    V's replays of FILE fail in different ways (or not at all):
-#               the run depends on more than the scenario (a library that
-#               reads a pointer's bytes, docs/findings/cowsql-raft.md
-#               finding 6), so it tells nothing
+#   unstable    V's replays of FILE fail in different ways (or not at all),
+#               or V's check-determinism finds runs of FILE that differ: the
+#               run depends on more than the scenario (a library that reads
+#               a pointer's bytes, docs/findings/cowsql-raft.md finding 6, or
+#               stack it never wrote, as the trees before cowsql/raft 9d911c1d
+#               do: docs/bug-zoo.md), so it tells nothing; F passing FILE may
+#               only mean that F's binary left other bytes there
 #   bug         the fix's bug: V fails FILE the same way in JUDGE_AGAIN more
 #               replays (default 3), and F never does in JUDGE_AGAIN_F more
 #               (default 8; F's first replay can take the rare path, and
@@ -41,6 +44,11 @@ judge_again() { # TOOL FILE SCRATCH SIG N: how many of N more replays fail as SI
   done
   echo "$same"
 }
+judge_nondet() { # TOOL FILE SCRATCH: 0 if check-determinism finds FILE's runs differ
+  # (its exit 3; a run that crashes the tool is no answer either way)
+  judge_run "$1" check-determinism --runs 2 --fresh 1 "$2" > "$3" 2>&1
+  [ $? = 3 ]
+}
 judge_file() { # V F FILE SCRATCH
   v=$(judge_sig "$1" "$3" "$4")
   av=${JUDGE_AGAIN:-3}; af=${JUDGE_AGAIN_F:-8}
@@ -49,6 +57,7 @@ judge_file() { # V F FILE SCRATCH
   elif [ "$v" = "$(judge_sig "$2" "$3" "$4")" ]; then verdict=also-fixed
   elif [ "$(judge_again "$2" "$3" "$4" "$v" "$af")" != 0 ]; then verdict=also-fixed
   elif [ "$(judge_again "$1" "$3" "$4" "$v" "$av")" != "$av" ]; then verdict=unstable
+  elif judge_nondet "$1" "$3" "$4"; then verdict=unstable
   else verdict=bug; fi
   printf '%s\t%s\n' "$verdict" "$v"
 }
