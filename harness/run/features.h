@@ -168,7 +168,8 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  energy_for): by default a site's state reached by 1 run in 10 gets
  *  --energy branches, another kind's none until 1 in 30, so that in
  *  examples/craft 99 % of the branches fork at its three hazard sites.
- *  Off by default ("+even" turns it on) until a paired A/B. */
+ *  Off by default ("+even" turns it on): its preview lost 6 pairs of 6,
+ *  and the milder +split its A/B (docs/bench-history.md). */
 #define SF_SEARCH_EVEN (1u << 21)
 
 /** In a search mask: the explorer's new branches are split in two parts
@@ -177,7 +178,7 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  other kinds have the last third to themselves, where they branch from
  *  1 run in 10 (explore.c, EX_SPLIT_SITE). A milder +even: by default the
  *  sites take the whole share first. Off by default ("+split" turns it
- *  on) until a paired A/B. */
+ *  on): its paired A/B lost 30 pairs to 39 (docs/bench-history.md). */
 #define SF_SEARCH_SPLIT (1u << 22)
 
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
