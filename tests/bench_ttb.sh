@@ -117,9 +117,7 @@ fake_target "$work/b" nondet 'case $1 in
   replay) echo "$2: scenario -> FAILED election_safety"; exit 1 ;;
 esac'
 fake_target "$work/b" nondet_fixed 'echo "$2: scenario -> ok"'
-sh "$SRC/bench/craft_bugs_ttb.sh" "$work/b" nondet --methods sweep --pairs 1 --budget 16 \
-  --cores 0,0 --results "$work/nondet.rows" > "$work/nondet.log" 2>&1 ||
-  fail "the trial failed: $(tail -n 3 "$work/nondet.log")"
+run nondet || fail "the trial failed: $(tail -n 3 "$work/nondet.log")"
 grep -q '^nondet sweep 1 - ' "$work/nondet.rows" ||
   fail "a file whose runs differ was taken for a find: $(cat "$work/nondet.rows")"
 ok "a file that check-determinism finds runs differently is no find"

@@ -193,10 +193,10 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  "+name" (on) and "-name" (off), where a name is a feature kind
  *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT), "rerun"
  *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD), "anchor"
- *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE), "even" (SF_SEARCH_EVEN) or "split"
- * (SF_SEARCH_SPLIT): for A/B measurements of the search. Read once per process; a bad list is a
- * usage error (exit 2). Runs are the same either way: only the feedback and the explorer's choices
- * change. */
+ *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE), "even" (SF_SEARCH_EVEN)
+ *  or "split" (SF_SEARCH_SPLIT): for A/B measurements of the search. Read
+ *  once per process; a bad list is a usage error (exit 2). Runs are the
+ *  same either way: only the feedback and the explorer's choices change. */
 uint32_t sf_search_off(void);
 
 /** The feature buckets of this process's runs: SF_FB_NARROW, or
