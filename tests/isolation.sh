@@ -42,6 +42,30 @@ expect 6 ": invariant assert at tests/targets/misbehave.c:" "a failed assert()"
 expect 7 ": ok" "4 MiB of output (no SIGPIPE, no failure)"
 expect 8 ": invariant no_op_eight at tests/targets/misbehave.c:" "a failed invariant"
 
+# ---- replay of a crash: the timeline so far, then a crash report ----
+# replay runs the system in-process: a crash must not take the buffered
+# timeline with it, and must say where in the run it happened.
+for k in 1:6 2:11; do
+  op=${k%:*}; sig=${k#*:}
+  "$S" replay "$work/k$op.pb" > "$work/r$op.out" 2> "$work/r$op.err"
+  rc=$?
+  out=$(cat "$work/r$op.out")
+  case "$out" in
+    *"n0  boot"*"==simfuzz== CRASH in target misbehave: "*" on node n0 at t=0.001000s"*"last events:"*"==simfuzz== replay: simfuzz-misbehave replay $work/k$op.pb"*)
+      crashed=1 ;;
+    *) crashed=0 ;;
+  esac
+  # a sanitizer reports a SIGSEGV itself (and exits 1), the report follows
+  if [ "$crashed" = 1 ] && [ "$rc" != 0 ] \
+     && { grep -q "CRASH in target misbehave: signal $sig " "$work/r$op.out" \
+          || { [ "$sig" = 11 ] && grep -q "the sanitizer's error above" "$work/r$op.out"; }; } \
+     && grep -q "k$op.pb: FAILED crash: " "$work/r$op.err"; then
+    ok "replay of a run that dies of signal $sig: timeline, crash report, exit $rc"
+  else
+    bad "replay of a run that dies of signal $sig: exit $rc"; cat "$work/r$op.out" "$work/r$op.err"
+  fi
+done
+
 # ---- minimize keeps a crash's signature ----
 # shellcheck disable=SC2086
 "$S" minimize -q $LIM --max-tries 50 "$work/k1.pb" -o "$work/min.pb" > "$work/min.log" 2>&1

@@ -277,6 +277,23 @@ pid_t cli_spawn_program(const char *path, char *const argv[], int out_fd, int er
  *  already runs so. Returns only if it cannot (the kernel or a seccomp
  *  filter refuses): then the process goes on as it is. */
 void cli_reexec_fixed_layout(char *const argv[]);
+/* SF_ASAN: built with a sanitizer that reports crashes itself (SIGSEGV,
+ * SIGBUS, ...: not abort()). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SF_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define SF_ASAN 1
+#endif
+#endif
+
+/** Where a crash happened, called from a signal handler (directly): the
+ *  name of the first function past the handler's and the C library's
+ *  frames, else module+offset, in buf; "?" when nothing is known. Not
+ *  async-signal-safe (the process is dying of the signal anyway). */
+const char *cli_crash_site(char *buf, size_t cap);
+/** Loads the unwinder that cli_crash_site uses, before any signal. */
+void cli_crash_site_warm(void);
 /** Monotonic milliseconds, for supervising children and budgets (never
  *  inside a run). */
 uint64_t cli_now_ms(void);

@@ -35,14 +35,6 @@
 #include <execinfo.h>
 #endif
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SF_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define SF_ASAN 1
-#endif
-#endif
-
 cli_limits cli_run_limits = {CLI_DEFAULT_TIMEOUT_MS, CLI_DEFAULT_RSS_MB};
 
 int cli_limit_option(int argc, char **argv, int *i) {
@@ -98,14 +90,10 @@ uint64_t cli_now_ms(void) {
 /* ---- the child's side --------------------------------------------------- */
 
 #if defined(__GLIBC__)
-/* Without a sanitizer nothing reports where a crash happened (and no
- * sanitizer reports an abort()): print the signal and the first frame
- * outside the C library, then die of it. */
-static void crash_report(int sig) {
+__attribute__((noinline)) const char *cli_crash_site(char *buf, size_t cap) {
   void *fr[32];
   int n = backtrace(fr, 32);
   const char *where = "?";
-  char buf[300];
   /* The handler's own frames (and a sanitizer's wrapper of it) come first,
    * then the C library's (the signal's return path, raise, abort): the
    * first frame after those is where the program crashed. */
@@ -120,21 +108,35 @@ static void crash_report(int sig) {
       break;
   }
   if (i >= n) /* no C library frame: a statically linked program */
-    i = 2 < n ? 2 : n - 1;
+    i = 3 < n ? 3 : n - 1;
   for (; i < n; i++) {
     Dl_info info;
     if (!dladdr(fr[i], &info) || !info.dli_fname)
       continue;
     if (info.dli_sname && info.dli_saddr) {
-      snprintf(buf, sizeof buf, "%s", info.dli_sname);
+      snprintf(buf, cap, "%s", info.dli_sname);
     } else {
       const char *base = strrchr(info.dli_fname, '/');
-      snprintf(buf, sizeof buf, "%s+0x%lx", base ? base + 1 : info.dli_fname,
+      snprintf(buf, cap, "%s+0x%lx", base ? base + 1 : info.dli_fname,
                (unsigned long)((char *)fr[i] - (char *)info.dli_fbase));
     }
     where = buf;
     break;
   }
+  return where;
+}
+
+void cli_crash_site_warm(void) {
+  void *warm[2];
+  backtrace(warm, 2); /* loads the unwinder now, not inside a signal */
+}
+
+/* Without a sanitizer nothing reports where a crash happened (and no
+ * sanitizer reports an abort()): print the signal and the first frame
+ * outside the C library, then die of it. */
+static void crash_report(int sig) {
+  char buf[300];
+  const char *where = cli_crash_site(buf, sizeof buf);
   char line[400];
   int k = snprintf(line, sizeof line, "\n==simfuzz== crash: signal %d in %s\n", sig, where);
   if (k > 0 && write(2, line, (size_t)k) < 0) {
@@ -142,6 +144,14 @@ static void crash_report(int sig) {
   signal(sig, SIG_DFL);
   raise(sig);
 }
+#else
+const char *cli_crash_site(char *buf, size_t cap) {
+  (void)buf;
+  (void)cap;
+  return "?";
+}
+
+void cli_crash_site_warm(void) {}
 #endif
 
 /* The dispositions this tool's commands install (stop signals, deadlines,
@@ -215,8 +225,7 @@ static void child_setup(int out_fd) {
   if (handlers_set++)
     return;
 #if defined(__GLIBC__)
-  void *warm[2];
-  backtrace(warm, 2); /* loads the unwinder now, not inside a signal */
+  cli_crash_site_warm();
   signal(SIGABRT, crash_report);
 #if !defined(SF_ASAN) /* the sanitizers report these themselves */
   int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,19 @@ static int parse_node(const char *cmd, const char *v, void *dst) {
   return 0;
 }
 
+/* The run replay is in, for a crash report from a signal handler: the file,
+ * its world (set at every record of the first run, NULL between runs and
+ * in the second, untraced run) and whether to print the report. */
+static struct {
+  const char *volatile input;
+  const sim_world *volatile w;
+  volatile int report, second;
+} crash;
+
 static void on_record(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
                       size_t len) {
   timeline *tl = ctx;
+  crash.w = w;
   if (!tl->print)
     return;
   if (r->kind != SIM_EV_FAIL) {
@@ -140,6 +151,72 @@ static void on_program_exit(int status, void *arg) {
 }
 #endif
 
+/* The system under test crashed the replay (sig; 0: a sanitizer's error,
+ * already reported): the timeline so far, the crash report of the run, a
+ * summary line, then the process dies of the signal. */
+static void on_crash(int sig) {
+  char buf[300];
+  const char *where = sig ? cli_crash_site(buf, sizeof buf) : NULL;
+  const char *input = crash.input;
+  fflush(stdout);
+  if (!input)
+    return; /* not inside a run: the tool's own crash */
+  if (crash.report && !crash.second)
+    sf_print_crash_report(cli_target, crash.w, sig, where, stdout, input, 30);
+  fflush(stdout);
+  if (sig)
+    fprintf(stderr, "%s: FAILED crash: signal %d in %s%s\n", input, sig, where ? where : "?",
+            crash.second ? " (in the second run, which the first survived: run "
+                           "check-determinism on it)"
+                         : "");
+  else
+    fprintf(stderr, "%s: FAILED crash: the sanitizer's error above%s\n", input,
+            crash.second ? " (in the second run, which the first survived)" : "");
+  fflush(stderr);
+}
+
+#if defined(SF_ASAN)
+void __sanitizer_set_death_callback(void (*callback)(void));
+static void on_sanitizer_death(void) {
+  on_crash(0);
+}
+#endif
+
+static void on_crash_signal(int sig) {
+  on_crash(sig);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* Crash reports for replay: abort() always, the other deadly signals when
+ * no sanitizer reports them (its death callback adds the report then), on
+ * a stack of their own so that a stack overflow is reported too. */
+static void catch_crashes(void) {
+  static int done;
+  if (done++)
+    return;
+  cli_crash_site_warm();
+  static char alt[1 << 16];
+  stack_t ss;
+  memset(&ss, 0, sizeof ss);
+  ss.ss_sp = alt;
+  ss.ss_size = sizeof alt;
+  sigaltstack(&ss, NULL);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_crash_signal;
+  sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGABRT, &sa, NULL);
+#if defined(SF_ASAN)
+  __sanitizer_set_death_callback(on_sanitizer_death);
+#else
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    sigaction(sigs[i], &sa, NULL);
+#endif
+}
+
 #define HELP_REPLAY                                                                                \
   "replay FILE... : run scenarios and print what happened\n\n"                                     \
   "SYNOPSIS\n"                                                                                     \
@@ -161,7 +238,10 @@ static void on_program_exit(int status, void *arg) {
   "  -q, --quiet        one summary line per file\n\n"                                             \
   "EXIT STATUS\n"                                                                                  \
   "  0 no failure, 1 an invariant or liveness failure, 2 bad input or usage,\n"                    \
-  "  3 determinism mismatch (the two runs differed)\n\n"                                           \
+  "  3 determinism mismatch (the two runs differed). When the system under test\n"                 \
+  "  crashes (abort(), SIGSEGV, a sanitizer's error), replay prints the timeline so\n"             \
+  "  far and a crash report (signal, function, node, virtual time, last events),\n"                \
+  "  then dies of the signal; later files are not run.\n\n"                                        \
   "EXAMPLES\n"                                                                                     \
   "  replay crash-4f1e...            what the fuzzer found\n"                                      \
   "  replay --kinds faults,conn --node 1 min.pb\n"
@@ -172,6 +252,7 @@ static int cmd_replay(int argc, char **argv) {
   if (!hooked++)
     on_exit(on_program_exit, NULL);
 #endif
+  catch_crashes();
   timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
   int quiet = 0, rc = EXIT_OK;
   int no_timeline = 0;
@@ -208,8 +289,14 @@ static int cmd_replay(int argc, char **argv) {
     o.finish_ctx = &fc;
     sf_result r, r2;
     running = path;
+    crash.input = path;
+    crash.report = !quiet;
+    crash.second = 0;
     sf_run(cli_target, s, &o, &r);
+    crash.w = NULL; /* the world is gone */
+    crash.second = 1;
     sf_run(cli_target, s, NULL, &r2);
+    crash.input = NULL;
     running = NULL;
     summary(path, k, &r);
     if (r2.hash != r.hash) {

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -909,17 +910,19 @@ void sf_out_of_memory(const char *where) {
 /* The last events before the failure, `lines` lines at most, reading back
  * through the ring; runs of 3 or more events of the same kind on the same
  * node (periodic timers, heartbeats) fold into one line. */
-static void print_last_events(sim_world *w, FILE *f, int lines) {
-  enum { RING_READ = 1024 };
-  sim_trace_rec *recs = malloc(RING_READ * sizeof *recs);
-  if (!recs)
-    return;
+static void print_last_events(const sim_world *w, FILE *f, int lines) {
+  enum { RING_READ = 1024, LINES_MAX = 64 };
+  /* static: a crash report prints these from a signal handler, where the
+   * heap may be what the system under test broke */
+  static sim_trace_rec recs[RING_READ];
+  static size_t start[LINES_MAX], len[LINES_MAX];
+  if (lines > LINES_MAX)
+    lines = LINES_MAX;
   size_t k = sim_trace_last(w, recs, RING_READ);
   /* walk backwards to choose which records (or folded runs) to show */
-  size_t *start = malloc((size_t)lines * sizeof *start), *len = malloc((size_t)lines * sizeof *len);
   int shown = 0;
   size_t i = k;
-  while (i > 0 && shown < lines && start && len) {
+  while (i > 0 && shown < lines) {
     size_t j = i - 1;
     while (j > 0 && recs[j - 1].kind == recs[i - 1].kind && recs[j - 1].node == recs[i - 1].node &&
            recs[i - 1].kind != SIM_EV_FAIL)
@@ -937,7 +940,7 @@ static void print_last_events(sim_world *w, FILE *f, int lines) {
   }
   fprintf(f, "==simfuzz== last events:\n");
   char line[512];
-  for (int s = shown - 1; s >= 0 && start && len; s--) {
+  for (int s = shown - 1; s >= 0; s--) {
     const sim_trace_rec *r = &recs[start[s]];
     sim_trace_format(w, r, line, sizeof line);
     if (len[s] == 1) {
@@ -949,9 +952,6 @@ static void print_last_events(sim_world *w, FILE *f, int lines) {
               (uint64_t)(e->time % SIM_NS_PER_S / 1000));
     }
   }
-  free(start);
-  free(len);
-  free(recs);
 }
 
 void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r, sim_world *w,
@@ -989,6 +989,48 @@ void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *
           "==simfuzz== scenario: %d nodes, %" PRIu32 " steps (%" PRIu32 " faults), %" PRIu32
           " choice bytes, seed %" PRIu64 "; trace hash %016" PRIx64 "\n",
           r->nodes, s->nsteps, sf_fault_steps(s), s->tape_len, s->seed, r->hash);
+  fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name, input ? input : "<crash-file>");
+}
+
+static const char *signal_name(int sig) {
+  switch (sig) {
+  case SIGSEGV: return "SIGSEGV";
+  case SIGBUS: return "SIGBUS";
+  case SIGFPE: return "SIGFPE";
+  case SIGILL: return "SIGILL";
+  case SIGABRT: return "SIGABRT";
+  default: return "signal";
+  }
+}
+
+void sf_print_crash_report(const sf_target *t, const sim_world *w, int sig, const char *where,
+                           FILE *f, const char *input, int last) {
+  sim_trace_rec rec;
+  int have = w && sim_trace_last(w, &rec, 1) == 1;
+  if (sig > 0)
+    fprintf(f, "==simfuzz== CRASH in target %s: signal %d (%s) in %s", t->name, sig,
+            signal_name(sig), where ? where : "?");
+  else
+    fprintf(f, "==simfuzz== CRASH in target %s: the sanitizer's error above", t->name);
+  if (have && rec.node >= 0)
+    fprintf(f, " on node n%d", rec.node);
+  if (w) {
+    uint64_t now = sim_now(w);
+    fprintf(f, " at t=%" PRIu64 ".%06" PRIu64 "s", (uint64_t)(now / SIM_NS_PER_S),
+            (uint64_t)(now % SIM_NS_PER_S / 1000));
+  }
+  fprintf(f, "\n");
+  if (have) {
+    char line[512];
+    sim_trace_format(w, &rec, line, sizeof line);
+    fprintf(f, "==simfuzz==   the system under test crashed after: %s\n", line);
+    if (last > 0)
+      print_last_events(w, f, last);
+    fprintf(f, "==simfuzz== faults fired: ");
+    sim_stats_print(w, f);
+  } else {
+    fprintf(f, "==simfuzz==   before the run's first event\n");
+  }
   fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name, input ? input : "<crash-file>");
 }
 

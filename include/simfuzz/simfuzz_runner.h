@@ -119,6 +119,17 @@ void sf_out_of_memory(const char *where);
 void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r, sim_world *w,
                      FILE *f, const char *input, int last);
 
+/** Print a crash report for a run that the system under test is ending
+ *  with signal sig (0: a sanitizer's error, reported above), from that
+ *  signal's handler: the signal and `where` it came from (a function name,
+ *  or NULL), the node and virtual time of the run's last trace record (the
+ *  event the system was handling), the last `last` events, the fault
+ *  counters and the replay command. w: the run's world (NULL: none yet),
+ *  with a trace ring (sf_run_opts.trace_ring) for anything past the first
+ *  line. Uses no heap memory; not async-signal-safe (stdio). */
+void sf_print_crash_report(const sf_target *t, const sim_world *w, int sig, const char *where,
+                           FILE *f, const char *input, int last);
+
 /** Number of nodes a scenario runs with on a target. */
 int sf_nodes_for(const sf_target *t, const sf_scenario *s);
 
