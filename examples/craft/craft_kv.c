@@ -58,6 +58,9 @@
  *                        the key-value model of linearize.h)
  *   send_to_no_server    (craft_io) raft addresses every message to a server
  *                        id of the cluster, never to 0 ("no leader known")
+ *   install_snapshot_term (craft_io) an InstallSnapshot names the term of
+ *                        the snapshot loaded for it, not an older one's
+ *                        (cowsql-raft finding 2, every tree: bugs/background)
  *   liveness             after every fault is healed, one leader that every
  *                        node it replicates to (voters and standbys of its
  *                        configuration) follows, every commit index at the
