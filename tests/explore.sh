@@ -395,7 +395,7 @@ ka=$(anchored "$work/an1"); k0=$(anchored "$work/an0")
 # message lists every part, the feature kinds and the search parts' table
 SIMFUZZ_SEARCH=+nosuch "$B" explore -o "$work/ns" --roots 1 -q > "$work/ns.log" 2>&1
 st=$?
-[ "$st" = 2 ] && grep -q "lock, dwell, epoch, timeline, inflight, rerun, yield, anchor, wide, even, split$" "$work/ns.log" &&
+[ "$st" = 2 ] && grep -q "lock, dwell, epoch, timeline, inflight, rerun, yield, anchor, wide, even, split, oneshot$" "$work/ns.log" &&
   ok "SIMFUZZ_SEARCH=+nosuch: usage error naming every part" ||
   bad "SIMFUZZ_SEARCH=+nosuch: status $st, $(cat "$work/ns.log")"
 

@@ -728,6 +728,45 @@ TEST(branch_futures_wait_for_rises_with_anchor) {
   free(s);
 }
 
+/* With sf_fork.one_shot, about a quarter of the futures fail one allocation
+ * (a FaultPoint step on SIM_FAULTPOINT_ALLOC, rate 0, one of the next 64
+ * hits), at the fork or a little after; without it, none names that site,
+ * and the futures are the same as before (the draws are the same). */
+TEST(branch_futures_fail_one_allocation_with_one_shot) {
+  sf_scenario *s = alloc_s();
+  sf_step out[6], plain[6];
+  uint32_t futures = 0, with = 0, at_fork = 0;
+  for (uint64_t seed = 0; seed < 3000; seed++) {
+    sf_generate_seed(seed % 40, s);
+    sf_fork at;
+    memset(&at, 0, sizeof at);
+    at.focus = (int)(seed % 4) - 1;
+    uint32_t m = sf_branch_steps(s, 200000, seed, &at, plain, 6);
+    for (uint32_t i = 0; i < m; i++)
+      CHECK(plain[i].kind != SF_STEP_FAULTPOINT || plain[i].k != SIM_FAULTPOINT_ALLOC);
+    at.one_shot = 1;
+    uint32_t n = sf_branch_steps(s, 200000, seed, &at, out, 6);
+    futures += n > 0;
+    int found = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      const sf_step *st = &out[i];
+      if (st->kind != SF_STEP_FAULTPOINT || st->k != SIM_FAULTPOINT_ALLOC)
+        continue;
+      CHECK(!found); /* one per future */
+      found = 1;
+      CHECK_EQ(st->rate_ppm, 0);
+      CHECK_EQ(st->flag, 0);
+      CHECK(st->count >= 1 && st->count <= 64);
+      CHECK(st->at_us >= 200000);
+      at_fork += st->at_us == 200000;
+    }
+    with += (uint32_t)found;
+  }
+  CHECK(with * 6 > futures && with * 3 < futures); /* about 1 in 4 */
+  CHECK(at_fork * 3 > with);                       /* half at the fork itself */
+  free(s);
+}
+
 /* A node down (or paused) at the fork is restarted (resumed), by number,
  * in about half the futures; without one, a restart of that node is rare. */
 TEST(branch_futures_bring_back_nodes_out_of_play) {
@@ -826,8 +865,9 @@ TEST_MAIN(T(every_step_kind_roundtrips), T(fault_kinds_are_the_protos),
           T(branch_futures_act_on_messages_in_flight),
           T(branch_futures_are_bounded_ordered_and_end_some_faults),
           T(branch_futures_aim_at_the_focus_node), T(branch_futures_wait_for_rises_with_anchor),
-          T(random_bytes_decode_bounded), T(unknown_fields_are_ignored),
-          T(damaged_protobufs_are_salvaged), T(truncated_and_oversized_protobufs),
-          T(extreme_values_are_clamped), T(generated_scenarios_roundtrip_and_inject_faults),
+          T(branch_futures_fail_one_allocation_with_one_shot), T(random_bytes_decode_bounded),
+          T(unknown_fields_are_ignored), T(damaged_protobufs_are_salvaged),
+          T(truncated_and_oversized_protobufs), T(extreme_values_are_clamped),
+          T(generated_scenarios_roundtrip_and_inject_faults),
           T(mutator_outputs_decode_fit_and_are_deterministic), T(crossover_outputs_decode),
           T(afl_custom_mutator_and_trim), T(run_end_is_the_last_root_step_plus_the_tail))

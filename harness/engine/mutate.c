@@ -378,6 +378,20 @@ static uint32_t in_flight_move(rng *r, const sf_fork *at, uint64_t now_us, uint6
   }
 }
 
+/* One allocation through sf_malloc() fails soon after the fork, once: one
+ * of the next few hits of SIM_FAULTPOINT_ALLOC, on any node (SF_FORK's
+ * one_shot). 1 if it was written to *u. */
+static int one_alloc_fails(rng *r, sf_step *u, uint64_t now_us, uint64_t room) {
+  uint64_t d = below(r, 2) ? 0 : branch_delay(r);
+  uint64_t at = now_us + (d < room ? d : room);
+  memset(u, 0, sizeof *u);
+  u->kind = SF_STEP_FAULTPOINT;
+  u->k = SIM_FAULTPOINT_ALLOC;
+  u->count = 1 + below(r, 1u << below(r, 7)); /* 1 to 64, mostly small */
+  u->at_us = at;
+  return sf_step_normalize(u) && u->at_us == at && u->k == SIM_FAULTPOINT_ALLOC;
+}
+
 uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
                          const sf_fork *at_fork, sf_step *out, uint32_t max) {
   int focus = at_fork ? at_fork->focus : -1;
@@ -409,6 +423,8 @@ uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,
   }
   if (at_fork && at_fork->nlinks && k < max && below(&r, 2))
     k += in_flight_move(&r, at_fork, now_us, room, &out[k], max - k);
+  if (at_fork && at_fork->one_shot && k < max && below(&r, 4) == 0)
+    k += (uint32_t)one_alloc_fails(&r, &out[k], now_us, room);
   for (uint32_t i = 0; i < n && k < max; i++) {
     /* most futures act while the rare state lasts, some after it has had
      * time to play out */

@@ -53,6 +53,8 @@ typedef struct sf_fork {
   uint64_t down, paused;
   /* some steps wait for a rise to the top rank (Step.on_change) */
   int anchor;
+  /* some branches fail one allocation soon after the fork (+oneshot) */
+  int one_shot;
   /* links with datagrams pending (held or in flight) at the fork, those of
    * the focus node first: from, to, and how many */
   uint32_t nlinks;

@@ -676,6 +676,7 @@ static void branch(explorer *x, sim_world *w, uint64_t id, int focus) {
   memset(&at, 0, sizeof at);
   at.focus = focus;
   at.anchor = !(sf_search_off() & SF_SEARCH_ANCHOR);
+  at.one_shot = !(sf_search_off() & SF_SEARCH_ONESHOT);
   int n = sf_nodes_for(cli_target, x->s); /* the target's nodes: a fault never names a client */
   for (int i = 0; i < n && i < 64; i++) {
     at.down |= (uint64_t)!sim_node_up(w, i) << i;

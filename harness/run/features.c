@@ -53,9 +53,9 @@ static const struct {
   const char *name;
   uint32_t bit;
 } search_parts[] = {
-    {"inflight", SF_SEARCH_INFLIGHT}, {"rerun", SF_SEARCH_RERUN}, {"yield", SF_SEARCH_YIELD},
-    {"anchor", SF_SEARCH_ANCHOR},     {"wide", SF_SEARCH_WIDE},   {"even", SF_SEARCH_EVEN},
-    {"split", SF_SEARCH_SPLIT},
+    {"inflight", SF_SEARCH_INFLIGHT}, {"rerun", SF_SEARCH_RERUN},     {"yield", SF_SEARCH_YIELD},
+    {"anchor", SF_SEARCH_ANCHOR},     {"wide", SF_SEARCH_WIDE},       {"even", SF_SEARCH_EVEN},
+    {"split", SF_SEARCH_SPLIT},       {"oneshot", SF_SEARCH_ONESHOT},
 };
 
 int64_t sf_search_parse(const char *list, uint32_t def) {

@@ -181,20 +181,31 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  on): its paired A/B lost 30 pairs to 39 (docs/bench-history.md). */
 #define SF_SEARCH_SPLIT (1u << 22)
 
+/** In a search mask: some of the explorer's branches make one allocation
+ *  through sf_malloc() fail soon after the fork (a FaultPoint step on
+ *  SIM_FAULTPOINT_ALLOC, fire rate 0, its nth hit from then on: one of the
+ *  next few allocations on any node), as SQLite's fault tests fail one
+ *  allocation at a time; the sweep's allocation failures come only from a
+ *  scenario's rates, so the one failure at the rare state is out of reach.
+ *  Off by default ("+oneshot" turns it on) until an A/B says it helps. */
+#define SF_SEARCH_ONESHOT (1u << 23)
+
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
  *  on: those that a paired A/B has not shown to help (docs/BENCHMARKS.md,
  *  "Every explorer change, kept or dropped"). */
 #define SF_SEARCH_DEFAULT_OFF                                                                      \
   ((1u << SF_FT_STALE) | (1u << SF_FT_DWELL) | (1u << SF_FT_EPOCH) | (1u << SF_FT_TIMELINE) |      \
-   SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR | SF_SEARCH_WIDE | SF_SEARCH_EVEN | SF_SEARCH_SPLIT)
+   SF_SEARCH_INFLIGHT | SF_SEARCH_ANCHOR | SF_SEARCH_WIDE | SF_SEARCH_EVEN | SF_SEARCH_SPLIT |     \
+   SF_SEARCH_ONESHOT)
 
 /** The parts of the search that are off in this process: SF_SEARCH_DEFAULT_OFF
  *  as changed by the environment's SIMFUZZ_SEARCH, a comma-separated list of
  *  "+name" (on) and "-name" (off), where a name is a feature kind
  *  (SF_FEATURE_MAP: bit SF_FT_x), "inflight" (SF_SEARCH_INFLIGHT), "rerun"
  *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD), "anchor"
- *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE), "even" (SF_SEARCH_EVEN)
- *  or "split" (SF_SEARCH_SPLIT): for A/B measurements of the search. Read
+ *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE), "even" (SF_SEARCH_EVEN),
+ *  "split" (SF_SEARCH_SPLIT) or "oneshot" (SF_SEARCH_ONESHOT): for A/B
+ *  measurements of the search. Read
  *  once per process; a bad list is a usage error (exit 2). Runs are the
  *  same either way: only the feedback and the explorer's choices change. */
 uint32_t sf_search_off(void);
