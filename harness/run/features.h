@@ -187,7 +187,9 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  next few allocations on any node), as SQLite's fault tests fail one
  *  allocation at a time; the sweep's allocation failures come only from a
  *  scenario's rates, so the one failure at the rare state is out of reach.
- *  Off by default ("+oneshot" turns it on) until an A/B says it helps. */
+ *  Off by default ("+oneshot" turns it on): its preview found the one
+ *  allocation-failure bug of the set in 6 pairs of 6, the default in none,
+ *  but the idea came from that bug (docs/bench-history.md). */
 #define SF_SEARCH_ONESHOT (1u << 23)
 
 /** The parts of the search that are off unless SIMFUZZ_SEARCH turns them
