@@ -690,6 +690,16 @@ TEST(branch_futures_aim_at_the_focus_node) {
   free(s);
 }
 
+/* Scenario `seed % 40` in s, and a fork of it with nothing in play but a
+ * focus node by the seed (none, n0, n1 or n2). */
+static sf_fork fork_of_seed(sf_scenario *s, uint64_t seed) {
+  sf_generate_seed(seed % 40, s);
+  sf_fork at;
+  memset(&at, 0, sizeof at);
+  at.focus = (int)(seed % 4) - 1;
+  return at;
+}
+
 /* With sf_fork.anchor, about a quarter of a future's drawn steps wait for
  * the first, second or third rise to the top rank and name nodes by rank;
  * a cut among them may heal at the rise after. Without it, no step waits, and the futures are the
@@ -699,10 +709,7 @@ TEST(branch_futures_wait_for_rises_with_anchor) {
   sf_step out[6], plain[6];
   uint32_t steps = 0, anchored = 0, by_count[SF_MAX_ON_CHANGE + 1] = {0}, heals = 0;
   for (uint64_t seed = 0; seed < 3000; seed++) {
-    sf_generate_seed(seed % 40, s);
-    sf_fork at;
-    memset(&at, 0, sizeof at);
-    at.focus = (int)(seed % 4) - 1;
+    sf_fork at = fork_of_seed(s, seed);
     uint32_t m = sf_branch_steps(s, 200000, seed, &at, plain, 6);
     for (uint32_t i = 0; i < m; i++)
       CHECK_EQ(plain[i].on_change, 0);
@@ -737,10 +744,7 @@ TEST(branch_futures_fail_one_allocation_with_one_shot) {
   sf_step out[6], plain[6];
   uint32_t futures = 0, with = 0, at_fork = 0;
   for (uint64_t seed = 0; seed < 3000; seed++) {
-    sf_generate_seed(seed % 40, s);
-    sf_fork at;
-    memset(&at, 0, sizeof at);
-    at.focus = (int)(seed % 4) - 1;
+    sf_fork at = fork_of_seed(s, seed);
     uint32_t m = sf_branch_steps(s, 200000, seed, &at, plain, 6);
     for (uint32_t i = 0; i < m; i++)
       CHECK(plain[i].kind != SF_STEP_FAULTPOINT || plain[i].k != SIM_FAULTPOINT_ALLOC);

@@ -77,9 +77,13 @@ static int parse_node(const char *cmd, const char *v, void *dst) {
   return 0;
 }
 
-/* The run replay is in, for a crash report from a signal handler: the file,
- * its world (set at every record of the first run, NULL between runs and
- * in the second, untraced run) and whether to print the report. */
+/* The run replay is in, for the reports of a run that the system under test
+ * ends: the file being replayed while the system runs (else NULL), its
+ * world (set at every record of the first run, NULL between runs and in
+ * the second, untraced run) and whether to print the crash report. A run
+ * that the program ends with exit() is a crash of the run, "exit N", whose
+ * status is 1 like any failure's; 3, say, would read as a determinism
+ * mismatch. */
 static struct {
   const char *volatile input;
   const sim_world *volatile w;
@@ -132,21 +136,15 @@ static void summary(const char *name, cli_input_kind k, const sf_result *r) {
          r->failed && !r->failure.is_liveness ? r->failure.name : "");
 }
 
-/* The file being replayed while the system under test runs (else NULL):
- * a run that the program ends with exit() is a crash of the run, "exit N",
- * whose status is 1 like any failure's; 3, say, would read as a
- * determinism mismatch. */
-static const char *volatile running;
-
 #if defined(__GLIBC__)
 static void on_program_exit(int status, void *arg) {
   (void)arg;
-  if (!running)
+  if (!crash.input)
     return;
   fflush(stdout);
   fprintf(stderr,
           "%s: FAILED crash: exit %d (the system under test called exit() during the run)\n",
-          running, status);
+          crash.input, status);
   _exit(EXIT_FAILED);
 }
 #endif
@@ -288,7 +286,6 @@ static int cmd_replay(int argc, char **argv) {
     o.on_finish = finish;
     o.finish_ctx = &fc;
     sf_result r, r2;
-    running = path;
     crash.input = path;
     crash.report = !quiet;
     crash.second = 0;
@@ -297,7 +294,6 @@ static int cmd_replay(int argc, char **argv) {
     crash.second = 1;
     sf_run(cli_target, s, NULL, &r2);
     crash.input = NULL;
-    running = NULL;
     summary(path, k, &r);
     if (r2.hash != r.hash) {
       printf("%s: DETERMINISM MISMATCH: a second run gave trace hash %016" PRIx64

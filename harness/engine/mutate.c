@@ -383,13 +383,11 @@ static uint32_t in_flight_move(rng *r, const sf_fork *at, uint64_t now_us, uint6
  * one_shot). 1 if it was written to *u. */
 static int one_alloc_fails(rng *r, sf_step *u, uint64_t now_us, uint64_t room) {
   uint64_t d = below(r, 2) ? 0 : branch_delay(r);
-  uint64_t at = now_us + (d < room ? d : room);
-  memset(u, 0, sizeof *u);
-  u->kind = SF_STEP_FAULTPOINT;
-  u->k = SIM_FAULTPOINT_ALLOC;
-  u->count = 1 + below(r, 1u << below(r, 7)); /* 1 to 64, mostly small */
-  u->at_us = at;
-  return sf_step_normalize(u) && u->at_us == at && u->k == SIM_FAULTPOINT_ALLOC;
+  uint32_t nth = 1 + below(r, 1u << below(r, 7)); /* 1 to 64, mostly small */
+  if (!step_at(u, SF_STEP_FAULTPOINT, 0, 0, SIM_FAULTPOINT_ALLOC, now_us + (d < room ? d : room)))
+    return 0;
+  u->count = nth; /* below SF_MAX_FP_NTH: still as a replay reads it */
+  return 1;
 }
 
 uint32_t sf_branch_steps(const sf_scenario *s, uint64_t now_us, uint64_t seed,

@@ -207,9 +207,9 @@ void sf_features_role(sf_features *f, int node, uint32_t role, uint64_t now);
  *  (SF_SEARCH_RERUN), "yield" (SF_SEARCH_YIELD), "anchor"
  *  (SF_SEARCH_ANCHOR), "wide" (SF_SEARCH_WIDE), "even" (SF_SEARCH_EVEN),
  *  "split" (SF_SEARCH_SPLIT) or "oneshot" (SF_SEARCH_ONESHOT): for A/B
- *  measurements of the search. Read
- *  once per process; a bad list is a usage error (exit 2). Runs are the
- *  same either way: only the feedback and the explorer's choices change. */
+ *  measurements of the search. Read once per process; a bad list is a
+ *  usage error (exit 2). Runs are the same either way: only the feedback
+ *  and the explorer's choices change. */
 uint32_t sf_search_off(void);
 
 /** The feature buckets of this process's runs: SF_FB_NARROW, or

@@ -954,6 +954,11 @@ static void print_last_events(const sim_world *w, FILE *f, int lines) {
   }
 }
 
+/* The last line of a report: how to run the input again. */
+static void print_replay_line(const sf_target *t, FILE *f, const char *input) {
+  fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name, input ? input : "<crash-file>");
+}
+
 void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *r, sim_world *w,
                      FILE *f, const char *input, int last) {
   const sim_failure *fl = &r->failure;
@@ -989,7 +994,7 @@ void sf_print_report(const sf_target *t, const sf_scenario *s, const sf_result *
           "==simfuzz== scenario: %d nodes, %" PRIu32 " steps (%" PRIu32 " faults), %" PRIu32
           " choice bytes, seed %" PRIu64 "; trace hash %016" PRIx64 "\n",
           r->nodes, s->nsteps, sf_fault_steps(s), s->tape_len, s->seed, r->hash);
-  fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name, input ? input : "<crash-file>");
+  print_replay_line(t, f, input);
 }
 
 static const char *signal_name(int sig) {
@@ -1031,7 +1036,7 @@ void sf_print_crash_report(const sf_target *t, const sim_world *w, int sig, cons
   } else {
     fprintf(f, "==simfuzz==   before the run's first event\n");
   }
-  fprintf(f, "==simfuzz== replay: simfuzz-%s replay %s\n", t->name, input ? input : "<crash-file>");
+  print_replay_line(t, f, input);
 }
 
 /* Abort mode: print the report, re-run the same scenario in a fresh world
