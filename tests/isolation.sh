@@ -66,6 +66,27 @@ for k in 1:6 2:11; do
   fi
 done
 
+# ---- check-determinism of a crash: runs that die are compared too ----
+# The runs happen in a child: a crash is the run's outcome (how it died,
+# after which trace record), the same in every run and fresh process; a
+# crash in a later run only (op 777: state that survives a run) is a mismatch.
+printf 'version: 1\nsteps { at_us: 1000 op { op: 777 } }\n' > "$work/k9.txt"
+"$B/bin/simfuzz" encode "$work/k9.txt" -o "$work/k9.pb" 2> /dev/null
+for k in 1:0:"died of signal 6 in " 2:0:"died of" 5:0:"died with exit status 3 after trace record" \
+         9:3:"MISMATCH in-process: run 1 ended"; do
+  op=${k%%:*}; rest=${k#*:}; want=${rest%%:*}; text=${rest#*:}
+  "$S" check-determinism "$work/k$op.pb" > "$work/d$op.out" 2> "$work/d$op.err"
+  rc=$?
+  line="$work/k$op.pb: deterministic crash: 3 runs in child processes and 3 in fresh processes each "
+  [ "$op" = 9 ] && line="$work/k9.pb: MISMATCH in-process: run 1 ended (trace hash "
+  if [ "$rc" = "$want" ] && grep -qF "$line" "$work/d$op.out" && grep -qF "$text" "$work/d$op.out" \
+     && { [ "$op" != 9 ] || grep -qF "; run 2 died of signal 6 in " "$work/d$op.out"; }; then
+    ok "check-determinism of a run that dies (op $op): exit $rc, $(sed 's/^[^:]*: //' "$work/d$op.out")"
+  else
+    bad "check-determinism of a run that dies (op $op): exit $rc"; cat "$work/d$op.out" "$work/d$op.err"
+  fi
+done
+
 # ---- minimize keeps a crash's signature ----
 # shellcheck disable=SC2086
 "$S" minimize -q $LIM --max-tries 50 "$work/k1.pb" -o "$work/min.pb" > "$work/min.log" 2>&1

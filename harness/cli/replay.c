@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -186,10 +187,12 @@ static void on_crash_signal(int sig) {
   raise(sig);
 }
 
-/* Crash reports for replay: abort() always, the other deadly signals when
- * no sanitizer reports them (its death callback adds the report then), on
- * a stack of their own so that a stack overflow is reported too. */
-static void catch_crashes(void) {
+/* Call on_signal when the system under test kills the process (replay's
+ * crash report, check-determinism's progress): at abort() always, at the
+ * other deadly signals when no sanitizer reports them (its death callback,
+ * on_sanitizer, follows its report then), on a stack of their own so that
+ * a stack overflow is caught too. */
+static void catch_crashes(void (*on_signal)(int), void (*on_sanitizer)(void)) {
   static int done;
   if (done++)
     return;
@@ -202,13 +205,14 @@ static void catch_crashes(void) {
   sigaltstack(&ss, NULL);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_crash_signal;
+  sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGABRT, &sa, NULL);
 #if defined(SF_ASAN)
-  __sanitizer_set_death_callback(on_sanitizer_death);
+  __sanitizer_set_death_callback(on_sanitizer);
 #else
+  (void)on_sanitizer;
   static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     sigaction(sigs[i], &sa, NULL);
@@ -250,7 +254,11 @@ static int cmd_replay(int argc, char **argv) {
   if (!hooked++)
     on_exit(on_program_exit, NULL);
 #endif
-  catch_crashes();
+#if defined(SF_ASAN)
+  catch_crashes(on_crash_signal, on_sanitizer_death);
+#else
+  catch_crashes(on_crash_signal, NULL);
+#endif
   timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
   int quiet = 0, rc = EXIT_OK;
   int no_timeline = 0;
@@ -310,7 +318,7 @@ static int cmd_replay(int argc, char **argv) {
 
 const cli_command cli_cmd_replay = {"replay", cmd_replay, 1, HELP_REPLAY};
 
-/* ---- check-determinism --------------------------------------------------- */
+/* ---- check-determinism: comparing runs ------------------------------------ */
 
 /* check-determinism compares runs record by record in bounded memory: run
  * 1 keeps a 64-bit hash of every trace record and the records themselves up
@@ -326,6 +334,28 @@ typedef struct {
   int oom; /* could not keep everything: later divergences show less */
 } reference;
 
+/* check-determinism never runs the system under test in its own process:
+ * each file is checked in a child, which keeps its progress in a page it
+ * shares with the tool (the run in progress, its trace records so far and
+ * their running hash, where it crashed). A run that the system crashes
+ * then still has an outcome to compare: runs that all die of the same
+ * signal after the same trace records are deterministic, and a run that
+ * dies where another ended, or dies elsewhere, is a mismatch. The fresh
+ * processes (__hash) print the same progress when they die. */
+typedef struct {
+  uint64_t run;                /* the run in progress, 1-based (0: none) */
+  uint64_t recs, hash;         /* its trace records so far, their running hash */
+  uint64_t ref_recs, ref_hash; /* run 1's, once it ended */
+  uint64_t diverged;           /* 1 + the record where run `run` left run 1 (0: not yet) */
+  int done, rc;                /* the check ended of itself, with exit status rc */
+  char site[200];              /* where the system crashed (cli_crash_site), "" if unknown */
+} progress;
+
+#define SANITIZER_SITE "=sanitizer" /* the site of a sanitizer's error (it reported it) */
+
+static progress *volatile prog; /* the shared page in a check's child, or __hash's own */
+static volatile int prog_print; /* __hash: print the progress at the process's death */
+
 /* A record and its whole payload (the record keeps only a prefix). */
 static uint64_t rec_hash(const sim_trace_rec *r, const void *payload, size_t len) {
   const uint8_t *p = payload;
@@ -339,10 +369,30 @@ static uint64_t rec_hash(const sim_trace_rec *r, const void *payload, size_t len
   return sim_mix64(h ^ r->prefix_len);
 }
 
+/* One more trace record of the run in progress. */
+static void progress_add(const sim_trace_rec *r, const void *payload, size_t len) {
+  progress *p = prog;
+  if (!p)
+    return;
+  p->hash = sim_mix64(p->hash ^ rec_hash(r, payload, len));
+  p->recs++;
+}
+
+static void progress_start(uint64_t run) {
+  progress *p = prog;
+  if (!p)
+    return;
+  p->run = run;
+  p->recs = 0;
+  p->hash = 0;
+  p->diverged = 0;
+}
+
 static void reference_add(void *ctx, const sim_world *w, const sim_trace_rec *r,
                           const void *payload, size_t len) {
   reference *ref = ctx;
   (void)w;
+  progress_add(r, payload, len);
   if (ref->oom)
     return;
   uint64_t *h = cli_grow(ref->hash, &ref->hcap, ref->n, sizeof *h, 4096);
@@ -406,6 +456,7 @@ static void compare(void *ctx, const sim_world *w, const sim_trace_rec *r, const
                     size_t len) {
   comparison *c = ctx;
   size_t i = c->i++;
+  progress_add(r, payload, len);
   if (c->timeline) { /* a tool's stack use inside the run must not change it */
     char line[SIM_OUTPUT_MAX * 4 + 128];
     (void)sim_trace_format_payload(w, r, payload, len, line, sizeof line);
@@ -419,6 +470,8 @@ static void compare(void *ctx, const sim_world *w, const sim_trace_rec *r, const
   }
   c->diverged = 1;
   c->at = i;
+  if (prog)
+    prog->diverged = (uint64_t)i + 1;
   c->nctx = 0;
   for (size_t j = i >= CONTEXT ? i - CONTEXT : 0; j < i; j++, c->nctx++) /* the same in both */
     sim_trace_format(w, &c->ring[j % CONTEXT], c->b[c->nctx], sizeof c->b[0]);
@@ -431,20 +484,45 @@ static void compare(void *ctx, const sim_world *w, const sim_trace_rec *r, const
   }
 }
 
-/* Hash of the file from a fresh process (this binary, hidden __hash
+/* How a run ended, for comparing runs that may crash: `ended` 1 if the
+ * run ended of itself (hash its trace hash), 0 if the system under test
+ * killed its process (how: the wait status; hash the running hash of its
+ * recs trace records). */
+typedef struct {
+  int ended, how;
+  uint64_t recs, hash;
+  char site[200];
+} outcome;
+
+/* The outcome of FILE's run in a fresh process (this binary, hidden __hash
  * command) whose C-library heap is shifted by `shift` bytes first, without
- * address-space randomization if `fixed`. */
-static int fresh_hash(const char *path, unsigned shift, int fixed, uint64_t *h) {
+ * address-space randomization if `fixed`; -1 if it could not run. */
+static int fresh_run(const char *path, unsigned shift, int fixed, outcome *o) {
   char sh[16];
   snprintf(sh, sizeof sh, "%u", shift);
   char *argv[] = {(char *)cli_prog, "--target", (char *)cli_target->name, "__hash",
                   (char *)path,     sh,         fixed ? "fixed" : NULL,   NULL};
-  char buf[64];
+  char buf[512];
   int st;
-  if (cli_program_output("/proc/self/exe", argv, 2, buf, sizeof buf, &st) <= 0 || !WIFEXITED(st) ||
-      WEXITSTATUS(st) != 0)
+  memset(o, 0, sizeof *o);
+  if (cli_program_output("/proc/self/exe", argv, 2, buf, sizeof buf, &st) <= 0)
     return -1;
-  *h = strtoull(buf, NULL, 16);
+  const char *died = strstr(buf, "__hash died ");
+  if (died) { /* the system under test killed it: its progress, then its status */
+    unsigned long long recs, hash;
+    if (sscanf(died, "__hash died %llu %llx %199s", &recs, &hash, o->site) < 2)
+      return -1;
+    o->recs = recs;
+    o->hash = hash;
+    o->how = st;
+    if (!strcmp(o->site, "-"))
+      o->site[0] = 0;
+    return 0;
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return -1;
+  o->ended = 1;
+  o->hash = strtoull(buf, NULL, 16);
   return 0;
 }
 
@@ -459,6 +537,7 @@ static int compare_runs(const char *path, const sf_scenario *s, reference *ref, 
     c.ref = ref;
     c.timeline = n == 1; /* run 2 as replay prints it, the others as run 1 */
     sf_result r;
+    progress_start(n + 1);
     cli_run_traced(s, compare, &c, &r);
     if (!c.diverged && c.i < ref->n) { /* this run ended first */
       c.diverged = 1;
@@ -483,29 +562,283 @@ static int compare_runs(const char *path, const sf_scenario *s, reference *ref, 
   return 0;
 }
 
-/* Replay path in `fresh` fresh processes against this process's hash h0:
- * 0 if all match, -1 after printing a mismatch, -2 if one could not run. */
-static int compare_fresh(const char *path, uint64_t h0, uint64_t fresh) {
+/* The C-library heap's shift of fresh process k (1-based): the first runs
+ * as it comes (ASLR moves the heap by whole pages); the others at one
+ * layout, process j + 2 shifted by j * 256 bytes, so that 257 processes
+ * give bits 8 to 15 of an address every value, and by 16 bytes more for
+ * each further 256 (bits 4 to 7). */
+static unsigned fresh_shift(uint64_t k) {
+  uint64_t j = k - 2;
+  return k == 1 ? 0 : (unsigned)((j % 256) * 256 + (j / 256 % 16) * 16);
+}
+
+static int same_outcome(const outcome *a, const outcome *b) {
+  return a->ended == b->ended && a->hash == b->hash &&
+         (a->ended || (a->recs == b->recs && a->how == b->how));
+}
+
+/* "ended, trace hash H" or "died of signal S in F after trace record R
+ * (running hash H)". */
+static void describe(const outcome *o, char *out, size_t cap) {
+  if (o->ended) {
+    snprintf(out, cap, "ended, trace hash %016" PRIx64, o->hash);
+    return;
+  }
+  char how[64];
+  if (!strcmp(o->site, SANITIZER_SITE)) {
+    snprintf(out, cap,
+             "died of the sanitizer's error (exit status %d) after trace record %" PRIu64
+             " (running hash %016" PRIx64 ")",
+             WIFEXITED(o->how) ? WEXITSTATUS(o->how) : -1, o->recs, o->hash);
+    return;
+  }
+  if (WIFSIGNALED(o->how))
+    snprintf(how, sizeof how, "died of signal %d", WTERMSIG(o->how));
+  else
+    snprintf(how, sizeof how, "died with exit status %d",
+             WIFEXITED(o->how) ? WEXITSTATUS(o->how) : -1);
+  snprintf(out, cap, "%s%s%s after trace record %" PRIu64 " (running hash %016" PRIx64 ")", how,
+           o->site[0] ? " in " : "", o->site, o->recs, o->hash);
+}
+
+/* Replay path in `fresh` fresh processes against the outcome want: 0 if
+ * all match, -1 after printing a mismatch, -2 if one could not run. */
+static int compare_fresh(const char *path, const outcome *want, uint64_t fresh) {
   for (uint64_t k = 1; k <= fresh; k++) {
-    uint64_t fh;
-    /* The first as it comes (ASLR moves the heap by whole pages); the
-     * others at one layout, process j + 2 shifted by j * 256 bytes, so
-     * that 257 processes give bits 8 to 15 of an address every value, and
-     * by 16 bytes more for each further 256 (bits 4 to 7) */
-    uint64_t j = k - 2;
-    unsigned shift = k == 1 ? 0 : (unsigned)((j % 256) * 256 + (j / 256 % 16) * 16);
-    if (fresh_hash(path, shift, k > 1, &fh) != 0) {
+    outcome o;
+    if (fresh_run(path, fresh_shift(k), k > 1, &o) != 0) {
       printf("%s: could not run a fresh process\n", path);
       return -2;
     }
-    if (fh != h0) {
-      printf("%s: MISMATCH across processes: this process %016" PRIx64 ", fresh process %" PRIu64
-             " of %" PRIu64 " %016" PRIx64 " (replay FILE in fresh processes to see where)\n",
-             path, h0, k, fresh, fh);
+    if (!same_outcome(want, &o)) {
+      char a[320], b[320];
+      describe(want, a, sizeof a);
+      describe(&o, b, sizeof b);
+      printf("%s: MISMATCH across processes: this process %s; fresh process %" PRIu64 " of %" PRIu64
+             " %s (replay FILE in fresh processes to see where)\n",
+             path, a, k, fresh, b);
       return -1;
     }
   }
   return 0;
+}
+
+/* ---- a check's processes ------------------------------------------------ */
+
+/* The system under test is killing a process that keeps progress (sig 0:
+ * a sanitizer's error, -1: exit()): where, and for __hash, a line with the
+ * progress on stdout for the tool. Async-signal-safe but for the unwinder
+ * (cli_crash_site, loaded before the run). */
+static void on_check_death(int sig) {
+  progress *p = prog;
+  if (!p || p->done || !p->run)
+    return;
+  char buf[300];
+  const char *where = sig > 0 ? cli_crash_site(buf, sizeof buf) : sig ? NULL : SANITIZER_SITE;
+  snprintf(p->site, sizeof p->site, "%s", where ? where : "");
+  if (!prog_print)
+    return;
+  char line[400];
+  int k = snprintf(line, sizeof line, "\n__hash died %" PRIu64 " %016" PRIx64 " %s\n", p->recs,
+                   p->hash, p->site[0] ? p->site : "-");
+  if (k > 0 && write(1, line, (size_t)k) < 0) {
+  }
+}
+
+static void on_check_signal(int sig) {
+  on_check_death(sig);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+#if defined(SF_ASAN)
+static void on_check_sanitizer(void) {
+  on_check_death(0);
+}
+#endif
+
+#if defined(__GLIBC__)
+static void on_check_exit(int status, void *arg) {
+  (void)status;
+  (void)arg;
+  on_check_death(-1);
+}
+#endif
+
+/* Keep the progress of this process's runs in p (shared with the tool, or
+ * this process's own with print), and note it when the system under test
+ * kills the process. */
+static void keep_progress(progress *p, int print) {
+  prog = p;
+  prog_print = print;
+#if defined(__GLIBC__)
+  on_exit(on_check_exit, NULL);
+#endif
+#if defined(SF_ASAN)
+  catch_crashes(on_check_signal, on_check_sanitizer);
+#else
+  catch_crashes(on_check_signal, NULL);
+#endif
+}
+
+static void progress_only(void *ctx, const sim_world *w, const sim_trace_rec *r,
+                          const void *payload, size_t len) {
+  (void)ctx;
+  (void)w;
+  progress_add(r, payload, len);
+}
+
+/* A shared page for a child's progress; NULL if none could be mapped. */
+static progress *progress_page(void) {
+  void *p = mmap(NULL, sizeof(progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return NULL;
+  memset(p, 0, sizeof(progress));
+  return p;
+}
+
+/* Fork a child that keeps its progress in p; in the child, body(ctx) gives
+ * its exit status. The child's wait status in *st; -1 if none started. */
+static int in_child(progress *p, int (*body)(void *ctx), void *ctx, int *st) {
+  pid_t pid = cli_fork_tied();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    keep_progress(p, 0);
+    int rc = body(ctx);
+    fflush(stdout);
+    fflush(stderr);
+    p->rc = rc;
+    p->done = 1;
+    _exit(rc);
+  }
+  while (waitpid(pid, st, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  return 0;
+}
+
+/* ---- check-determinism --------------------------------------------------- */
+
+typedef struct {
+  const char *path;
+  const sf_scenario *s;
+  uint64_t runs, fresh;
+} check_job;
+
+/* The check of one file in this process (a child of the tool): runs in
+ * this process, then in fresh ones. Its exit status. */
+static int check_here(void *ctx) {
+  const check_job *j = ctx;
+  reference ref;
+  memset(&ref, 0, sizeof ref);
+  sf_result r0;
+  progress_start(1);
+  cli_run_traced(j->s, reference_add, &ref, &r0);
+  prog->ref_recs = prog->recs;
+  prog->ref_hash = r0.hash;
+  int bad = compare_runs(j->path, j->s, &ref, r0.hash, j->runs) != 0;
+  outcome want = {.ended = 1, .hash = r0.hash};
+  int fr = bad ? 0 : compare_fresh(j->path, &want, j->fresh);
+  int rc = EXIT_OK;
+  if (fr < -1)
+    rc = EXIT_USAGE;
+  if (bad || fr == -1)
+    rc = EXIT_NONDET;
+  else if (fr == 0)
+    printf("%s: deterministic: %" PRIu64 " runs in-process and %" PRIu64
+           " in fresh processes, trace hash %016" PRIx64 ", %zu trace records\n",
+           j->path, j->runs, j->fresh, r0.hash, ref.n);
+  free(ref.recs);
+  free(ref.hash);
+  return rc;
+}
+
+/* One run of the file in this process (a child of the tool). */
+static int run_once(void *ctx) {
+  const check_job *j = ctx;
+  sf_result r;
+  progress_start(1);
+  cli_run_traced(j->s, progress_only, NULL, &r);
+  prog->ref_hash = r.hash;
+  return EXIT_OK;
+}
+
+/* The outcome of a run that p and the wait status st tell. */
+static void outcome_of(const progress *p, int st, outcome *o) {
+  memset(o, 0, sizeof *o);
+  o->ended = p->done;
+  o->hash = p->done ? p->ref_hash : p->hash;
+  o->recs = p->recs;
+  o->how = st;
+  snprintf(o->site, sizeof o->site, "%s", p->done ? "" : p->site);
+}
+
+/* The system under test killed the child checking the file (p its
+ * progress, st its wait status). A later run dying where run 1 ended is a
+ * mismatch; if run 1 died, the other runs, each in a child of its own and
+ * in fresh processes, must die the same way. The exit status. */
+static int check_death(const check_job *j, const progress *p, int st) {
+  outcome first;
+  outcome_of(p, st, &first);
+  char d[320], e[320];
+  describe(&first, d, sizeof d);
+  if (p->run == 0) {
+    printf("%s: could not check: the check's process %s before any run\n", j->path, d);
+    return EXIT_USAGE;
+  }
+  if (p->run > 1) {
+    printf("%s: MISMATCH in-process: run 1 ended (trace hash %016" PRIx64 ", %" PRIu64
+           " trace records); run %" PRIu64 " %s\n",
+           j->path, p->ref_hash, p->ref_recs, p->run, d);
+    if (p->diverged)
+      printf("  first divergence at trace record %" PRIu64 "\n", p->diverged - 1);
+    return EXIT_NONDET;
+  }
+  progress *q = progress_page();
+  for (uint64_t k = 2; k <= j->runs; k++) {
+    outcome o;
+    if (!q) {
+      printf("%s: could not run a child process\n", j->path);
+      return EXIT_USAGE;
+    }
+    memset(q, 0, sizeof *q);
+    if (in_child(q, run_once, (void *)j, &st) != 0) {
+      munmap(q, sizeof *q);
+      printf("%s: could not run a child process\n", j->path);
+      return EXIT_USAGE;
+    }
+    outcome_of(q, st, &o);
+    if (!same_outcome(&first, &o)) {
+      describe(&o, e, sizeof e);
+      printf("%s: MISMATCH in child processes: run 1 %s; run %" PRIu64 " %s\n", j->path, d, k, e);
+      munmap(q, sizeof *q);
+      return EXIT_NONDET;
+    }
+  }
+  if (q)
+    munmap(q, sizeof *q);
+  int fr = compare_fresh(j->path, &first, j->fresh);
+  if (fr < 0)
+    return fr == -1 ? EXIT_NONDET : EXIT_USAGE;
+  printf("%s: deterministic crash: %" PRIu64 " runs in child processes and %" PRIu64
+         " in fresh processes each %s\n",
+         j->path, j->runs, j->fresh, d);
+  return EXIT_OK;
+}
+
+static int check_file(const check_job *j) {
+  progress *p = progress_page();
+  int st;
+  if (!p || in_child(p, check_here, (void *)j, &st) != 0) {
+    if (p)
+      munmap(p, sizeof *p);
+    printf("%s: could not run a child process\n", j->path);
+    return EXIT_USAGE;
+  }
+  int rc = p->done ? p->rc : check_death(j, p, st);
+  munmap(p, sizeof *p);
+  return rc;
 }
 
 #define HELP_CHECK                                                                                 \
@@ -513,7 +846,7 @@ static int compare_fresh(const char *path, uint64_t h0, uint64_t fresh) {
   "SYNOPSIS\n"                                                                                     \
   "  check-determinism [--runs N] [--fresh M] FILE...\n\n"                                         \
   "DESCRIPTION\n"                                                                                  \
-  "  Replays each FILE N times in this process (default 3) and M times in fresh processes\n"       \
+  "  Replays each FILE N times in one process (default 3) and M times in fresh processes\n"        \
   "  (default 3), and compares the trace hashes. The first fresh process has its own random\n"     \
   "  address-space layout; the others run without randomization, each with the C library's\n"      \
   "  heap shifted by 256 bytes more (257 processes give bits 8-15 of an address every value),\n"   \
@@ -521,6 +854,11 @@ static int compare_fresh(const char *path, uint64_t h0, uint64_t fresh) {
   "  every trace record as replay's timeline does, so a run that depends on what a tool\n"         \
   "  left on the stack shows too. On an in-process mismatch it prints the first event\n"           \
   "  where the runs diverge, from both runs.\n\n"                                                  \
+  "  The runs happen in a child process, never in this one. When the system under test\n"          \
+  "  kills it (abort(), SIGSEGV, a sanitizer's error, exit()), the run's outcome is how it\n"      \
+  "  died and after which trace record: the other N - 1 runs then each run in a child of\n"        \
+  "  their own, and every run and fresh process must die the same way (\"deterministic\n"          \
+  "  crash\"). A run that dies where another ended, or dies elsewhere, is a mismatch.\n\n"         \
   "EXIT STATUS\n"                                                                                  \
   "  0 deterministic, 3 a mismatch, 2 bad input or usage\n"
 
@@ -541,25 +879,55 @@ static int cmd_check_determinism(int argc, char **argv) {
       rc = EXIT_USAGE;
       continue;
     }
-    reference ref;
-    memset(&ref, 0, sizeof ref);
-    sf_result r0;
-    cli_run_traced(s, reference_add, &ref, &r0);
-    int bad = compare_runs(argv[i], s, &ref, r0.hash, runs) != 0;
-    int fr = bad ? 0 : compare_fresh(argv[i], r0.hash, fresh);
-    if (fr < -1)
-      rc = EXIT_USAGE;
-    if (bad || fr == -1)
-      rc = EXIT_NONDET;
-    else if (fr == 0)
-      printf("%s: deterministic: %" PRIu64 " runs in-process and %" PRIu64
-             " in fresh processes, trace hash %016" PRIx64 ", %zu trace records\n",
-             argv[i], runs, fresh, r0.hash, ref.n);
-    free(ref.recs);
-    free(ref.hash);
+    check_job j = {argv[i], s, runs, fresh};
+    int frc = check_file(&j);
+    if (frc == EXIT_NONDET || (frc == EXIT_USAGE && rc != EXIT_NONDET))
+      rc = frc;
   }
   free(s);
   return rc;
 }
 
+/* __hash FILE [SHIFT [fixed]]: the trace hash of FILE's run, or, when the
+ * system under test kills the process, a line "__hash died RECORDS HASH
+ * SITE" with its progress (check-determinism's fresh processes). SHIFT
+ * bytes of the C library's heap are taken first and held, so that the
+ * run's own blocks sit SHIFT bytes further on; with "fixed", the process
+ * runs again without address-space randomization first (as setarch -R
+ * does; where the kernel refuses, with it). check-determinism's fresh
+ * processes shift by different amounts: ASLR moves the heap by whole
+ * pages only, so a run that depends on the lower bits of an address parts
+ * in no process. */
+static int cmd_hash(int argc, char **argv) {
+  if (argc < 1 || argc > 3)
+    return EXIT_USAGE;
+  if (argc == 3 && !strcmp(argv[2], "fixed")) {
+    char *args[] = {(char *)cli_prog, "--target", (char *)cli_target->name,
+                    "__hash",         argv[0],    argv[1],
+                    argv[2],          NULL};
+    cli_reexec_fixed_layout(args);
+  }
+  size_t shift = argc >= 2 ? (size_t)strtoul(argv[1], NULL, 10) % (1u << 20) : 0;
+  volatile char *pad = shift ? malloc(shift) : NULL;
+  if (pad)
+    pad[0] = 1;
+  sf_scenario *s = cli_new_scenario();
+  cli_input_kind k;
+  if (cli_load(argv[0], s, &k, NULL) < 0) {
+    free(s);
+    return EXIT_USAGE;
+  }
+  static progress own;
+  keep_progress(&own, 1);
+  sf_result r;
+  progress_start(1);
+  cli_run_traced(s, progress_only, NULL, &r);
+  own.done = 1;
+  printf("%016" PRIx64 "\n", r.hash);
+  free(s);
+  free((void *)pad);
+  return EXIT_OK;
+}
+
 const cli_command cli_cmd_check = {"check-determinism", cmd_check_determinism, 1, HELP_CHECK};
+const cli_command cli_cmd_hash = {"__hash", cmd_hash, 1, NULL};

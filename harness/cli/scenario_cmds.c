@@ -1,5 +1,5 @@
 /* The commands about scenario files themselves: show, encode, gen,
- * features, targets (and the hidden __hash of check-determinism). Each
+ * features, targets. Each
  * command's help and table row sit beside its code. */
 #include "cli.h"
 #include "run/features.h"
@@ -157,44 +157,8 @@ static int cmd_targets(int argc, char **argv) {
   return EXIT_OK;
 }
 
-/* Hidden: print the trace hash of a file (check-determinism's fresh process). */
-/* __hash FILE [SHIFT [fixed]]: the trace hash of FILE's run. SHIFT bytes
- * of the C library's heap are taken first and held, so that the run's own
- * blocks sit SHIFT bytes further on; with "fixed", the process runs again
- * without address-space randomization first (as setarch -R does; where
- * the kernel refuses, with it). check-determinism's fresh processes shift
- * by different amounts: ASLR moves the heap by whole pages only, so a run
- * that depends on the lower bits of an address parts in no process. */
-static int cmd_hash(int argc, char **argv) {
-  if (argc < 1 || argc > 3)
-    return EXIT_USAGE;
-  if (argc == 3 && !strcmp(argv[2], "fixed")) {
-    char *args[] = {(char *)cli_prog, "--target", (char *)cli_target->name,
-                    "__hash",         argv[0],    argv[1],
-                    argv[2],          NULL};
-    cli_reexec_fixed_layout(args);
-  }
-  size_t shift = argc >= 2 ? (size_t)strtoul(argv[1], NULL, 10) % (1u << 20) : 0;
-  volatile char *pad = shift ? malloc(shift) : NULL;
-  if (pad)
-    pad[0] = 1;
-  sf_scenario *s = cli_new_scenario();
-  cli_input_kind k;
-  if (cli_load(argv[0], s, &k, NULL) < 0) {
-    free(s);
-    return EXIT_USAGE;
-  }
-  sf_result r;
-  sf_run(cli_target, s, NULL, &r);
-  printf("%016" PRIx64 "\n", r.hash);
-  free(s);
-  free((void *)pad);
-  return EXIT_OK;
-}
-
 const cli_command cli_cmd_show = {"show", cmd_show, 0, HELP_SHOW};
 const cli_command cli_cmd_encode = {"encode", cmd_encode, 0, HELP_ENCODE};
 const cli_command cli_cmd_gen = {"gen", cmd_gen, 0, HELP_GEN};
 const cli_command cli_cmd_features = {"features", cmd_features, 1, HELP_FEATURES};
 const cli_command cli_cmd_targets = {"targets", cmd_targets, 0, HELP_TARGETS};
-const cli_command cli_cmd_hash = {"__hash", cmd_hash, 1, NULL};

@@ -5,7 +5,9 @@
  *                4 memory blow-up   5 exit(3)                  6 a failed assert()
  *                7 4 MiB of output on stderr, then carries on normally
  *                8 a failed invariant
- *              and anything else does nothing;
+ *              and anything else does nothing, but for the code 777 (none
+ *              of the generator's), an abort() from the process's second
+ *              run on: a crash that state surviving a run decides;
  *   crashy     (MISBEHAVE_CRASHY) sends a message per client operation and
  *              crashes with a NULL store on the third;
  *   tabby      (MISBEHAVE_TABBY) fails on its first client operation with a
@@ -79,7 +81,10 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
   if (s->ops > 1)
     misbehave(w, 0); /* nothing */
 #else
-  if (s->ops++ == 0)
+  static int runs777; /* the bug of op 777: state that survives a run */
+  if (s->ops++ == 0 && op->op == 777 && runs777++ > 0)
+    abort();
+  if (s->ops == 1)
     misbehave(w, op->op % 16);
 #endif
 }

@@ -45,7 +45,7 @@ judge_again() { # TOOL FILE SCRATCH SIG N: how many of N more replays fail as SI
   echo "$same"
 }
 judge_nondet() { # TOOL FILE SCRATCH: 0 if check-determinism finds FILE's runs differ
-  # (its exit 3; a run that crashes the tool is no answer either way)
+  # (its exit 3; runs that crash are compared too: how and where they died)
   judge_run "$1" check-determinism --runs 2 --fresh 1 "$2" > "$3" 2>&1
   [ $? = 3 ]
 }
