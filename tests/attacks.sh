@@ -3,8 +3,8 @@
 # a system under test that misbehaves inside the explorer's branches
 # (tests/attack: the ladder target that hangs, blows up, aborts at two
 # sites, exits, leaks, overflows, spawns processes, is not deterministic,
-# asserts in a library, prints fake errors, only in a state random roots
-# almost never reach), built as an outside project with
+# asserts in a library, prints fake errors, changes directory, only in a
+# state random roots almost never reach), built as an outside project with
 # cmake_minimum_required(VERSION 3.16) from the installed package; and
 # under signals, full disks, FIFOs, links and hostile names. Each check
 # fails on the code before docs/RELIABILITY.md's "The default job under
@@ -255,6 +255,32 @@ if wanted assert; then
   [ "$rc" = 1 ] && grep -q "FAILED assert" "$work/as.log" && grep -q "trace hash\|hash [0-9a-f]" "$work/as.log"
   ok_if $? "assert() in a LIBRARIES entry is a reported failure with a hash (exit $rc)" \
     "$work/as.log"
+fi
+
+# 27. a system under test that changes the working directory (a daemon's
+# chdir at start): the job's files still go where a relative DIR names,
+# from the explorer's worker and from the libFuzzer job, and none where the
+# system went
+if wanted chdir; then
+  cdr=$work/cd/run
+  mkdir -p "$cdr/out2/corpus" "$work/cd/elsewhere" && cp "$TRIG" "$cdr/out2/corpus/"
+  run "$work/cd1.log" env -C "$cdr" ATTACK_CHDIR="$work/cd/elsewhere" "$(tool chdir)" fuzz -o out \
+    --time 200 --stop-on-first --no-engine -q
+  n=$(count "$cdr/out/crashes" "crash-*")
+  [ "$rc" = 1 ] && grep -q "^fuzz: confirmed out/crashes/crash-[^:]*: invariant moved" "$work/cd1.log" &&
+    [ "$n" -ge 1 ]
+  ok_if $? "explore: a system that changes directory; its failure saved in out/crashes ($n, exit $rc)" \
+    "$work/cd1.log"
+  run "$work/cd2.log" env -C "$cdr" ATTACK_CHDIR="$work/cd/elsewhere" "$(tool chdir)" fuzz -o out2 \
+    --time 15 --jobs 2 --engine "$F/attack_chdir_fuzzer" -q
+  n=$(count "$cdr/out2/crashes" "libfuzzer-crash-*")
+  [ "$rc" = 1 ] && grep -q "^fuzz: confirmed out2/crashes/libfuzzer-crash-" "$work/cd2.log" &&
+    [ "$n" -ge 1 ]
+  ok_if $? "libFuzzer: a system that changes directory; its crash file in out2/crashes ($n, exit $rc)" \
+    "$work/cd2.log"
+  left=$(find "$work/cd/elsewhere" -type f | head -n 3)
+  [ -z "$left" ]
+  ok_if $? "nothing written where the system went (${left:-none})" "$work/cd2.log"
 fi
 
 # 12. signatures never hold the program's own text; the nightly job files

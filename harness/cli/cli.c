@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -373,6 +374,14 @@ int cli_mkdirs(const char *d) {
     return -1;
   }
   return 0;
+}
+
+const char *cli_absolute(const char *path, char *buf, size_t cap) {
+  char cwd[PATH_MAX];
+  if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+    return path;
+  int k = snprintf(buf, cap, "%s/%s", cwd, path);
+  return k > 0 && (size_t)k < cap ? buf : path;
 }
 
 int cli_make_dir(const char *cmd, const char *d) {

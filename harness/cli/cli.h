@@ -68,6 +68,11 @@ int cli_mkdirs(const char *d);
 /** cli_mkdirs(d); 0, or -1 after printing "cmd: ..." when d cannot be created
  *  or is not a directory. */
 int cli_make_dir(const char *cmd, const char *d);
+/** path made absolute in buf (the working directory before a relative
+ *  one), for a process that writes there while the system under test runs
+ *  and may have changed its directory (libFuzzer's -artifact_prefix);
+ *  path itself if the directory is unknown or buf too small. */
+const char *cli_absolute(const char *path, char *buf, size_t cap);
 /** 0 if a file can be written in directory d (one is created, written and
  *  removed); -1 after printing "cmd: cannot write in d: ...". */
 int cli_dir_writable(const char *cmd, const char *d);

@@ -80,10 +80,13 @@ static void engine_dict(const char *engine, char *d, size_t cap) {
 /* One libFuzzer run over the corpus for about `seconds`, its output into
  * the log (truncated by the first run, appended to by the next ones). */
 static pid_t start_engine(const fuzz_job *j, double seconds, int first_run) {
-  char t[64], a[4200], s[64], d[PATH_MAX + 8];
+  char t[64], a[PATH_MAX + 64], s[64], d[PATH_MAX + 8], abs[PATH_MAX];
   snprintf(t, sizeof t, "-max_total_time=%.0f", seconds < 1 ? 1 : seconds);
   engine_dict(j->engine, d, sizeof d);
-  snprintf(a, sizeof a, "-artifact_prefix=%s/" LF_PREFIX, j->crashes);
+  /* absolute: libFuzzer writes a crash file from inside the run, where the
+   * system under test may have changed the directory */
+  snprintf(a, sizeof a, "-artifact_prefix=%s/" LF_PREFIX,
+           cli_absolute(j->crashes, abs, sizeof abs));
   snprintf(s, sizeof s, "-seed=%u", engine_seed(j->seed));
   char *argv[12] = {(char *)j->engine, (char *)j->corpus,     t, a, s,
                     "-timeout=20",     "-print_final_stats=1"};

@@ -682,7 +682,8 @@ static void fuzz_target(target_stat *ts, unsigned long night) {
   damaged(corpus, 0, 0);
   damaged(inbox, 0, 0);
   char a_art[PATHCAP]; /* an input that fails in the merge: filed like any crash */
-  pathf(a_art, "-artifact_prefix=%s/", inbox);
+  char abs[PATHCAP];   /* absolute: written from inside a run, which may have moved */
+  pathf(a_art, "-artifact_prefix=%s/", cli_absolute(inbox, abs, sizeof abs));
   merge_corpus(t, fz, a_art, corpus, merged, old);
   ts->after = count_files(corpus);
   reach_target(ts);

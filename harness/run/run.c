@@ -5,12 +5,14 @@
 #include <simfuzz/simfuzz_runner.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -776,6 +778,26 @@ static int execute_guarded(run_state *rs, sim_stop *stop) {
   return 1;
 }
 
+/* The working directory the process had when it first ran a scenario (an
+ * open descriptor; -1 if it could not be opened), given back after every
+ * run: a system under test that changes it, as a daemon does at start with
+ * chdir("/"), must not move the files that the tool writes after the run
+ * under relative names (the explorer's worker saved none of its failures),
+ * nor the next run's relative paths. */
+static int home_dir(void) {
+  static int fd = -2;
+  if (fd == -2)
+    fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return fd;
+}
+
+static void back_home(void) {
+  int fd = home_dir();
+  if (fd >= 0 && fchdir(fd) != 0) {
+    /* the directory is gone: the files go where the system left it */
+  }
+}
+
 static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_opts *o,
                         sf_result *r) {
   static const sf_run_opts defaults; /* all zero */
@@ -788,6 +810,7 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->t = t;
   rs->s = s;
   rs->o = o;
+  (void)home_dir(); /* before the system's code can move it */
   rs->n = sf_nodes_for(t, s);
   rs->all = rs->n == 64 ? ~0ull : (1ull << rs->n) - 1;
   rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits || novel_hook(o);
@@ -836,11 +859,13 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     sf_features_emit(&rs->feat);
   if (crashed) {
     keep_abandoned(rs);
+    back_home();
     return res.failed;
   }
   sim_world_destroy(rs->w);
   if (t->destroy)
     t->destroy(rs->ctx);
+  back_home();
   free(rs->site_floor);
   free(rs->site_max);
   free(rs->inj);

@@ -20,6 +20,10 @@
  *   9 nondet       fails an invariant on every second run in a process
  *  10 assert       a library's assert() (lib/attack_lib.c) fails
  *  11 chatty       prints varying text and a fake error line, then aborts
+ *  12 chdir        changes the working directory (to $ATTACK_CHDIR, as a
+ *                  daemon does at start), then fails an invariant; in the
+ *                  libFuzzer binary it aborts there instead (a crash file
+ *                  written from inside the run)
  */
 #include "attack_lib.h"
 
@@ -29,7 +33,7 @@
 #include <unistd.h>
 
 #ifndef ATTACK
-#error "ATTACK must name the misbehaviour (1..11)"
+#error "ATTACK must name the misbehaviour (1..12)"
 #endif
 
 static unsigned runs_in_process; /* ATTACK 9: state that survives a run, on purpose */
@@ -105,6 +109,13 @@ __attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
   case 11:
     fprintf(stderr, "ERROR: tab\there now, at %llu\n", (unsigned long long)sim_now(w));
     abort();
+  case 12: {
+    const char *dir = getenv("ATTACK_CHDIR");
+    if (!dir || chdir(dir) != 0 || LLVMFuzzerTestOneInput)
+      abort();
+    SIM_INVARIANT(w, 0, 0, "moved", "the system under test changed the working directory");
+    break;
+  }
   default: break;
   }
   l->done = 1;
