@@ -283,6 +283,23 @@ if wanted chdir; then
   ok_if $? "nothing written where the system went (${left:-none})" "$work/cd2.log"
 fi
 
+# 28. a system under test that leaves a descriptor open on every run: under
+# a limit of 256, the explorer's worker ran out of them (EMFILE) long
+# before it reached the failing state, and could not save its failure; a
+# worker now gives way to a fresh one before that, and the campaign says why
+if wanted fdleak; then
+  run "$work/fd.log" sh -c 'ulimit -n 256 && exec "$@"' sh "$(tool fdleak)" fuzz -o "$work/fd" \
+    --time 200 --stop-on-first --no-engine -q
+  [ "$rc" = 1 ] && grep -q "^fuzz: confirmed .*: invariant leaky" "$work/fd.log" &&
+    grep -q "leaves file descriptors open across runs" "$work/fd.log"
+  ok_if $? "a descriptor left open on every run: the failure confirmed, the leak reported (exit $rc)" \
+    "$work/fd.log"
+  run "$work/fds.log" sh -c 'ulimit -n 64 && exec "$@"' sh "$(tool fdleak)" sweep --seeds 1-2000 -q
+  [ "$rc" = 0 ] && grep -q "^sweep: 2000 seeds" "$work/fds.log" &&
+    grep -q "leaves file descriptors open across runs" "$work/fds.log"
+  ok_if $? "sweep: a descriptor left open on every run is reported (exit $rc)" "$work/fds.log"
+fi
+
 # 12. signatures never hold the program's own text; the nightly job files
 # one failure once, whatever the program prints, across nights
 if wanted chatty; then

@@ -213,7 +213,8 @@ enum {
   CLI_REC_RESULT = 1,   /**< a run's outcome */
   CLI_REC_DONE = 2,     /**< the worker finished its seeds; seed = the last one run */
   CLI_REC_PROGRESS = 3, /**< seed = the last one run */
-  CLI_REC_RESUME = 4,   /**< the worker stops after a crashed run: go on at seed */
+  CLI_REC_RESUME = 4,   /**< the worker stops after a crashed run (o.nondet 1: its
+                             system left descriptors open, cli_fds_leaked): go on at seed */
   CLI_REC_FOUND = 5,    /**< explore: a failure; o.message = the file saved ("" if none) */
 };
 
@@ -252,6 +253,15 @@ typedef struct cli_child {
 
 typedef void (*cli_on_record)(void *ctx, const cli_record *rec);
 
+/** The lowest free file descriptor; -1 if none is free (EMFILE). */
+int cli_lowest_free_fd(void);
+/** 1 when the system under test has been leaving file descriptors open
+ *  across runs: the lowest free one climbed from base (cli_lowest_free_fd()
+ *  when the worker started) by half the room the limit left it (at most
+ *  256), or none is free. The worker then gives way to a fresh process
+ *  before the system runs out: EMFILE would change what the system does,
+ *  and the worker could no longer write its files. */
+int cli_fds_leaked(int base);
 /** fork() after flushing stdio, for a child that must never outlive this
  *  process: it dies with it (PR_SET_PDEATHSIG on Linux), and exits at once
  *  if this process was already gone when it started. The child starts with

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,6 +170,25 @@ static void reset_signals(void) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+int cli_lowest_free_fd(void) {
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    close(fd);
+  return fd;
+}
+
+int cli_fds_leaked(int base) {
+  int now = cli_lowest_free_fd();
+  if (now < 0 || base < 0)
+    return now < 0;
+  struct rlimit rl;
+  long room = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+                  ? (long)rl.rlim_cur - base
+                  : 512;
+  long slack = room / 2 < 256 ? room / 2 : 256;
+  return now - base >= (slack > 8 ? slack : 8);
 }
 
 pid_t cli_fork_tied(void) {

@@ -32,6 +32,7 @@ static void worker(void *arg, const cli_child_io *io) {
     sf_out_of_memory("the sweep worker");
   cli_record rec;
   uint64_t seed = j->start;
+  int fd_base = cli_lowest_free_fd();
   for (;; seed++) {
     __atomic_store_n(&io->beat[CLI_BEAT_SEED], seed, __ATOMIC_RELAXED);
     __atomic_add_fetch(&io->beat[CLI_BEAT_RUNS], 1, __ATOMIC_RELAXED);
@@ -51,10 +52,12 @@ static void worker(void *arg, const cli_child_io *io) {
     }
     if ((failed && j->first) || seed == j->b)
       break;
-    if (r.crashed) { /* the target's state may be damaged: a fresh worker goes on */
+    int leaked = (seed - j->start + 1) % 64 == 0 && cli_fds_leaked(fd_base);
+    if (r.crashed || leaked) { /* the target's state may be damaged: a fresh worker goes on */
       memset(&rec, 0, sizeof rec);
       rec.kind = CLI_REC_RESUME;
       rec.seed = seed + 1;
+      rec.o.nondet = leaked;
       cli_record_send(io->res_fd, &rec);
       free(s);
       return;
@@ -77,6 +80,7 @@ typedef struct {
   sf_scenario *s;
   int first, internal;     /* --stop-on-first; a worker could not start */
   uint64_t last, restarts; /* the last seed known to be run; workers that died */
+  uint64_t fd_restarts;    /* workers that gave way: descriptors left open */
 } sweep_state;
 
 static void progress(sweep_state *st, uint64_t seed) {
@@ -129,6 +133,7 @@ static void on_record(void *ctx, const cli_record *rec) {
   if (rec->kind == CLI_REC_RESUME) {
     st->resume = 1;
     st->resume_seed = rec->seed;
+    st->fd_restarts += rec->o.nondet != 0;
     return;
   }
   if (rec->kind == CLI_REC_PROGRESS) {
@@ -166,7 +171,7 @@ static void run_workers(sweep_state *st, cli_child *c) {
     }
     if (ended == CLI_END_INTERRUPTED)
       break;
-    if (st->resume && ended == CLI_END_OK) { /* after a failed assert() */
+    if (st->resume && ended == CLI_END_OK) { /* after a failed assert() or a leak */
       st->last = st->resume_seed - 1;
       next = st->resume_seed;
       continue;
@@ -195,6 +200,11 @@ static void print_summary(const sweep_state *st) {
   else
     printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs,
            st->a, st->a + runs - 1, st->failures);
+  if (st->fd_restarts)
+    printf("sweep: the system under test leaves file descriptors open across runs: %" PRIu64
+           " workers started afresh before it ran out (close in the target's destroy what its "
+           "runs opened)\n",
+           st->fd_restarts);
   if (st->restarts)
     printf("sweep: %" PRIu64 " of them crashed or hung the system under test (each in its own "
            "worker)\n",

@@ -1194,8 +1194,9 @@ static void worker(void *arg, const cli_child_io *io) {
   const sf_run_hooks hooks = {.on_novel = on_novel, .ctx = x};
   o.hooks = &hooks;
   o.feature_bits = x->feat;
-  uint64_t k = x->start;
+  uint64_t k = x->start, nroots = 0;
   int fresh = 0; /* 1: a fresh worker goes on at root k */
+  int fd_base = cli_lowest_free_fd();
   for (; !fresh; k++) {
     if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->o.max_roots && k >= x->o.max_roots))
       break;
@@ -1212,6 +1213,10 @@ static void worker(void *arg, const cli_child_io *io) {
     if (root % 256 == 0 && !x->o.quiet)
       send_record(io, CLI_REC_PROGRESS, 0);
     fresh = run_root(x, &o, seed, root);
+    if (!fresh && ++nroots % 16 == 0 && cli_fds_leaked(fd_base)) {
+      add64(&x->sh->fd_restarts, 1);
+      fresh = 1;
+    }
   }
   send_record(io, fresh ? CLI_REC_RESUME : CLI_REC_DONE, k);
   free(x->s);

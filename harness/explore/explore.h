@@ -61,7 +61,8 @@ typedef struct sf_explore_opts {
   X(corpus_unsaved, "corpus files that could not be written")                                      \
   X(origins_unsaved, "crash files whose line could not be added to the --origins file")            \
   X(new_in_roots, "feature buckets a root reached first")                                          \
-  X(new_in_branches, "feature buckets a branch or revisit reached first")
+  X(new_in_branches, "feature buckets a branch or revisit reached first")                          \
+  X(fd_restarts, "workers started afresh: the system under test left file descriptors open")
 
 /** What a campaign did. */
 struct sf_explore_summary {

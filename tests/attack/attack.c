@@ -24,20 +24,29 @@
  *                  daemon does at start), then fails an invariant; in the
  *                  libFuzzer binary it aborts there instead (a crash file
  *                  written from inside the run)
+ *  13 fdleak       leaves a file descriptor open on every run (a world's
+ *                  creation opens /dev/null), then fails an invariant
  */
 #include "attack_lib.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #ifndef ATTACK
-#error "ATTACK must name the misbehaviour (1..12)"
+#error "ATTACK must name the misbehaviour (1..13)"
 #endif
 
 static unsigned runs_in_process; /* ATTACK 9: state that survives a run, on purpose */
-#define LADDER_ON_CREATE() (runs_in_process++)
+
+static void on_create(void) {
+  runs_in_process++;
+  if (ATTACK == 13) /* a descriptor that survives the run, on purpose */
+    (void)open("/dev/null", O_RDONLY);
+}
+#define LADDER_ON_CREATE() on_create()
 #include "../targets/ladder.h"
 
 __attribute__((noinline)) static void abort_site_one(void) {
@@ -116,6 +125,7 @@ __attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
     SIM_INVARIANT(w, 0, 0, "moved", "the system under test changed the working directory");
     break;
   }
+  case 13: SIM_INVARIANT(w, 0, 0, "leaky", "a state reached with descriptors left open"); break;
   default: break;
   }
   l->done = 1;
