@@ -300,6 +300,23 @@ if wanted fdleak; then
   ok_if $? "sweep: a descriptor left open on every run is reported (exit $rc)" "$work/fds.log"
 fi
 
+# 29. a system under test that loses memory on every run: its worker grew
+# past --rss-limit-mb, and whichever run was going was filed as an
+# out-of-memory failure (which no replay confirms); a worker now gives way
+# to a fresh one at half the room, no run is blamed, and the summary says so
+if wanted memleak; then
+  run "$work/ml.log" "$(tool memleak)" fuzz -o "$work/ml" --time 200 --stop-on-first --no-engine \
+    --rss-limit-mb 700 -q
+  [ "$rc" = 1 ] && grep -q "^fuzz: confirmed .*: invariant leaky" "$work/ml.log" &&
+    ! grep -q "out-of-memory" "$work/ml.log" && grep -q "memory grew across runs" "$work/ml.log"
+  ok_if $? "memory lost on every run: no run filed as out-of-memory, the growth reported (exit $rc)" \
+    "$work/ml.log"
+  run "$work/mls.log" "$(tool memleak)" sweep --seeds 1-3000 --rss-limit-mb 700 -q
+  [ "$rc" = 0 ] && grep -q "^sweep: 3000 seeds (1..3000), 0 failures" "$work/mls.log" &&
+    grep -q "memory grew across runs" "$work/mls.log"
+  ok_if $? "sweep: memory lost on every run, no seed blamed (exit $rc)" "$work/mls.log"
+fi
+
 # 12. signatures never hold the program's own text; the nightly job files
 # one failure once, whatever the program prints, across nights
 if wanted chatty; then

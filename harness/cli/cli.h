@@ -213,8 +213,8 @@ enum {
   CLI_REC_RESULT = 1,   /**< a run's outcome */
   CLI_REC_DONE = 2,     /**< the worker finished its seeds; seed = the last one run */
   CLI_REC_PROGRESS = 3, /**< seed = the last one run */
-  CLI_REC_RESUME = 4,   /**< the worker stops after a crashed run (o.nondet 1: its
-                             system left descriptors open, cli_fds_leaked): go on at seed */
+  CLI_REC_RESUME = 4,   /**< the worker stops after a crashed run (o.nondet: the
+                             CLI_WORN_* bits of a worker that wore out): go on at seed */
   CLI_REC_FOUND = 5,    /**< explore: a failure; o.message = the file saved ("" if none) */
 };
 
@@ -253,15 +253,28 @@ typedef struct cli_child {
 
 typedef void (*cli_on_record)(void *ctx, const cli_record *rec);
 
-/** The lowest free file descriptor; -1 if none is free (EMFILE). */
-int cli_lowest_free_fd(void);
-/** 1 when the system under test has been leaving file descriptors open
- *  across runs: the lowest free one climbed from base (cli_lowest_free_fd()
- *  when the worker started) by half the room the limit left it (at most
- *  256), or none is free. The worker then gives way to a fresh process
- *  before the system runs out: EMFILE would change what the system does,
- *  and the worker could no longer write its files. */
-int cli_fds_leaked(int base);
+/** What a worker process held when it started: its lowest free file
+ *  descriptor and its resident memory. */
+typedef struct cli_baseline {
+  int fd;          /**< -1: none was free */
+  uint64_t rss_mb; /**< 0: unknown */
+} cli_baseline;
+/** Why a worker gives way to a fresh process (cli_worn). */
+enum {
+  CLI_WORN_FDS = 1,    /**< the system under test leaves file descriptors open across runs */
+  CLI_WORN_MEMORY = 2, /**< the worker's memory grew across runs, to half the room left */
+};
+/** Take the baseline of this worker process. */
+void cli_baseline_take(cli_baseline *b);
+/** 0, or CLI_WORN_* bits when the system under test has been leaving
+ *  resources behind across runs, so that the worker should give way to a
+ *  fresh process before it runs out: its lowest free descriptor climbed
+ *  by half the room the limit left it (at most 256), or none is free; or
+ *  its resident memory grew by half the room that cli_run_limits.rss_mb
+ *  left it. Running out would change what the system does (EMFILE), cost
+ *  the worker its files, or be filed as the out-of-memory failure of
+ *  whichever run was then going. */
+int cli_worn(const cli_baseline *b);
 /** fork() after flushing stdio, for a child that must never outlive this
  *  process: it dies with it (PR_SET_PDEATHSIG on Linux), and exits at once
  *  if this process was already gone when it started. The child starts with

@@ -172,23 +172,33 @@ static void reset_signals(void) {
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-int cli_lowest_free_fd(void) {
+static uint64_t rss_mb(pid_t pid);
+
+static int lowest_free_fd(void) {
   int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (fd >= 0)
     close(fd);
   return fd;
 }
 
-int cli_fds_leaked(int base) {
-  int now = cli_lowest_free_fd();
-  if (now < 0 || base < 0)
-    return now < 0;
+void cli_baseline_take(cli_baseline *b) {
+  b->fd = lowest_free_fd();
+  b->rss_mb = rss_mb(getpid());
+}
+
+int cli_worn(const cli_baseline *b) {
+  int worn = 0, now = lowest_free_fd();
   struct rlimit rl;
   long room = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-                  ? (long)rl.rlim_cur - base
+                  ? (long)rl.rlim_cur - b->fd
                   : 512;
   long slack = room / 2 < 256 ? room / 2 : 256;
-  return now - base >= (slack > 8 ? slack : 8);
+  if (now < 0 || (b->fd >= 0 && now - b->fd >= (slack > 8 ? slack : 8)))
+    worn |= CLI_WORN_FDS;
+  uint64_t lim = cli_run_limits.rss_mb, rss = lim && b->rss_mb ? rss_mb(getpid()) : 0;
+  if (rss && lim > b->rss_mb && rss > b->rss_mb + (lim - b->rss_mb) / 2)
+    worn |= CLI_WORN_MEMORY;
+  return worn;
 }
 
 pid_t cli_fork_tied(void) {

@@ -32,7 +32,8 @@ static void worker(void *arg, const cli_child_io *io) {
     sf_out_of_memory("the sweep worker");
   cli_record rec;
   uint64_t seed = j->start;
-  int fd_base = cli_lowest_free_fd();
+  cli_baseline base;
+  cli_baseline_take(&base);
   for (;; seed++) {
     __atomic_store_n(&io->beat[CLI_BEAT_SEED], seed, __ATOMIC_RELAXED);
     __atomic_add_fetch(&io->beat[CLI_BEAT_RUNS], 1, __ATOMIC_RELAXED);
@@ -52,12 +53,12 @@ static void worker(void *arg, const cli_child_io *io) {
     }
     if ((failed && j->first) || seed == j->b)
       break;
-    int leaked = (seed - j->start + 1) % 64 == 0 && cli_fds_leaked(fd_base);
-    if (r.crashed || leaked) { /* the target's state may be damaged: a fresh worker goes on */
+    int worn = (seed - j->start + 1) % 64 == 0 ? cli_worn(&base) : 0;
+    if (r.crashed || worn) { /* the target's state may be damaged: a fresh worker goes on */
       memset(&rec, 0, sizeof rec);
       rec.kind = CLI_REC_RESUME;
       rec.seed = seed + 1;
-      rec.o.nondet = leaked;
+      rec.o.nondet = worn;
       cli_record_send(io->res_fd, &rec);
       free(s);
       return;
@@ -81,6 +82,7 @@ typedef struct {
   int first, internal;     /* --stop-on-first; a worker could not start */
   uint64_t last, restarts; /* the last seed known to be run; workers that died */
   uint64_t fd_restarts;    /* workers that gave way: descriptors left open */
+  uint64_t mem_restarts;   /* workers that gave way: their memory grew */
 } sweep_state;
 
 static void progress(sweep_state *st, uint64_t seed) {
@@ -133,7 +135,8 @@ static void on_record(void *ctx, const cli_record *rec) {
   if (rec->kind == CLI_REC_RESUME) {
     st->resume = 1;
     st->resume_seed = rec->seed;
-    st->fd_restarts += rec->o.nondet != 0;
+    st->fd_restarts += (rec->o.nondet & CLI_WORN_FDS) != 0;
+    st->mem_restarts += (rec->o.nondet & CLI_WORN_MEMORY) != 0;
     return;
   }
   if (rec->kind == CLI_REC_PROGRESS) {
@@ -205,6 +208,11 @@ static void print_summary(const sweep_state *st) {
            " workers started afresh before it ran out (close in the target's destroy what its "
            "runs opened)\n",
            st->fd_restarts);
+  if (st->mem_restarts)
+    printf("sweep: a worker's memory grew across runs to half the limit: %" PRIu64
+           " workers started afresh before it (a leak of the system under test? its sanitized "
+           "build's LeakSanitizer names one)\n",
+           st->mem_restarts);
   if (st->restarts)
     printf("sweep: %" PRIu64 " of them crashed or hung the system under test (each in its own "
            "worker)\n",

@@ -1196,7 +1196,8 @@ static void worker(void *arg, const cli_child_io *io) {
   o.feature_bits = x->feat;
   uint64_t k = x->start, nroots = 0;
   int fresh = 0; /* 1: a fresh worker goes on at root k */
-  int fd_base = cli_lowest_free_fd();
+  cli_baseline base;
+  cli_baseline_take(&base);
   for (; !fresh; k++) {
     if (__atomic_load_n(&x->sh->stop, __ATOMIC_RELAXED) || (x->o.max_roots && k >= x->o.max_roots))
       break;
@@ -1213,10 +1214,12 @@ static void worker(void *arg, const cli_child_io *io) {
     if (root % 256 == 0 && !x->o.quiet)
       send_record(io, CLI_REC_PROGRESS, 0);
     fresh = run_root(x, &o, seed, root);
-    if (!fresh && ++nroots % 16 == 0 && cli_fds_leaked(fd_base)) {
+    int worn = !fresh && ++nroots % 16 == 0 ? cli_worn(&base) : 0;
+    if (worn & CLI_WORN_FDS)
       add64(&x->sh->fd_restarts, 1);
-      fresh = 1;
-    }
+    if (worn & CLI_WORN_MEMORY)
+      add64(&x->sh->memory_restarts, 1);
+    fresh |= worn != 0;
   }
   send_record(io, fresh ? CLI_REC_RESUME : CLI_REC_DONE, k);
   free(x->s);

@@ -62,7 +62,8 @@ typedef struct sf_explore_opts {
   X(origins_unsaved, "crash files whose line could not be added to the --origins file")            \
   X(new_in_roots, "feature buckets a root reached first")                                          \
   X(new_in_branches, "feature buckets a branch or revisit reached first")                          \
-  X(fd_restarts, "workers started afresh: the system under test left file descriptors open")
+  X(fd_restarts, "workers started afresh: the system under test left file descriptors open")       \
+  X(memory_restarts, "workers started afresh: their memory grew across runs")
 
 /** What a campaign did. */
 struct sf_explore_summary {

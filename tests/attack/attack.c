@@ -26,6 +26,8 @@
  *                  written from inside the run)
  *  13 fdleak       leaves a file descriptor open on every run (a world's
  *                  creation opens /dev/null), then fails an invariant
+ *  14 memleak      loses 1 MiB on every run (a world's creation allocates
+ *                  and touches it), then fails an invariant
  */
 #include "attack_lib.h"
 
@@ -36,15 +38,21 @@
 #include <unistd.h>
 
 #ifndef ATTACK
-#error "ATTACK must name the misbehaviour (1..13)"
+#error "ATTACK must name the misbehaviour (1..14)"
 #endif
 
 static unsigned runs_in_process; /* ATTACK 9: state that survives a run, on purpose */
+static void *volatile lost;
 
 static void on_create(void) {
   runs_in_process++;
   if (ATTACK == 13) /* a descriptor that survives the run, on purpose */
     (void)open("/dev/null", O_RDONLY);
+  if (ATTACK == 14) { /* memory that survives the run, on purpose */
+    lost = malloc(1u << 20);
+    if (lost)
+      memset(lost, 3, 1u << 20);
+  }
 }
 #define LADDER_ON_CREATE() on_create()
 #include "../targets/ladder.h"
@@ -58,8 +66,6 @@ __attribute__((noinline)) static void abort_site_two(void) {
   fprintf(stderr, "attack: site two\n");
   abort();
 }
-
-static void *volatile lost;
 
 /* Defined in the libFuzzer binary only. */
 extern int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) __attribute__((weak));
@@ -126,6 +132,7 @@ __attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
     break;
   }
   case 13: SIM_INVARIANT(w, 0, 0, "leaky", "a state reached with descriptors left open"); break;
+  case 14: SIM_INVARIANT(w, 0, 0, "leaky", "a state reached with memory lost"); break;
   default: break;
   }
   l->done = 1;
