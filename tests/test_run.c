@@ -1369,6 +1369,42 @@ TEST(a_wide_map_tells_more_states_apart) {
   CHECK(sf_search_parse("", SF_SEARCH_DEFAULT_OFF) & SF_SEARCH_WIDE);
 }
 
+/* A system under test that moves the process (chdir(), as a daemon does at
+ * start) is given back the directory its run started in, so that the files
+ * a tool writes after the run under relative names stay where it meant;
+ * a run started elsewhere comes back there, not to the first run's. */
+static void *cd_create(int nodes) {
+  if (chdir("/") != 0)
+    return NULL;
+  return p_create(nodes);
+}
+static const sf_target wanderer = {.name = "wanderer",
+                                   .min_nodes = 2,
+                                   .max_nodes = 2,
+                                   .default_nodes = 2,
+                                   .create = cd_create,
+                                   .destroy = free,
+                                   .ops = &ping_ops,
+                                   .workload = p_workload};
+TEST(a_run_gives_back_the_directory_it_started_in) {
+  char start[4096], here[4096], tmp[] = "/tmp/simfuzz-cd-XXXXXX";
+  CHECK(getcwd(start, sizeof start) != NULL);
+  sf_scenario *s = alloc_s();
+  pings(s, 2);
+  sf_result r;
+  sf_run(&wanderer, s, NULL, &r);
+  CHECK(getcwd(here, sizeof here) != NULL);
+  CHECK_EQ(strcmp(here, start), 0);
+  CHECK(mkdtemp(tmp) != NULL);
+  CHECK_EQ(chdir(tmp), 0); /* the caller moves between runs: the next run comes back here */
+  sf_run(&wanderer, s, NULL, &r);
+  CHECK(getcwd(here, sizeof here) != NULL);
+  CHECK_EQ(strcmp(here, tmp), 0);
+  CHECK_EQ(chdir(start), 0);
+  CHECK_EQ(rmdir(tmp), 0);
+  free(s);
+}
+
 /* No two states of the catalog's sites share a bucket: every value class
  * of every site, while the catalog has at most 1024 / 96 sites (this
  * binary's has 4). Hashed, 67 of this catalog's 364 states fell on a
@@ -1446,4 +1482,5 @@ TEST_MAIN(T(planted_bug_fails_correct_mode_passes), T(fuzz_mode_reports_rechecks
           T(catalog_lists_the_sites_of_the_file_that_reads_it),
           T(site_states_have_buckets_of_their_own),
           T(site_states_of_the_catalog_never_share_a_bucket),
-          T(site_hits_that_cannot_be_new_are_not_calls))
+          T(site_hits_that_cannot_be_new_are_not_calls),
+          T(a_run_gives_back_the_directory_it_started_in))

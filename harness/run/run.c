@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -778,22 +779,39 @@ static int execute_guarded(run_state *rs, sim_stop *stop) {
   return 1;
 }
 
-/* The working directory the process had when it first ran a scenario (an
- * open descriptor; -1 if it could not be opened), given back after every
- * run: a system under test that changes it, as a daemon does at start with
- * chdir("/"), must not move the files that the tool writes after the run
- * under relative names (the explorer's worker saved none of its failures),
- * nor the next run's relative paths. */
-static int home_dir(void) {
-  static int fd = -2;
-  if (fd == -2)
-    fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  return fd;
+/* The working directory a run started in, given back at its end: a system
+ * under test that changes it, as a daemon does at start with chdir("/"),
+ * must not move the files that the tool writes after the run under
+ * relative names (the explorer's worker saved none of its failures), nor
+ * the next run's relative paths. The directory stays open between runs
+ * and is opened again only when a run starts elsewhere; a run inside a run
+ * leaves it to the outer one. */
+static struct {
+  int fd; /* -1: none yet, or it could not be opened */
+  dev_t dev;
+  ino_t ino;
+} home = {-1, 0, 0};
+
+static int at_home(const struct stat *st) {
+  return home.fd >= 0 && st->st_dev == home.dev && st->st_ino == home.ino;
 }
 
-static void back_home(void) {
-  int fd = home_dir();
-  if (fd >= 0 && fchdir(fd) != 0) {
+static void home_take(void) {
+  struct stat st;
+  if (stat(".", &st) != 0 || at_home(&st))
+    return;
+  if (home.fd >= 0)
+    close(home.fd);
+  home.fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  home.dev = st.st_dev;
+  home.ino = st.st_ino;
+}
+
+static void home_return(void) {
+  struct stat st;
+  if (home.fd < 0 || (stat(".", &st) == 0 && at_home(&st)))
+    return;
+  if (fchdir(home.fd) != 0) {
     /* the directory is gone: the files go where the system left it */
   }
 }
@@ -810,7 +828,8 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
   rs->t = t;
   rs->s = s;
   rs->o = o;
-  (void)home_dir(); /* before the system's code can move it */
+  if (!active_run)
+    home_take(); /* before the system's code can move it */
   rs->n = sf_nodes_for(t, s);
   rs->all = rs->n == 64 ? ~0ull : (1ull << rs->n) - 1;
   rs->fb = (o->feedback && SF_FEEDBACK) || o->feature_bits || novel_hook(o);
@@ -859,13 +878,15 @@ static int run_scenario(const sf_target *t, const sf_scenario *s, const sf_run_o
     sf_features_emit(&rs->feat);
   if (crashed) {
     keep_abandoned(rs);
-    back_home();
+    if (!rs->outer)
+      home_return();
     return res.failed;
   }
   sim_world_destroy(rs->w);
   if (t->destroy)
     t->destroy(rs->ctx);
-  back_home();
+  if (!rs->outer)
+    home_return();
   free(rs->site_floor);
   free(rs->site_max);
   free(rs->inj);
