@@ -298,6 +298,13 @@ if wanted fdleak; then
   [ "$rc" = 0 ] && grep -q "^sweep: 2000 seeds" "$work/fds.log" &&
     grep -q "leaves file descriptors open across runs" "$work/fds.log"
   ok_if $? "sweep: a descriptor left open on every run is reported (exit $rc)" "$work/fds.log"
+  # the libFuzzer binary runs every input in one process: it says so (from
+  # an empty corpus: the trigger would end the run at its failure)
+  mkdir -p "$work/fdc"
+  run "$work/fdf.log" sh -c 'ulimit -n 512 && exec "$@"' sh "$F/attack_fdleak_fuzzer" -runs=3000 \
+    -seed=1 "$work/fdc"
+  grep -q "leaves file descriptors open across runs" "$work/fdf.log"
+  ok_if $? "libFuzzer: a descriptor left open on every run is reported (exit $rc)" "$work/fdf.log"
 fi
 
 # 29. a system under test that loses memory on every run: its worker grew

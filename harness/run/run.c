@@ -924,7 +924,35 @@ int sf_run_input(const sf_target *t, const uint8_t *data, size_t len, const sf_r
  * AFL++ and CLI builds with it). Process configuration, not run state. */
 static int print_hash;
 
+/* A fuzzer runs every input in one process: a system under test that
+ * leaves a file descriptor open on each makes it run out (EMFILE), after
+ * which neither the system nor the fuzzer can open a file (its crash files
+ * included). Said once on stderr, checked every 64 inputs. */
+static void warn_of_fd_leak(void) {
+  static uint64_t inputs;
+  static int base = -2, warned;
+  if (warned || inputs++ % 64)
+    return;
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    close(fd);
+  if (base == -2)
+    base = fd;
+  if (base < 0 || (fd >= 0 && fd - base < 256))
+    return;
+  warned = 1;
+  char more[32] = "none free";
+  if (fd >= 0)
+    snprintf(more, sizeof more, "%d more", fd - base);
+  fprintf(stderr,
+          "simfuzz: the system under test leaves file descriptors open across runs (%s after "
+          "%" PRIu64 " inputs): this process will run out of them; close in the target's "
+          "destroy what its runs opened\n",
+          more, inputs - 1);
+}
+
 void sf_fuzz_one(const sf_target *t, const uint8_t *data, size_t len) {
+  warn_of_fd_leak();
   sf_run_opts o;
   memset(&o, 0, sizeof o);
   o.abort_on_failure = 1;
