@@ -80,15 +80,17 @@ static int parse_node(const char *cmd, const char *v, void *dst) {
 
 /* The run replay is in, for the reports of a run that the system under test
  * ends: the file being replayed while the system runs (else NULL), its
- * world (set at every record of the first run, NULL between runs and in
- * the second, untraced run) and whether to print the crash report. A run
+ * world (set at every record of the first run, NULL between runs, in the
+ * second, untraced run and once the first run is torn down, when the
+ * world's events may be freed: torn_down says so) and whether to print the
+ * crash report. A run
  * that the program ends with exit() is a crash of the run, "exit N", whose
  * status is 1 like any failure's; 3, say, would read as a determinism
  * mismatch. */
 static struct {
   const char *volatile input;
   const sim_world *volatile w;
-  volatile int report, second;
+  volatile int report, second, torn_down;
 } crash;
 
 static void on_record(void *ctx, const sim_world *w, const sim_trace_rec *r, const void *payload,
@@ -124,6 +126,8 @@ static void finish(void *p, sim_world *w, const sf_result *r) {
     fflush(stdout);
     sf_print_report(cli_target, c->s, r, w, stdout, c->input, 30);
   }
+  crash.w = NULL; /* the teardown follows: the world is being destroyed */
+  crash.torn_down = 1;
 }
 
 static void summary(const char *name, cli_input_kind k, const sf_result *r) {
@@ -160,17 +164,26 @@ static void on_crash(int sig) {
   fflush(stdout);
   if (!input)
     return; /* not inside a run: the tool's own crash */
-  if (crash.report && !crash.second)
+  const char *when = crash.second      ? " (in the second run, which the first survived: run "
+                                         "check-determinism on it)"
+                     : crash.torn_down ? " (in the run's teardown, after its last event)"
+                                       : "";
+  if (crash.report && !crash.second && !crash.torn_down)
     sf_print_crash_report(cli_target, crash.w, sig, where, stdout, input, 30);
+  else if (crash.report && !crash.second) { /* the events are gone with the world */
+    if (sig)
+      printf("==simfuzz== CRASH in target %s: signal %d in %s%s\n", cli_target->name, sig,
+             where ? where : "?", when);
+    else
+      printf("==simfuzz== CRASH in target %s: the sanitizer's error above%s\n", cli_target->name,
+             when);
+    printf("==simfuzz== replay: simfuzz-%s replay %s\n", cli_target->name, input);
+  }
   fflush(stdout);
   if (sig)
-    fprintf(stderr, "%s: FAILED crash: signal %d in %s%s\n", input, sig, where ? where : "?",
-            crash.second ? " (in the second run, which the first survived: run "
-                           "check-determinism on it)"
-                         : "");
+    fprintf(stderr, "%s: FAILED crash: signal %d in %s%s\n", input, sig, where ? where : "?", when);
   else
-    fprintf(stderr, "%s: FAILED crash: the sanitizer's error above%s\n", input,
-            crash.second ? " (in the second run, which the first survived)" : "");
+    fprintf(stderr, "%s: FAILED crash: the sanitizer's error above%s\n", input, when);
   fflush(stderr);
 }
 
@@ -297,6 +310,7 @@ static int cmd_replay(int argc, char **argv) {
     crash.input = path;
     crash.report = !quiet;
     crash.second = 0;
+    crash.torn_down = 0;
     sf_run(cli_target, s, &o, &r);
     crash.w = NULL; /* the world is gone */
     crash.second = 1;

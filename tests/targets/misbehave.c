@@ -5,9 +5,10 @@
  *                4 memory blow-up   5 exit(3)                  6 a failed assert()
  *                7 4 MiB of output on stderr, then carries on normally
  *                8 a failed invariant
- *              and anything else does nothing, but for the code 777 (none
+ *              and anything else does nothing, but for the codes 777 (none
  *              of the generator's), an abort() from the process's second
- *              run on: a crash that state surviving a run decides;
+ *              run on: a crash that state surviving a run decides; and
+ *              778, an abort() in the target's destroy (the run's teardown);
  *   crashy     (MISBEHAVE_CRASHY) sends a message per client operation and
  *              crashes with a NULL store on the third;
  *   tabby      (MISBEHAVE_TABBY) fails on its first client operation with a
@@ -22,11 +23,19 @@
 
 typedef struct {
   int ops;
+  int abort_in_destroy; /* op 778 */
 } state;
 
 static void *create(int nodes) {
   (void)nodes;
   return calloc(1, sizeof(state));
+}
+
+static void destroy(void *ctx) {
+  state *s = ctx;
+  if (s && s->abort_in_destroy)
+    abort();
+  free(s);
 }
 
 static void misbehave(sim_world *w, unsigned what) {
@@ -84,6 +93,7 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
   static int runs777; /* the bug of op 777: state that survives a run */
   if (s->ops++ == 0 && op->op == 777 && runs777++ > 0)
     abort();
+  s->abort_in_destroy |= op->op == 778;
   if (s->ops == 1)
     misbehave(w, op->op % 16);
 #endif
@@ -103,4 +113,4 @@ static void workload(void *ctx, sim_world *w, const sf_op *op) {
 static const sim_node_ops ops = {NULL, NULL, NULL, NULL, NULL};
 
 SF_TARGET(.summary = SUMMARY, .min_nodes = 2, .max_nodes = MAX_NODES, .default_nodes = 2,
-          .create = create, .destroy = free, .ops = &ops, .workload = workload);
+          .create = create, .destroy = destroy, .ops = &ops, .workload = workload);
