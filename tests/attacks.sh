@@ -3,8 +3,9 @@
 # a system under test that misbehaves inside the explorer's branches
 # (tests/attack: the ladder target that hangs, blows up, aborts at two
 # sites, exits, leaks, overflows, spawns processes, is not deterministic,
-# asserts in a library, prints fake errors, changes directory, only in a
-# state random roots almost never reach), built as an outside project with
+# asserts in a library, prints fake errors, changes directory, leaves
+# descriptors or memory behind on every run, only in a state random roots
+# almost never reach), built as an outside project with
 # cmake_minimum_required(VERSION 3.16) from the installed package; and
 # under signals, full disks, FIFOs, links and hostile names. Each check
 # fails on the code before docs/RELIABILITY.md's "The default job under
