@@ -47,7 +47,9 @@
 #                                [--results FILE]
 #   --keep DIR: copy each trial's first bug file into DIR, as
 #          NAME-METHOD-K-BUDGETs.pb (a trigger for a regression scenario,
-#          and what lets anyone judge the find again); with --results FILE
+#          and what lets anyone judge the find again), and for the job its
+#          line of origins.txt as NAME-METHOD-K-BUDGETs.origins (a root's
+#          find or a branch's, and where it forked); with --results FILE
 #          and no --keep, DIR is FILE's name without its extension plus
 #          .finds, beside it: every find of a results file is kept
 #   BUILD: a build of examples/craft with -DCRAFT_RAFT_TREES from
@@ -100,6 +102,11 @@ judge() {
     if [ "$(JUDGE_CPUS=$jc judge_file "$V" "$F" "$p" "$work/r.$3" | cut -f1)" = bug ]; then
       awk -v t="$t" -v t0="$2" 'BEGIN { printf "%.1f\n", t - t0 }' > "$work/hit.$3"
       [ -z "$KEEP" ] || cp "$p" "$KEEP/$NAME-$3-${BUDGET}s.pb"
+      # the job's line for it in origins.txt: its root, and the states its
+      # branches forked at (whether a root or a branch found the bug)
+      [ -z "$KEEP" ] || [ ! -f "$1/origins.txt" ] ||
+        grep -F "${p##*/}" "$1/origins.txt" > "$KEEP/$NAME-$3-${BUDGET}s.origins" ||
+        rm -f "$KEEP/$NAME-$3-${BUDGET}s.origins"
       return
     fi
   done < "$work/files.$3"
