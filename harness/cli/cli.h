@@ -275,6 +275,10 @@ void cli_baseline_take(cli_baseline *b);
  *  the worker its files, or be filed as the out-of-memory failure of
  *  whichever run was then going. */
 int cli_worn(const cli_baseline *b);
+/** The summary's lines for workers that wore out (cli_worn), if any: "CMD:
+ *  the system under test leaves file descriptors open across runs: N
+ *  workers started afresh ...", and the same for memory. */
+void cli_print_worn(const char *cmd, uint64_t fd_restarts, uint64_t memory_restarts);
 /** fork() after flushing stdio, for a child that must never outlive this
  *  process: it dies with it (PR_SET_PDEATHSIG on Linux), and exits at once
  *  if this process was already gone when it started. The child starts with

@@ -73,16 +73,7 @@ static void print_summary(void *ctx, const sf_explore_summary *s) {
     printf("explore: %" PRIu64 " failures did not fail again when re-run from their scenario (the "
            "target is not deterministic): %s/diverged-*\n",
            s->diverged, o->out);
-  if (s->fd_restarts)
-    printf("explore: the system under test leaves file descriptors open across runs: %" PRIu64
-           " workers started afresh before it ran out (close in the target's destroy what its "
-           "runs opened)\n",
-           s->fd_restarts);
-  if (s->memory_restarts)
-    printf("explore: a worker's memory grew across runs to half the limit: %" PRIu64
-           " workers started afresh before it (a leak of the system under test? its sanitized "
-           "build's LeakSanitizer names one)\n",
-           s->memory_restarts);
+  cli_print_worn("explore", s->fd_restarts, s->memory_restarts);
   if (s->corpus_unsaved)
     cli_error("explore: %" PRIu64 " corpus files could not be written in %s", s->corpus_unsaved,
               o->corpus);

@@ -12,6 +12,7 @@
  * runs many scenarios. */
 #define _GNU_SOURCE /* dladdr, MAP_ANONYMOUS */
 #include "cli.h"
+#include "run/hooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -174,20 +175,13 @@ static void reset_signals(void) {
 
 static uint64_t rss_mb(pid_t pid);
 
-static int lowest_free_fd(void) {
-  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0)
-    close(fd);
-  return fd;
-}
-
 void cli_baseline_take(cli_baseline *b) {
-  b->fd = lowest_free_fd();
-  b->rss_mb = rss_mb(getpid());
+  b->fd = sf__lowest_free_fd();
+  b->rss_mb = rss_mb(getpid()); /* simfuzz-allow-nondeterminism: the worker's own size */
 }
 
 int cli_worn(const cli_baseline *b) {
-  int worn = 0, now = lowest_free_fd();
+  int worn = 0, now = sf__lowest_free_fd();
   struct rlimit rl;
   long room = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
                   ? (long)rl.rlim_cur - b->fd
@@ -195,10 +189,24 @@ int cli_worn(const cli_baseline *b) {
   long slack = room / 2 < 256 ? room / 2 : 256;
   if (now < 0 || (b->fd >= 0 && now - b->fd >= (slack > 8 ? slack : 8)))
     worn |= CLI_WORN_FDS;
-  uint64_t lim = cli_run_limits.rss_mb, rss = lim && b->rss_mb ? rss_mb(getpid()) : 0;
+  uint64_t lim = cli_run_limits.rss_mb;
+  uint64_t rss = lim && b->rss_mb ? rss_mb(getpid()) : 0; /* simfuzz-allow-nondeterminism */
   if (rss && lim > b->rss_mb && rss > b->rss_mb + (lim - b->rss_mb) / 2)
     worn |= CLI_WORN_MEMORY;
   return worn;
+}
+
+void cli_print_worn(const char *cmd, uint64_t fd_restarts, uint64_t memory_restarts) {
+  if (fd_restarts)
+    printf("%s: the system under test leaves file descriptors open across runs: %" PRIu64
+           " workers started afresh before it ran out (close in the target's destroy what its "
+           "runs opened)\n",
+           cmd, fd_restarts);
+  if (memory_restarts)
+    printf("%s: a worker's memory grew across runs to half the limit: %" PRIu64
+           " workers started afresh before it (a leak of the system under test? its sanitized "
+           "build's LeakSanitizer names one)\n",
+           cmd, memory_restarts);
 }
 
 pid_t cli_fork_tied(void) {

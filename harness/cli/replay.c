@@ -83,10 +83,9 @@ static int parse_node(const char *cmd, const char *v, void *dst) {
  * world (set at every record of the first run, NULL between runs, in the
  * second, untraced run and once the first run is torn down, when the
  * world's events may be freed: torn_down says so) and whether to print the
- * crash report. A run
- * that the program ends with exit() is a crash of the run, "exit N", whose
- * status is 1 like any failure's; 3, say, would read as a determinism
- * mismatch. */
+ * crash report. A run that the program ends with exit() is a crash of the
+ * run, "exit N", whose status is 1 like any failure's; 3, say, would read
+ * as a determinism mismatch. */
 static struct {
   const char *volatile input;
   const sim_world *volatile w;
@@ -189,10 +188,11 @@ static void on_crash(int sig) {
 
 #if defined(SF_ASAN)
 void __sanitizer_set_death_callback(void (*callback)(void));
+#endif
+
 static void on_sanitizer_death(void) {
   on_crash(0);
 }
-#endif
 
 static void on_crash_signal(int sig) {
   on_crash(sig);
@@ -267,11 +267,7 @@ static int cmd_replay(int argc, char **argv) {
   if (!hooked++)
     on_exit(on_program_exit, NULL);
 #endif
-#if defined(SF_ASAN)
   catch_crashes(on_crash_signal, on_sanitizer_death);
-#else
-  catch_crashes(on_crash_signal, NULL);
-#endif
   timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
   int quiet = 0, rc = EXIT_OK;
   int no_timeline = 0;
@@ -361,7 +357,7 @@ typedef struct {
   uint64_t recs, hash;         /* its trace records so far, their running hash */
   uint64_t ref_recs, ref_hash; /* run 1's, once it ended */
   uint64_t diverged;           /* 1 + the record where run `run` left run 1 (0: not yet) */
-  int done, rc;                /* the check ended of itself, with exit status rc */
+  int done;                    /* the child ended of itself (its exit status says how) */
   char site[200];              /* where the system crashed (cli_crash_site), "" if unknown */
 } progress;
 
@@ -665,11 +661,9 @@ static void on_check_signal(int sig) {
   raise(sig);
 }
 
-#if defined(SF_ASAN)
 static void on_check_sanitizer(void) {
   on_check_death(0);
 }
-#endif
 
 #if defined(__GLIBC__)
 static void on_check_exit(int status, void *arg) {
@@ -688,11 +682,7 @@ static void keep_progress(progress *p, int print) {
 #if defined(__GLIBC__)
   on_exit(on_check_exit, NULL);
 #endif
-#if defined(SF_ASAN)
   catch_crashes(on_check_signal, on_check_sanitizer);
-#else
-  catch_crashes(on_check_signal, NULL);
-#endif
 }
 
 static void progress_only(void *ctx, const sim_world *w, const sim_trace_rec *r,
@@ -722,7 +712,6 @@ static int in_child(progress *p, int (*body)(void *ctx), void *ctx, int *st) {
     int rc = body(ctx);
     fflush(stdout);
     fflush(stderr);
-    p->rc = rc;
     p->done = 1;
     _exit(rc);
   }
@@ -788,6 +777,21 @@ static void outcome_of(const progress *p, int st, outcome *o) {
   snprintf(o->site, sizeof o->site, "%s", p->done ? "" : p->site);
 }
 
+/* The outcome of one run of the file in a child of its own; -1 if none
+ * could start. */
+static int child_outcome(const check_job *j, outcome *o) {
+  progress *q = progress_page();
+  int st;
+  if (!q || in_child(q, run_once, (void *)j, &st) != 0) {
+    if (q)
+      munmap(q, sizeof *q);
+    return -1;
+  }
+  outcome_of(q, st, o);
+  munmap(q, sizeof *q);
+  return 0;
+}
+
 /* The system under test killed the child checking the file (p its
  * progress, st its wait status). A later run dying where run 1 ended is a
  * mismatch; if run 1 died, the other runs, each in a child of its own and
@@ -809,29 +813,18 @@ static int check_death(const check_job *j, const progress *p, int st) {
       printf("  first divergence at trace record %" PRIu64 "\n", p->diverged - 1);
     return EXIT_NONDET;
   }
-  progress *q = progress_page();
   for (uint64_t k = 2; k <= j->runs; k++) {
     outcome o;
-    if (!q) {
+    if (child_outcome(j, &o) != 0) {
       printf("%s: could not run a child process\n", j->path);
       return EXIT_USAGE;
     }
-    memset(q, 0, sizeof *q);
-    if (in_child(q, run_once, (void *)j, &st) != 0) {
-      munmap(q, sizeof *q);
-      printf("%s: could not run a child process\n", j->path);
-      return EXIT_USAGE;
-    }
-    outcome_of(q, st, &o);
     if (!same_outcome(&first, &o)) {
       describe(&o, e, sizeof e);
       printf("%s: MISMATCH in child processes: run 1 %s; run %" PRIu64 " %s\n", j->path, d, k, e);
-      munmap(q, sizeof *q);
       return EXIT_NONDET;
     }
   }
-  if (q)
-    munmap(q, sizeof *q);
   int fr = compare_fresh(j->path, &first, j->fresh);
   if (fr < 0)
     return fr == -1 ? EXIT_NONDET : EXIT_USAGE;
@@ -850,7 +843,7 @@ static int check_file(const check_job *j) {
     printf("%s: could not run a child process\n", j->path);
     return EXIT_USAGE;
   }
-  int rc = p->done ? p->rc : check_death(j, p, st);
+  int rc = p->done ? WEXITSTATUS(st) : check_death(j, p, st);
   munmap(p, sizeof *p);
   return rc;
 }

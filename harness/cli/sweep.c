@@ -203,16 +203,7 @@ static void print_summary(const sweep_state *st) {
   else
     printf("sweep: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64 " failures\n", runs,
            st->a, st->a + runs - 1, st->failures);
-  if (st->fd_restarts)
-    printf("sweep: the system under test leaves file descriptors open across runs: %" PRIu64
-           " workers started afresh before it ran out (close in the target's destroy what its "
-           "runs opened)\n",
-           st->fd_restarts);
-  if (st->mem_restarts)
-    printf("sweep: a worker's memory grew across runs to half the limit: %" PRIu64
-           " workers started afresh before it (a leak of the system under test? its sanitized "
-           "build's LeakSanitizer names one)\n",
-           st->mem_restarts);
+  cli_print_worn("sweep", st->fd_restarts, st->mem_restarts);
   if (st->restarts)
     printf("sweep: %" PRIu64 " of them crashed or hung the system under test (each in its own "
            "worker)\n",

@@ -54,4 +54,9 @@ uint32_t sf_run_inject(sim_world *w, const sf_step *st);
  *  the caller aborts. */
 void sf__run_assert_failed(const char *expr, const char *file, unsigned line, const char *func);
 
+/** The process's lowest free file descriptor, -1 if none is free (EMFILE):
+ *  how the fuzzers' driver and the tools' workers see a system under test
+ *  that leaves descriptors open across runs. */
+int sf__lowest_free_fd(void);
+
 #endif

@@ -924,6 +924,13 @@ int sf_run_input(const sf_target *t, const uint8_t *data, size_t len, const sf_r
  * AFL++ and CLI builds with it). Process configuration, not run state. */
 static int print_hash;
 
+int sf__lowest_free_fd(void) {
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    close(fd);
+  return fd;
+}
+
 /* A fuzzer runs every input in one process: a system under test that
  * leaves a file descriptor open on each makes it run out (EMFILE), after
  * which neither the system nor the fuzzer can open a file (its crash files
@@ -933,9 +940,7 @@ static void warn_of_fd_leak(void) {
   static int base = -2, warned;
   if (warned || inputs++ % 64)
     return;
-  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0)
-    close(fd);
+  int fd = sf__lowest_free_fd();
   if (base == -2)
     base = fd;
   if (base < 0 || (fd >= 0 && fd - base < 256))
