@@ -4,7 +4,8 @@
 # (tests/attack: the ladder target that hangs, blows up, aborts at two
 # sites, exits, leaks, overflows, spawns processes, is not deterministic,
 # asserts in a library, prints fake errors, changes directory, leaves
-# descriptors or memory behind on every run, only in a state random roots
+# descriptors or memory behind on every run, closes the tool's
+# descriptors, sends its stdio away, only in a state random roots
 # almost never reach), built as an outside project with
 # cmake_minimum_required(VERSION 3.16) from the installed package; and
 # under signals, full disks, FIFOs, links and hostile names. Each check
@@ -54,6 +55,24 @@ first() { # DIR GLOB: the first matching name, or nothing
 }
 ok_if() { # COND-STATUS MESSAGE LOG
   if [ "$1" = 0 ]; then ok "$2"; else bad "$2: $(tail -n 8 "$3")"; fi
+}
+
+two_kinds() { # ATTACK NAME: the explorer until it reported two kinds of
+  # abort() (once it reached the state, its revisits reach it again and
+  # again; 200 s at most), then fuzz confirms what it saved in
+  # $work/NAME/crashes; $kinds the confirmed signal 6 signatures, $rc fuzz's
+  "$(tool "$1")" explore -o "$work/$2/crashes" --time 200 -q > "$work/$2-ex.log" 2>&1 &
+  xp=$!
+  for _ in $(seq 1 400); do
+    [ "$(grep -c "FAILED crash: signal 6" "$work/$2-ex.log")" -ge 2 ] && break
+    kill -0 $xp 2> /dev/null || break
+    sleep 0.5
+  done
+  kill -TERM $xp 2> /dev/null
+  wait $xp
+  run "$work/$2.log" "$(tool "$1")" fuzz -o "$work/$2" --time 0.01 --no-engine -q
+  kinds=$(sed -n 's/^fuzz: confirmed [^:]*: \(crash: signal 6 .*\)/\1/p' "$work/$2.log" | sort -u |
+    wc -l)
 }
 
 # A scenario that reaches the misbehaving state (every variant runs the
@@ -112,21 +131,7 @@ fi
 
 # 3. two abort() sites in branches are two kinds of failure
 if wanted two_aborts; then
-  # the explorer until it reported two kinds (once it reached the state,
-  # its revisits reach it again and again; 200 s at most), then fuzz
-  # confirms what it saved
-  "$(tool two_aborts)" explore -o "$work/two/crashes" --time 200 -q > "$work/two-ex.log" 2>&1 &
-  xp=$!
-  for _ in $(seq 1 400); do
-    [ "$(grep -c "FAILED crash: signal 6" "$work/two-ex.log")" -ge 2 ] && break
-    kill -0 $xp 2> /dev/null || break
-    sleep 0.5
-  done
-  kill -TERM $xp 2> /dev/null
-  wait $xp
-  run "$work/two.log" "$(tool two_aborts)" fuzz -o "$work/two" --time 0.01 --no-engine -q
-  kinds=$(sed -n 's/^fuzz: confirmed [^:]*: \(crash: signal 6 .*\)/\1/p' "$work/two.log" | sort -u |
-    wc -l)
+  two_kinds two_aborts two
   [ "$rc" = 1 ] && [ "$kinds" -ge 2 ]
   ok_if $? "two abort() sites in branches: $kinds confirmed signatures (exit $rc)" "$work/two.log"
   # 9b. --confirm: a sanitized replay that dies of SIGABRT fails (the tool
@@ -323,6 +328,46 @@ if wanted memleak; then
   [ "$rc" = 0 ] && grep -q "^sweep: 3000 seeds (1..3000), 0 failures" "$work/mls.log" &&
     grep -q "memory grew across runs" "$work/mls.log"
   ok_if $? "sweep: memory lost on every run, no seed blamed (exit $rc)" "$work/mls.log"
+fi
+
+# 30. a system under test that closes every descriptor from 3 up, as a
+# daemon does at start, and opens files on the freed numbers: the worker's
+# result pipe was gone (or another file), so its failure was lost, and the
+# worker's end was filed as "crash: exit 0"; records now travel in shared
+# memory, and the campaign goes on
+if wanted closefds; then
+  run "$work/cf.log" "$(tool closefds)" fuzz -o "$work/cf" --time 200 --stop-on-first --no-engine -q
+  f=$(sed -n 's/^fuzz: confirmed \([^:]*\): invariant daemonized.*/\1/p' "$work/cf.log" | head -n 1)
+  t=$([ -n "$f" ] && "$(tool closefds)" triage "$f")
+  [ "$rc" = 1 ] && [ -n "$f" ] && [ ! -d "$work/cf/unconfirmed" ] && ! grep -q "exit 0" "$work/cf.log" &&
+    case "$t" in *": invariant daemonized at attack.c:"*) true ;; *) false ;; esac
+  ok_if $? "a system that closes the tool's descriptors: its failure confirmed (exit $rc)" "$work/cf.log"
+  run "$work/cf2.log" "$(tool closefds)" explore -o "$work/cf2" --time 8 -q
+  [ "$rc" = 1 ] && grep -q "failures of 1 kinds, 0 diverged" "$work/cf2.log" &&
+    ! grep -q "crash: exit" "$work/cf2.log"
+  ok_if $? "explore goes on after the system closed its descriptors (exit $rc)" "$work/cf2.log"
+  mkdir -p "$work/cf3/corpus" && cp "$f" "$work/cf3/corpus/"
+  run "$work/cf3.log" "$(tool closefds)" fuzz -o "$work/cf3" --time 10 --jobs 2 \
+    --engine "$F/attack_closefds_fuzzer" -q
+  [ "$rc" = 1 ] && grep -q "^fuzz: confirmed .*libfuzzer-crash-[^:]*: invariant daemonized" \
+    "$work/cf3.log" && ! grep -q "exit 0" "$work/cf3.log"
+  ok_if $? "libFuzzer beside it: the same failure, confirmed (exit $rc)" "$work/cf3.log"
+fi
+
+# 31. a system under test that sends its standard output and error to
+# /dev/null, as a daemon does, then aborts from one of two sites: the crash
+# line that names the site went with them, so both sites were one kind,
+# "crash: signal 6", and the second's failures were counted, never saved;
+# replay printed no report
+if wanted quiet; then
+  two_kinds quiet qt
+  [ "$rc" = 1 ] && [ "$kinds" -ge 2 ]
+  ok_if $? "two abort() sites with stdio sent away: $kinds confirmed signatures (exit $rc)" \
+    "$work/qt.log"
+  f=$(ls "$work"/qt/crashes/crash-* 2> /dev/null | head -n 1)
+  "$(tool quiet)" replay "$f" > "$work/qtr.out" 2> "$work/qtr.err"
+  grep -q "^==simfuzz== replay: " "$work/qtr.out" && grep -q ": FAILED crash: signal 6 in " "$work/qtr.err"
+  ok_if $? "replay: the crash report, though the system sent stdio away" "$work/qtr.err"
 fi
 
 # 12. signatures never hold the program's own text; the nightly job files

@@ -176,6 +176,7 @@ typedef struct cli_outcome {
 #define CLI_DEFAULT_TIMEOUT_MS 20000u /**< per-run wall-clock limit of isolated runs */
 #define CLI_DEFAULT_RSS_MB 2048u      /**< per-child resident memory limit */
 #define CLI_TAIL 65536u               /**< bytes of a child's output kept */
+#define CLI_RING 64u                  /**< records a child can send ahead of its parent */
 
 /** Limits of a supervised child (0 = none). */
 typedef struct cli_limits {
@@ -221,9 +222,15 @@ enum {
 /** Heartbeat words in the shared page. */
 enum { CLI_BEAT_SEED = 0, CLI_BEAT_RUNS = 1 };
 
-/** The child's end: where results go and its heartbeat. */
+/** The child's end: where results go and its heartbeat. Records travel
+ *  through shared memory (a ring after the heartbeat words); the pipe
+ *  res_fd only wakes the parent, and only while it is still the pipe the
+ *  parent made (res_dev, res_ino): a system under test that closes
+ *  descriptors it does not own, as a daemon does at start, and opens files
+ *  on their numbers, must neither lose the records nor receive them. */
 typedef struct cli_child_io {
   int res_fd;
+  uint64_t res_dev, res_ino;
   volatile uint64_t *beat;
 } cli_child_io;
 
@@ -245,8 +252,6 @@ typedef struct cli_child {
   int ended_by; /**< CLI_END_* when the parent killed it */
   uint64_t last_seed, runs;
   uint64_t out_bytes;
-  size_t pending_len;
-  cli_record pending;
   size_t tail_len;
   char tail[CLI_TAIL + 1]; /**< the last output, NUL-terminated after wait */
 } cli_child;
@@ -359,8 +364,10 @@ int cli_child_reap(pid_t pid, int *status);
 int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *ctx);
 /** A run's result as a record. */
 void cli_record_fill(cli_record *rec, uint64_t seed, const sf_result *r);
-/** Send a record on the result channel; -1 if the tool is gone. */
-int cli_record_send(int fd, const cli_record *rec);
+/** Send a record on the child's result channel (io of cli_child_fork);
+ *  waits while the parent has CLI_RING records still to read; -1 without
+ *  a channel. */
+int cli_record_send(const cli_child_io *io, const cli_record *rec);
 /** The signature of a crash from the child's output and wait status:
  *  "crash: assert FILE:LINE 'EXPR'", "crash: signal N [sanitizer error]
  *  [top frame]", "crash: exit N [top frame]", "crash: SANITIZER ERROR

@@ -2,14 +2,20 @@
  * abort(), assert(), crash, endless loop or memory blow-up ends the child
  * and is recorded as that run's failure, never the tool.
  *
- * The child reports each result as a fixed-size binary record on a pipe of
- * its own (the result channel); everything it prints goes to a second pipe
- * that the parent drains continuously, keeping the last CLI_TAIL bytes, so a
- * talkative system can neither block nor kill itself with SIGPIPE, and a
- * crash's report (sanitizer error, assertion, signal) is at hand for its
- * signature. A page of shared memory carries a heartbeat: the number of
- * runs the child has started, for per-run time limits over a child that
- * runs many scenarios. */
+ * The child reports each result as a fixed-size binary record in memory
+ * shared with the parent (a ring of CLI_RING records after the heartbeat
+ * words), and rings a doorbell, a byte on a pipe of its own, to wake the
+ * parent. A descriptor is not a safe channel: a system under test that
+ * closes every descriptor from 3 up, as a daemon does at start, and opens
+ * its log on the freed number would lose the records or receive them; the
+ * doorbell rings only while the descriptor is still the pipe, and without
+ * it the parent looks every 5 ms. Everything the child prints goes to a
+ * second pipe that the parent drains continuously, keeping the last
+ * CLI_TAIL bytes, so a talkative system can neither block nor kill itself
+ * with SIGPIPE, and a crash's report (sanitizer error, assertion, signal)
+ * is at hand for its signature. The heartbeat is the number of runs the
+ * child has started, for per-run time limits over a child that runs many
+ * scenarios. */
 #define _GNU_SOURCE /* dladdr, MAP_ANONYMOUS */
 #include "cli.h"
 #include "run/hooks.h"
@@ -26,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +98,33 @@ uint64_t cli_now_ms(void) {
 
 /* ---- the child's side --------------------------------------------------- */
 
+/* The memory a child shares with its parent: the heartbeat words
+ * (CLI_BEAT_*, what cli_child_io.beat points at), then the record ring.
+ * One process writes at a time (the child, or a branch it forked and waits
+ * for): it fills slot head % CLI_RING and publishes head; the parent reads
+ * up to head and publishes tail. A crash's line is kept there too: a
+ * system under test that sends its standard error to /dev/null or a log,
+ * as a daemon does, would take the crash's site out of its signature, and
+ * two crashes of different sites would be one kind. */
+#define CRASH_LINE 400
+#define CRASH_MARK "==simfuzz== crash: "
+typedef struct {
+  uint64_t beat[8];
+  uint64_t head, tail;
+  cli_record slot[CLI_RING];
+  char crash[CRASH_LINE]; /* the child's crash line, as crash_report printed it */
+} shared_io;
+#define SHARED_BYTES ((sizeof(shared_io) + 4095) & ~(size_t)4095)
+
+static shared_io *shared_of(volatile uint64_t *beat) {
+  return (shared_io *)(uintptr_t)beat;
+}
+
+/* This process's crash line slot: in the shared memory of the child that
+ * cli_child_fork made it (NULL in a child without a result channel: the
+ * page is its parent's). */
+static char *crash_slot;
+
 #if defined(__GLIBC__)
 __attribute__((noinline)) const char *cli_crash_site(char *buf, size_t cap) {
   void *fr[32];
@@ -139,10 +173,12 @@ void cli_crash_site_warm(void) {
 static void crash_report(int sig) {
   char buf[300];
   const char *where = cli_crash_site(buf, sizeof buf);
-  char line[400];
-  int k = snprintf(line, sizeof line, "\n==simfuzz== crash: signal %d in %s\n", sig, where);
+  char line[CRASH_LINE];
+  int k = snprintf(line, sizeof line, "\n" CRASH_MARK "signal %d in %s\n", sig, where);
   if (k > 0 && write(2, line, (size_t)k) < 0) {
   }
+  if (crash_slot && k > 0) /* the line without its first newline, and its NUL */
+    memcpy(crash_slot, line + 1, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -297,18 +333,32 @@ void cli_record_fill(cli_record *rec, uint64_t seed, const sf_result *r) {
   snprintf(o->message, sizeof o->message, "%s", fl->message);
 }
 
-int cli_record_send(int fd, const cli_record *rec) {
-  const char *p = (const char *)rec;
-  size_t left = sizeof *rec;
-  while (left) { /* one write of < PIPE_BUF bytes: atomic in practice */
-    ssize_t k = write(fd, p, left);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return -1;
-    p += k;
-    left -= (size_t)k;
+/* Wake the parent: a byte on the doorbell pipe, if the descriptor is still
+ * that pipe (the system under test may have closed it, or opened a file of
+ * its own on its number). */
+static void ring_doorbell(const cli_child_io *io) {
+  struct stat st;
+  if (io->res_fd < 0 || fstat(io->res_fd, &st) != 0 || (uint64_t)st.st_dev != io->res_dev ||
+      (uint64_t)st.st_ino != io->res_ino)
+    return;
+  char b = 1;
+  ssize_t k = write(io->res_fd, &b, 1); /* non-blocking: a full pipe rings already */
+  (void)k;
+}
+
+int cli_record_send(const cli_child_io *io, const cli_record *rec) {
+  if (!io || !io->beat)
+    return -1;
+  shared_io *sh = shared_of(io->beat);
+  uint64_t head = __atomic_load_n(&sh->head, __ATOMIC_RELAXED);
+  while (head - __atomic_load_n(&sh->tail, __ATOMIC_ACQUIRE) >= CLI_RING) {
+    ring_doorbell(io); /* full: the parent reads, or kills this child on its limits */
+    struct timespec nap = {0, 1000000};
+    nanosleep(&nap, NULL);
   }
+  memcpy(&sh->slot[head % CLI_RING], rec, sizeof *rec);
+  __atomic_store_n(&sh->head, head + 1, __ATOMIC_RELEASE);
+  ring_doorbell(io);
   return 0;
 }
 
@@ -329,8 +379,8 @@ pid_t cli_child_fork(cli_child *c, cli_child_io *io) {
   int out[2] = {-1, -1}, res[2] = {-1, -1};
   void *page = MAP_FAILED;
   if (pipe(out) != 0 || (io && pipe(res) != 0) ||
-      (io && (page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
-                 MAP_FAILED)) {
+      (io && (page = mmap(NULL, SHARED_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                          -1, 0)) == MAP_FAILED)) {
     close_pair(out);
     close_pair(res);
     return -1;
@@ -339,7 +389,7 @@ pid_t cli_child_fork(cli_child *c, cli_child_io *io) {
   pid_t pid = fork_group();
   if (pid < 0) {
     if (c->beat)
-      munmap((void *)c->beat, 4096);
+      munmap((void *)c->beat, SHARED_BYTES);
     c->beat = NULL;
     close_pair(out);
     close_pair(res);
@@ -349,9 +399,14 @@ pid_t cli_child_fork(cli_child *c, cli_child_io *io) {
     close(out[0]);
     if (io) {
       close(res[0]);
-      io->res_fd = res[1];
+      struct stat st;
+      int ok = fstat(res[1], &st) == 0 && fcntl(res[1], F_SETFL, O_NONBLOCK) == 0;
+      io->res_fd = ok ? res[1] : -1; /* without it, the parent looks every 5 ms */
+      io->res_dev = ok ? (uint64_t)st.st_dev : 0;
+      io->res_ino = ok ? (uint64_t)st.st_ino : 0;
       io->beat = c->beat;
     }
+    crash_slot = io && c->beat ? shared_of(c->beat)->crash : NULL;
     child_setup(out[1]);
     return 0;
   }
@@ -547,32 +602,57 @@ static void kill_child(cli_child *c, int why) {
 }
 
 /* Read what is ready on the child's pipe i (0: its output, kept as the
- * tail; 1: its records, each handed to fn whole); closes the pipe at its
- * end or on an error. */
-static void drain_pipe(cli_child *c, int i, cli_on_record fn, void *ctx) {
+ * tail; 1: its doorbell); closes the pipe at its end or on an error. */
+static void drain_pipe(cli_child *c, int i) {
   static char buf[65536];
   int *fd = i == 0 ? &c->out_fd : &c->res_fd;
-  ssize_t n;
-  SIM_ASSERT(*fd >= 0 && c->pending_len < sizeof c->pending);
-  if (i == 0) {
-    n = read(*fd, buf, sizeof buf);
-    if (n > 0)
-      tail_add(c, buf, (size_t)n);
-  } else {
-    n = read(*fd, (char *)&c->pending + c->pending_len, sizeof c->pending - c->pending_len);
-    if (n > 0) {
-      c->pending_len += (size_t)n;
-      if (c->pending_len == sizeof c->pending) {
-        c->pending_len = 0;
-        if (fn)
-          fn(ctx, &c->pending);
-      }
-    }
-  }
+  SIM_ASSERT(*fd >= 0);
+  ssize_t n = read(*fd, buf, sizeof buf);
+  if (n > 0 && i == 0)
+    tail_add(c, buf, (size_t)n);
   if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
     close(*fd);
     *fd = -1;
   }
+}
+
+/* Hand each record the child has published to fn, in order. The ring is
+ * the child's memory too: a head that a wild write moved past the ring's
+ * size drops what it holds, and a record's strings are cut to their
+ * arrays. */
+static void drain_ring(cli_child *c, cli_on_record fn, void *ctx) {
+  if (!c->beat)
+    return;
+  shared_io *sh = shared_of(c->beat);
+  uint64_t head = __atomic_load_n(&sh->head, __ATOMIC_ACQUIRE);
+  uint64_t tail = __atomic_load_n(&sh->tail, __ATOMIC_RELAXED);
+  if (head - tail > CLI_RING)
+    tail = head;
+  while (tail != head) {
+    cli_record rec;
+    memcpy(&rec, &sh->slot[tail % CLI_RING], sizeof rec);
+    __atomic_store_n(&sh->tail, ++tail, __ATOMIC_RELEASE);
+    rec.o.sig[sizeof rec.o.sig - 1] = 0;
+    rec.o.invariant[sizeof rec.o.invariant - 1] = 0;
+    rec.o.message[sizeof rec.o.message - 1] = 0;
+    if (fn)
+      fn(ctx, &rec);
+  }
+  __atomic_store_n(&sh->tail, tail, __ATOMIC_RELEASE);
+}
+
+/* The crash line the child kept in shared memory, at the tail's end if its
+ * output lacks it (the system under test sent its standard error away):
+ * the crash's signature names its site either way. */
+static void keep_crash_line(cli_child *c, const char *slot) {
+  char line[CRASH_LINE];
+  memcpy(line, slot, sizeof line);
+  line[sizeof line - 1] = 0;
+  if (strncmp(line, CRASH_MARK, strlen(CRASH_MARK)) || strstr(c->tail, line))
+    return;
+  tail_add(c, "\n", 1);
+  tail_add(c, line, strlen(line));
+  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
 }
 
 /* After the child's pipes closed: reap it, read its last heartbeat, and
@@ -586,13 +666,14 @@ static int child_ended(cli_child *c) {
   int st = 0;
   cli_child_reap((pid_t)c->pid, &st);
   c->status = st;
+  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
   if (c->beat) {
     c->last_seed = __atomic_load_n(&c->beat[CLI_BEAT_SEED], __ATOMIC_RELAXED);
     c->runs = __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED);
-    munmap((void *)c->beat, 4096);
+    keep_crash_line(c, shared_of(c->beat)->crash);
+    munmap((void *)c->beat, SHARED_BYTES);
     c->beat = NULL;
   }
-  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
   if (c->ended_by)
     return c->ended_by;
   if (WIFSIGNALED(c->status))
@@ -606,18 +687,19 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
   uint64_t beat = c->beat ? __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED) : 0;
   uint64_t since = cli_now_ms(), last_rss = since;
   int exited = 0;
-  while (c->out_fd >= 0 || c->res_fd >= 0) {
+  for (;;) { /* until the child has ended, even if it closed both pipes */
     struct pollfd p[2] = {{c->out_fd, POLLIN, 0}, {c->res_fd, POLLIN, 0}};
-    int k = poll(p, 2, exited ? 0 : 50);
+    int k = poll(p, 2, exited ? 0 : c->res_fd >= 0 ? 50 : 5);
     if (k < 0 && errno != EINTR)
       break;
     if (cli_interrupted)
       kill_child(c, CLI_END_INTERRUPTED);
     for (int i = 0; i < 2 && k > 0; i++)
       if (p[i].revents & (POLLIN | POLLHUP | POLLERR))
-        drain_pipe(c, i, fn, ctx);
+        drain_pipe(c, i);
+    drain_ring(c, fn, ctx);
     if (exited && k == 0)
-      break;       /* the child is gone and its pipes are drained */
+      break;       /* the child is gone and its pipes and ring are drained */
     if (!exited) { /* ended? (reaped below, after its group is killed) */
       siginfo_t info;
       memset(&info, 0, sizeof info);
@@ -831,7 +913,7 @@ void cli_crash_outcome(const cli_child *c, int ended, cli_outcome *o) {
   if (!e)
     e = last_of(c->tail, "Assertion `");
   if (!e)
-    e = last_of(c->tail, "==simfuzz== crash: ");
+    e = last_of(c->tail, CRASH_MARK);
   if (e)
     snprintf(o->message, sizeof o->message, "%.*s", (int)strcspn(e, "\n"), e);
 }
@@ -854,7 +936,7 @@ static void run_one(void *arg, const cli_child_io *io) {
     sf_run(cli_target, a->s, NULL, &r2);
     rec.o.nondet = r2.hash != r.hash || r2.failed != r.failed;
   }
-  cli_record_send(io->res_fd, &rec);
+  cli_record_send(io, &rec);
 }
 
 typedef struct {

@@ -65,7 +65,7 @@ static void worker(void *arg, const cli_child_io *io) {
       memset(&rec, 0, sizeof rec);
       rec.kind = CLI_REC_RESUME;
       rec.seed = i + 1;
-      cli_record_send(io->res_fd, &rec);
+      cli_record_send(io, &rec);
       break;
     }
   }

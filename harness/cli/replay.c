@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -113,6 +114,39 @@ static void on_record(void *ctx, const sim_world *w, const sim_trace_rec *r, con
   tl->shown++;
 }
 
+/* The tool's standard output and error as replay found them, kept on
+ * copies numbered from 100 (clear of the numbers the system under test's
+ * files take): a system that sends its own elsewhere during the run, as a
+ * daemon does (/dev/null, a log), must not take the run's report with
+ * them. Once the run is over (its report, a crash's, an exit()'s, the
+ * summary), the copies go back over 1 and 2, if the system changed those
+ * and the copies are still the copies (it may have closed them too).
+ * Async-signal-safe. */
+static struct {
+  int fd[2];
+  struct stat st[2];
+} kept_stdio = {{-1, -1}, {{0}, {0}}};
+
+static int same_file(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static void stdio_keep(void) {
+  for (int i = 0; i < 2; i++)
+    if (kept_stdio.fd[i] < 0 && fstat(i + 1, &kept_stdio.st[i]) == 0)
+      kept_stdio.fd[i] = fcntl(i + 1, F_DUPFD_CLOEXEC, 100);
+}
+
+static void stdio_back(void) {
+  for (int i = 0; i < 2; i++) {
+    struct stat st;
+    if (kept_stdio.fd[i] < 0 || (fstat(i + 1, &st) == 0 && same_file(&st, &kept_stdio.st[i])))
+      continue;
+    if (fstat(kept_stdio.fd[i], &st) == 0 && same_file(&st, &kept_stdio.st[i]))
+      dup2(kept_stdio.fd[i], i + 1);
+  }
+}
+
 typedef struct {
   const sf_scenario *s;
   const char *input;
@@ -122,6 +156,7 @@ typedef struct {
 static void finish(void *p, sim_world *w, const sf_result *r) {
   finish_ctx *c = p;
   if (r->failed && c->report) {
+    stdio_back();
     fflush(stdout);
     sf_print_report(cli_target, c->s, r, w, stdout, c->input, 30);
   }
@@ -145,6 +180,7 @@ static void on_program_exit(int status, void *arg) {
   (void)arg;
   if (!crash.input)
     return;
+  stdio_back();
   fflush(stdout);
   fprintf(stderr,
           "%s: FAILED crash: exit %d (the system under test called exit() during the run)\n",
@@ -160,6 +196,8 @@ static void on_crash(int sig) {
   char buf[300];
   const char *where = sig ? cli_crash_site(buf, sizeof buf) : NULL;
   const char *input = crash.input;
+  if (input)
+    stdio_back();
   fflush(stdout);
   if (!input)
     return; /* not inside a run: the tool's own crash */
@@ -268,6 +306,7 @@ static int cmd_replay(int argc, char **argv) {
     on_exit(on_program_exit, NULL);
 #endif
   catch_crashes(on_crash_signal, on_sanitizer_death);
+  stdio_keep();
   timeline tl = {0, UINT64_MAX, 0, 0, 1, stdout, 0};
   int quiet = 0, rc = EXIT_OK;
   int no_timeline = 0;
@@ -308,9 +347,11 @@ static int cmd_replay(int argc, char **argv) {
     crash.second = 0;
     crash.torn_down = 0;
     sf_run(cli_target, s, &o, &r);
+    stdio_back();
     crash.w = NULL; /* the world is gone */
     crash.second = 1;
     sf_run(cli_target, s, NULL, &r2);
+    stdio_back();
     crash.input = NULL;
     summary(path, k, &r);
     if (r2.hash != r.hash) {

@@ -42,13 +42,13 @@ static void worker(void *arg, const cli_child_io *io) {
     int failed = sf_run(cli_target, s, NULL, &r);
     if (failed || j->verbose) {
       cli_record_fill(&rec, seed, &r);
-      if (cli_record_send(io->res_fd, &rec) < 0)
+      if (cli_record_send(io, &rec) < 0)
         break;
     } else if (j->progress_every && (seed - j->start + 1) % j->progress_every == 0) {
       memset(&rec, 0, sizeof rec);
       rec.kind = CLI_REC_PROGRESS;
       rec.seed = seed;
-      if (cli_record_send(io->res_fd, &rec) < 0)
+      if (cli_record_send(io, &rec) < 0)
         break;
     }
     if ((failed && j->first) || seed == j->b)
@@ -59,7 +59,7 @@ static void worker(void *arg, const cli_child_io *io) {
       rec.kind = CLI_REC_RESUME;
       rec.seed = seed + 1;
       rec.o.nondet = worn;
-      cli_record_send(io->res_fd, &rec);
+      cli_record_send(io, &rec);
       free(s);
       return;
     }
@@ -67,7 +67,7 @@ static void worker(void *arg, const cli_child_io *io) {
   memset(&rec, 0, sizeof rec);
   rec.kind = CLI_REC_DONE;
   rec.seed = seed;
-  cli_record_send(io->res_fd, &rec);
+  cli_record_send(io, &rec);
   free(s);
 }
 

@@ -387,7 +387,7 @@ static void report(explorer *x, const cli_outcome *o, const char *path, int firs
   rec.o = *o;
   rec.o.nondet = first; /* reused: 1 for the first file of its signature */
   snprintf(rec.o.message, sizeof rec.o.message, "%s", path ? path : "");
-  cli_record_send(x->io->res_fd, &rec);
+  cli_record_send(x->io, &rec);
 }
 
 /* Save s as DIR/<prefix><sha1>; 0, or -1 (path "") when it could not be
@@ -1175,7 +1175,7 @@ static void send_record(const cli_child_io *io, int kind, uint64_t k) {
   memset(&rec, 0, sizeof rec);
   rec.kind = kind;
   rec.seed = k;
-  cli_record_send(io->res_fd, &rec);
+  cli_record_send(io, &rec);
 }
 
 /* The worker: roots one after another until told to stop. After a run
@@ -1336,7 +1336,7 @@ static void supervise(explorer *x, uint64_t *unique, uint64_t *files) {
       x->s->nsteps += ncur;
       sf_normalize(x->s);
     }
-    static cli_child_io none = {-1, NULL};
+    static cli_child_io none = {-1, 0, 0, NULL};
     x->io = &none;
     int first;
     char path[4096] = "";

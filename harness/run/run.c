@@ -811,6 +811,13 @@ static void home_return(void) {
   struct stat st;
   if (home.fd < 0 || (stat(".", &st) == 0 && at_home(&st)))
     return;
+  /* the descriptor must still be the directory: a system that closes every
+   * descriptor, as a daemon does at start, may have opened its own on it */
+  if (fstat(home.fd, &st) != 0 || !at_home(&st)) {
+    home.fd = -1; /* not ours any more: the files go where the system left
+                     them, and the next run takes its directory anew */
+    return;
+  }
   if (fchdir(home.fd) != 0) {
     /* the directory is gone: the files go where the system left it */
   }

@@ -28,6 +28,12 @@
  *                  creation opens /dev/null), then fails an invariant
  *  14 memleak      loses 1 MiB on every run (a world's creation allocates
  *                  and touches it), then fails an invariant
+ *  15 closefds     closes every descriptor from 3 up, as a daemon does at
+ *                  start, opens /dev/null three times (its log and pid
+ *                  files, on the lowest free numbers), then fails an
+ *                  invariant
+ *  16 quiet        sends its standard output and error to /dev/null, as a
+ *                  daemon does, then aborts from one of two sites (as 3)
  */
 #include "attack_lib.h"
 
@@ -38,7 +44,7 @@
 #include <unistd.h>
 
 #ifndef ATTACK
-#error "ATTACK must name the misbehaviour (1..14)"
+#error "ATTACK must name the misbehaviour (1..16)"
 #endif
 
 static unsigned runs_in_process; /* ATTACK 9: state that survives a run, on purpose */
@@ -133,6 +139,22 @@ __attribute__((noinline)) static void misbehave(ladder *l, sim_world *w) {
   }
   case 13: SIM_INVARIANT(w, 0, 0, "leaky", "a state reached with descriptors left open"); break;
   case 14: SIM_INVARIANT(w, 0, 0, "leaky", "a state reached with memory lost"); break;
+  case 15:
+    for (int fd = 3; fd < 1024; fd++)
+      close(fd);
+    for (int i = 0; i < 3; i++)
+      (void)open("/dev/null", O_WRONLY);
+    SIM_INVARIANT(w, 0, 0, "daemonized", "the system closed descriptors it does not own");
+    break;
+  case 16: {
+    int null = open("/dev/null", O_WRONLY);
+    if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+      break;
+    close(null);
+    if (sim_now(w) / SIM_NS_PER_MS % 2)
+      abort_site_one();
+    abort_site_two();
+  }
   default: break;
   }
   l->done = 1;
