@@ -687,9 +687,17 @@ int cli_child_wait(cli_child *c, const cli_limits *lim, cli_on_record fn, void *
   uint64_t beat = c->beat ? __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED) : 0;
   uint64_t since = cli_now_ms(), last_rss = since;
   int exited = 0;
+  long nap_ns = 50000;
   for (;;) { /* until the child has ended, even if it closed both pipes */
     struct pollfd p[2] = {{c->out_fd, POLLIN, 0}, {c->res_fd, POLLIN, 0}};
-    int k = poll(p, 2, exited ? 0 : c->res_fd >= 0 ? 50 : 5);
+    int k = 0;
+    if (exited || c->out_fd >= 0 || c->res_fd >= 0) {
+      k = poll(p, 2, exited ? 0 : c->res_fd >= 0 ? 50 : 5);
+    } else { /* both pipes closed: an ending child, most often; wait short, then longer */
+      struct timespec nap = {0, nap_ns};
+      nanosleep(&nap, NULL);
+      nap_ns = nap_ns < 5000000 ? nap_ns * 2 : nap_ns;
+    }
     if (k < 0 && errno != EINTR)
       break;
     if (cli_interrupted)
