@@ -253,7 +253,7 @@ typedef struct cli_child {
   uint64_t last_seed, runs;
   uint64_t out_bytes;
   size_t tail_len;
-  char tail[CLI_TAIL + 1]; /**< the last output, NUL-terminated after wait */
+  char tail[CLI_TAIL + 1]; /**< the last output, NUL-terminated */
 } cli_child;
 
 typedef void (*cli_on_record)(void *ctx, const cli_record *rec);

@@ -337,9 +337,7 @@ void cli_record_fill(cli_record *rec, uint64_t seed, const sf_result *r) {
  * that pipe (the system under test may have closed it, or opened a file of
  * its own on its number). */
 static void ring_doorbell(const cli_child_io *io) {
-  struct stat st;
-  if (io->res_fd < 0 || fstat(io->res_fd, &st) != 0 || (uint64_t)st.st_dev != io->res_dev ||
-      (uint64_t)st.st_ino != io->res_ino)
+  if (!sf__fd_is(io->res_fd, io->res_dev, io->res_ino))
     return;
   char b = 1;
   ssize_t k = write(io->res_fd, &b, 1); /* non-blocking: a full pipe rings already */
@@ -569,6 +567,7 @@ static void tail_add(cli_child *c, const char *p, size_t n) {
   if (n >= CLI_TAIL) {
     memcpy(c->tail, p + n - CLI_TAIL, CLI_TAIL);
     c->tail_len = CLI_TAIL;
+    c->tail[CLI_TAIL] = 0;
     return;
   }
   if (c->tail_len + n > CLI_TAIL) {
@@ -578,6 +577,7 @@ static void tail_add(cli_child *c, const char *p, size_t n) {
   }
   memcpy(c->tail + c->tail_len, p, n);
   c->tail_len += n;
+  c->tail[c->tail_len] = 0; /* the tail is a string at all times */
 }
 
 /* Resident memory of pid in MiB, or 0 if unknown. */
@@ -626,8 +626,8 @@ static void drain_ring(cli_child *c, cli_on_record fn, void *ctx) {
   shared_io *sh = shared_of(c->beat);
   uint64_t head = __atomic_load_n(&sh->head, __ATOMIC_ACQUIRE);
   uint64_t tail = __atomic_load_n(&sh->tail, __ATOMIC_RELAXED);
-  if (head - tail > CLI_RING)
-    tail = head;
+  if (head - tail > CLI_RING) /* a wild write: what the ring held is lost */
+    __atomic_store_n(&sh->tail, tail = head, __ATOMIC_RELEASE);
   while (tail != head) {
     cli_record rec;
     memcpy(&rec, &sh->slot[tail % CLI_RING], sizeof rec);
@@ -638,7 +638,6 @@ static void drain_ring(cli_child *c, cli_on_record fn, void *ctx) {
     if (fn)
       fn(ctx, &rec);
   }
-  __atomic_store_n(&sh->tail, tail, __ATOMIC_RELEASE);
 }
 
 /* The crash line the child kept in shared memory, at the tail's end if its
@@ -652,7 +651,6 @@ static void keep_crash_line(cli_child *c, const char *slot) {
     return;
   tail_add(c, "\n", 1);
   tail_add(c, line, strlen(line));
-  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
 }
 
 /* After the child's pipes closed: reap it, read its last heartbeat, and
@@ -666,7 +664,6 @@ static int child_ended(cli_child *c) {
   int st = 0;
   cli_child_reap((pid_t)c->pid, &st);
   c->status = st;
-  c->tail[c->tail_len < CLI_TAIL ? c->tail_len : CLI_TAIL - 1] = 0;
   if (c->beat) {
     c->last_seed = __atomic_load_n(&c->beat[CLI_BEAT_SEED], __ATOMIC_RELAXED);
     c->runs = __atomic_load_n(&c->beat[CLI_BEAT_RUNS], __ATOMIC_RELAXED);

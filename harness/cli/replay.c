@@ -1,6 +1,7 @@
 /* simfuzz replay and check-determinism. */
 #define _DEFAULT_SOURCE /* on_exit */
 #include "cli.h"
+#include "run/hooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -127,10 +128,6 @@ static struct {
   struct stat st[2];
 } kept_stdio = {{-1, -1}, {{0}, {0}}};
 
-static int same_file(const struct stat *a, const struct stat *b) {
-  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
 static void stdio_keep(void) {
   for (int i = 0; i < 2; i++)
     if (kept_stdio.fd[i] < 0 && fstat(i + 1, &kept_stdio.st[i]) == 0)
@@ -139,10 +136,9 @@ static void stdio_keep(void) {
 
 static void stdio_back(void) {
   for (int i = 0; i < 2; i++) {
-    struct stat st;
-    if (kept_stdio.fd[i] < 0 || (fstat(i + 1, &st) == 0 && same_file(&st, &kept_stdio.st[i])))
-      continue;
-    if (fstat(kept_stdio.fd[i], &st) == 0 && same_file(&st, &kept_stdio.st[i]))
+    uint64_t dev = (uint64_t)kept_stdio.st[i].st_dev, ino = (uint64_t)kept_stdio.st[i].st_ino;
+    if (kept_stdio.fd[i] >= 0 && !sf__fd_is(i + 1, dev, ino) &&
+        sf__fd_is(kept_stdio.fd[i], dev, ino))
       dup2(kept_stdio.fd[i], i + 1);
   }
 }

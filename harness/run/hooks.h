@@ -58,5 +58,10 @@ void sf__run_assert_failed(const char *expr, const char *file, unsigned line, co
  *  how the fuzzers' driver and the tools' workers see a system under test
  *  that leaves descriptors open across runs. */
 int sf__lowest_free_fd(void);
+/** Is descriptor fd open on the file (dev, ino) still? A tool's own
+ *  descriptor may have been closed by the system under test, and the
+ *  number taken by a file of its own (as a daemon does at start).
+ *  Async-signal-safe. */
+int sf__fd_is(int fd, uint64_t dev, uint64_t ino);
 
 #endif

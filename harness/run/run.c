@@ -813,7 +813,7 @@ static void home_return(void) {
     return;
   /* the descriptor must still be the directory: a system that closes every
    * descriptor, as a daemon does at start, may have opened its own on it */
-  if (fstat(home.fd, &st) != 0 || !at_home(&st)) {
+  if (!sf__fd_is(home.fd, (uint64_t)home.dev, (uint64_t)home.ino)) {
     home.fd = -1; /* not ours any more: the files go where the system left
                      them, and the next run takes its directory anew */
     return;
@@ -930,6 +930,11 @@ int sf_run_input(const sf_target *t, const uint8_t *data, size_t len, const sf_r
  * print each run's trace hash (the determinism matrix compares fuzzer,
  * AFL++ and CLI builds with it). Process configuration, not run state. */
 static int print_hash;
+
+int sf__fd_is(int fd, uint64_t dev, uint64_t ino) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
+}
 
 int sf__lowest_free_fd(void) {
   int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
